@@ -1,0 +1,83 @@
+# tidemark: colocation node runtime (sched_ext scheduler + node daemon).
+# `make demo` and `make test` are the entry points; see README.md.
+
+BUILD    := build
+ABSBUILD := $(abspath $(BUILD))
+CLANG    ?= clang-16
+LLVM_STRIP ?= llvm-strip-16
+CC       ?= gcc
+# Path of the extracted linux-source-6.12 tree, written by tools/ksrc.sh.
+# Recursive so it is read only when a recipe runs (after $(BUILD)/ksrc exists).
+KSRC      = $(shell cat $(BUILD)/ksrc)
+BPFTOOL  := $(BUILD)/bpftool/bootstrap/bpftool
+LIBBPF_A := $(BUILD)/libbpf/libbpf.a
+LIBBPF_INC := $(BUILD)/libbpf/include
+
+CFLAGS   ?= -O2 -g
+WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror
+USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Ibpf -Iuserspace -I$(BUILD) \
+	      -I$(LIBBPF_INC) -isystem $(KSRC)/tools/sched_ext/include
+USER_LIBS := $(LIBBPF_A) -lelf -lz -lzstd -lpthread
+
+BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -mlittle-endian \
+	     -Wall -Wno-compare-distinct-pointer-types -Werror \
+	     -Ibpf -I$(LIBBPF_INC) -I$(KSRC)/tools/sched_ext/include \
+	     -I$(KSRC)/tools/include/uapi
+
+BINS := $(BUILD)/scx_tidemark
+
+.SECONDARY:
+
+.PHONY: all deps kernel vmlinux-h test test-unit test-vm demo clean format
+
+all: $(BINS)
+
+deps:
+	@tools/deps.sh
+
+$(BUILD)/ksrc: | deps
+	@mkdir -p $(BUILD)
+	tools/ksrc.sh > $@.tmp && mv $@.tmp $@
+
+# libbpf and bpftool from the kernel tree: Debian's libbpf 1.1 / bpftool 7.1
+# predate sched_ext.
+$(LIBBPF_A): $(BUILD)/ksrc
+	@mkdir -p $(BUILD)/libbpf
+	$(MAKE) -s -C $(KSRC)/tools/lib/bpf OUTPUT=$(ABSBUILD)/libbpf/ \
+		DESTDIR=$(ABSBUILD)/libbpf prefix= EXTRA_CFLAGS='-O2 -g -fPIC' \
+		all install_headers >/dev/null
+	@touch $@
+
+$(BPFTOOL): $(BUILD)/ksrc
+	@mkdir -p $(BUILD)/bpftool
+	$(MAKE) -s -C $(KSRC)/tools/bpf/bpftool OUTPUT=$(ABSBUILD)/bpftool/ \
+		bootstrap >/dev/null
+	@touch $@
+
+kernel: | deps
+	@tools/kernel.sh >/dev/null
+
+# Regenerate the committed bpf/vmlinux.h from the test kernel's BTF.
+vmlinux-h: $(BPFTOOL) | deps
+	tools/gen-vmlinux-h.sh $(BPFTOOL) > bpf/vmlinux.h.tmp && mv bpf/vmlinux.h.tmp bpf/vmlinux.h
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/tidemark.h bpf/tidemark_compat.bpf.h bpf/vmlinux.h $(LIBBPF_A)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o $(BPFTOOL)
+	$(BPFTOOL) gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/scx_tidemark: userspace/scx_tidemark.c $(BUILD)/tidemark.skel.h bpf/tidemark.h $(LIBBPF_A)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(USER_LIBS)
+
+include tests/tests.mk
+
+demo: all kernel
+	tools/demo.sh
+
+clean:
+	rm -rf $(BUILD)
+
+format:
+	clang-format -i bpf/*.c bpf/tidemark.h userspace/*.c tests/unit/*.c

@@ -1,0 +1,42 @@
+# TAP helpers for tidemark's shell tests (host and VM). Sourced.
+# Each check prints "ok N desc" or "not ok N desc"; tap_done exits non-zero
+# when any check failed.
+tap_n=0
+tap_failed=0
+
+ok() { # desc
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n $1"
+}
+
+not_ok() { # desc [detail...]
+	tap_n=$((tap_n + 1))
+	tap_failed=$((tap_failed + 1))
+	echo "not ok $tap_n $1"
+	shift
+	local d
+	for d in "$@"; do echo "#   $d"; done
+}
+
+skip() { # desc reason
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n $1 # SKIP $2"
+}
+
+check() { # desc cmd... : ok when cmd succeeds
+	local desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc" "command failed: $*"; fi
+}
+
+expect_eq() { # desc expected actual
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "expected: $2" "got: $3"; fi
+}
+
+note() { echo "# $*"; }
+
+tap_done() {
+	echo "1..$tap_n"
+	[ "$tap_failed" -eq 0 ]
+	exit $?
+}

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests for the vtime and tunable logic shared with the BPF scheduler. */
+#include "kselftest_harness.h"
+#include "tidemark.h"
+
+TEST(vtime_delta_scales_inversely_with_weight)
+{
+	EXPECT_EQ(1000000ULL, tm_vtime_delta(1000000, TM_WEIGHT_DFL));
+	/* twice the weight, half the vtime: twice the CPU share */
+	EXPECT_EQ(500000ULL, tm_vtime_delta(1000000, 200));
+	EXPECT_EQ(100000000ULL, tm_vtime_delta(1000000, 1));
+	EXPECT_EQ(10000ULL, tm_vtime_delta(1000000, TM_WEIGHT_MAX));
+}
+
+TEST(vtime_delta_weight_zero_is_clamped)
+{
+	/* a zero weight must not divide by zero */
+	EXPECT_EQ(tm_vtime_delta(5000, 1), tm_vtime_delta(5000, 0));
+}
+
+TEST(vtime_wakeup_caps_sleeper_credit)
+{
+	__u64 slice = 5000000;
+
+	/* long sleeper: pulled up to one slice behind now */
+	EXPECT_EQ(100000000ULL - slice, tm_vtime_wakeup(0, 100000000, slice, 100));
+	/* low weight banks more vtime credit (its vtime moves faster) */
+	EXPECT_EQ(100000000ULL - 2 * slice, tm_vtime_wakeup(0, 100000000, slice, 50));
+	/* a task already ahead keeps its own vtime */
+	EXPECT_EQ(100000001ULL, tm_vtime_wakeup(100000001, 100000000, slice, 100));
+	/* early in boot (now < credit) the floor is 0, no underflow */
+	EXPECT_EQ(7ULL, tm_vtime_wakeup(7, 1000, slice, 100));
+}
+
+TEST(slice_us_validation)
+{
+	EXPECT_FALSE(tm_slice_us_valid(0));
+	EXPECT_FALSE(tm_slice_us_valid(TM_SLICE_US_MIN - 1));
+	EXPECT_TRUE(tm_slice_us_valid(TM_SLICE_US_MIN));
+	EXPECT_TRUE(tm_slice_us_valid(TM_SLICE_US_DFL));
+	EXPECT_TRUE(tm_slice_us_valid(TM_SLICE_US_MAX));
+	EXPECT_FALSE(tm_slice_us_valid(TM_SLICE_US_MAX + 1));
+}
+
+TEST(stat_names_cover_every_counter)
+{
+	static const char *const names[] = {
+#define N(e, n, h) n,
+		TM_STATS(N)
+#undef N
+	};
+	ASSERT_EQ(TM_NR_STATS, sizeof(names) / sizeof(names[0]));
+	for (int i = 0; i < TM_NR_STATS; i++)
+		for (int j = i + 1; j < TM_NR_STATS; j++)
+			EXPECT_NE(0, strcmp(names[i], names[j]));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,31 @@
+# Helpers for tests that run inside the test VM. Sourced after lib.sh.
+[ "${TM_VM:-0}" = 1 ] || { echo "not ok 1 must run inside the test VM (tools/vm/run)"; exit 1; }
+
+scx_state() { cat /sys/kernel/sched_ext/state 2>/dev/null || echo missing; }
+
+wait_state() { # state timeout_s
+	local i
+	for i in $(seq $(($2 * 10))); do
+		[ "$(scx_state)" = "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+wait_log() { # file pattern timeout_s
+	local i
+	for i in $(seq $(($3 * 10))); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Scheduling class of a task as /proc/PID/sched reports its policy's class.
+task_class() {
+	if grep -q '^ext\.enabled *: *1' "/proc/$1/sched" 2>/dev/null; then echo ext; else echo fair; fi
+}
+
+json_field() { # json name -> number
+	sed -n "s/.*\"$2\":\([0-9-]*\).*/\1/p" <<<"$1"
+}

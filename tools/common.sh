@@ -1,0 +1,31 @@
+# Shared paths for tidemark's build scripts. Sourced, not executed.
+# TIDEMARK_CACHE holds everything too big or too slow to live in the checkout:
+# the extracted kernel tree and built kernels. Default outside the checkout so
+# a fresh clone reuses it.
+TIDEMARK_CACHE=${TIDEMARK_CACHE:-/var/cache/tidemark}
+KSRC_TARBALL=${KSRC_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+
+ksrc_version() {
+	dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown
+}
+
+# Extract the kernel tree once per Debian package version; print its path.
+ksrc_dir() {
+	local ver dir
+	ver=$(ksrc_version)
+	dir="$TIDEMARK_CACHE/src/$ver"
+	if [ ! -e "$dir/.extracted" ]; then
+		if [ ! -r "$KSRC_TARBALL" ]; then
+			echo "tidemark: $KSRC_TARBALL missing; run 'make deps'" >&2
+			return 1
+		fi
+		echo "tidemark: extracting $KSRC_TARBALL into $dir" >&2
+		rm -rf "$dir.tmp"
+		mkdir -p "$dir.tmp"
+		tar -xf "$KSRC_TARBALL" -C "$dir.tmp"
+		rm -rf "$dir"
+		mv "$dir.tmp" "$dir"
+		touch "$dir/.extracted"
+	fi
+	echo "$dir/linux-source-6.12"
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Install the Debian packages tidemark needs to build, test and demo.
+# Idempotent: only packages that are missing are installed, and apt is not
+# touched at all when everything is present.
+set -euo pipefail
+
+PKGS=(
+	# BPF toolchain: clang >= 16 (clang 14 truncates 64-bit enum values)
+	clang-16 llvm-16
+	# kernel source: libbpf, bpftool, sched_ext headers and the test kernel
+	linux-source-6.12
+	# libbpf / bpftool build and link deps
+	libelf-dev zlib1g-dev libzstd-dev zstd pkg-config libcap-dev
+	# topology, netlink (taskstats)
+	libhwloc-dev hwloc libnl-3-dev libnl-genl-3-dev
+	# the test kernel build
+	bc bison flex libssl-dev dwarves cpio xz-utils python3
+	# VM test bed and loads
+	qemu-system-x86 rt-tests stress-ng
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+		missing+=("$p")
+	fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing packages: ${missing[*]}" >&2
+	echo "deps: run 'make deps' as root to install them" >&2
+	exit 1
+fi
+
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# Package lists may be absent or stale on a fresh machine.
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null

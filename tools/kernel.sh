@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Build the sched_ext test kernel from Debian's linux-source-6.12 plus
+# kernel-config/tidemark.config, into a cache keyed by the source package
+# version and the fragment's hash. Prints the cache directory on stdout.
+# A cached build is reused as-is: only a changed source or fragment rebuilds.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tools/common.sh"
+
+frag="$top/kernel-config/tidemark.config"
+src=$(ksrc_dir)
+key="$(ksrc_version)-$(sha256sum "$frag" | cut -c1-12)"
+out="$TIDEMARK_CACHE/kernel/$key"
+
+if [ -e "$out/.done" ]; then
+	echo "$out"
+	exit 0
+fi
+
+mkdir -p "$TIDEMARK_CACHE/kernel"
+exec 9>"$TIDEMARK_CACHE/kernel/.lock"
+flock 9
+# Another build may have finished while we waited for the lock.
+if [ -e "$out/.done" ]; then
+	echo "$out"
+	exit 0
+fi
+
+echo "kernel: building $key into $out (about 7 min on 2 cores)" >&2
+mkdir -p "$out"
+log="$out/build.log"
+{
+	make -C "$src" O="$out" tinyconfig
+	KCONFIG_CONFIG="$out/.config" "$src/scripts/kconfig/merge_config.sh" \
+		-m -O "$out" "$out/.config" "$frag"
+	make -C "$src" O="$out" olddefconfig
+} >"$log" 2>&1 || { tail -30 "$log" >&2; echo "kernel: config failed, see $log" >&2; exit 1; }
+
+# merge_config drops options whose dependencies are unmet without failing:
+# check every requested option survived, so a bad fragment is a clear error.
+bad=0
+while IFS= read -r line; do
+	case "$line" in
+	CONFIG_*=*)
+		opt=${line%%=*}
+		if ! grep -qxF "$line" "$out/.config"; then
+			got=$(grep -E "^$opt=|^# $opt is not set" "$out/.config" || echo "absent")
+			echo "kernel: fragment asks $line, config has: $got" >&2
+			bad=1
+		fi
+		;;
+	esac
+done <"$frag"
+[ $bad -eq 0 ] || { echo "kernel: fragment not satisfied; fix $frag" >&2; exit 1; }
+
+jobs=$(nproc)
+if ! make -C "$src" O="$out" -j"$jobs" bzImage >>"$log" 2>&1; then
+	tail -40 "$log" >&2
+	echo "kernel: build failed, see $log" >&2
+	exit 1
+fi
+grep -q 'CONFIG_SCHED_CLASS_EXT=y' "$out/.config"
+touch "$out/.done"
+echo "kernel: built $out/arch/x86/boot/bzImage" >&2
+echo "$out"
