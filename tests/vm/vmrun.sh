@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# vm: host
+# tools/vm/run itself: L3 layouts seen in the guest's sysfs, exit status
+# passthrough, argument errors, timeout and guest panic end with a clear
+# message and never hang.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib.sh
+
+# L3 domains as the guest's sysfs lists them, one "cpus" list per line.
+l3_layout='for c in /sys/devices/system/cpu/cpu[0-9]*; do cat $c/cache/index3/shared_cpu_list; done | sort -n -u | tr "\n" " "'
+
+out=$(tools/vm/run --cpus 2 --llcs 1 --timeout 120 -- sh -c "$l3_layout" 2>&1)
+expect_eq "2 CPUs, 1 L3" "0-1 " "$out"
+out=$(tools/vm/run --cpus 16 --llcs 2 --timeout 180 -- sh -c "$l3_layout" 2>&1)
+expect_eq "16 CPUs, 2 L3 domains" "0-7 8-15 " "$out"
+out=$(tools/vm/run --cpus 16 --llcs 4 --timeout 180 -- sh -c "$l3_layout" 2>&1)
+expect_eq "16 CPUs, 4 L3 domains" "0-3 4-7 8-11 12-15 " "$out"
+
+out=$(tools/vm/run --timeout 120 -- sh -c 'pwd; exit 7' 2>&1)
+rc=$?
+expect_eq "command's exit status passed through" 7 "$rc"
+expect_eq "working directory is the checkout" "$PWD" "$out"
+
+out=$(tools/vm/run --timeout 120 -- sh -c 'touch /work-ro-probe 2>/dev/null && echo rw || echo ro; echo x >$TM_SHARE/f && cat $TM_SHARE/f; cgroup=$(stat -f -c %T /sys/fs/cgroup); echo $cgroup' 2>&1)
+expect_eq "root read-only, share writable, cgroup2 mounted" "ro x cgroup2fs" "$(echo $out)"
+
+out=$(tools/vm/run --cpus 3 --llcs 2 -- true 2>&1)
+rc=$?
+if [ $rc -eq 2 ] && grep -q "cannot be split evenly" <<<"$out"; then ok "uneven --llcs rejected"; else not_ok "uneven --llcs rejected" "exit $rc: $out"; fi
+out=$(tools/vm/run --cpus x -- true 2>&1)
+rc=$?
+if [ $rc -eq 2 ] && grep -q "needs a whole number, got 'x'" <<<"$out"; then ok "bad --cpus rejected"; else not_ok "bad --cpus rejected" "exit $rc: $out"; fi
+
+t0=$(date +%s)
+out=$(tools/vm/run --timeout 15 -- sleep 600 2>&1)
+rc=$?
+el=$(($(date +%s) - t0))
+if [ $rc -eq 124 ] && grep -q "timed out after 15s" <<<"$out" && [ $el -lt 40 ]; then
+	ok "timeout kills the VM (exit 124 after ${el}s)"
+else
+	not_ok "timeout kills the VM" "exit $rc after ${el}s: $out"
+fi
+
+out=$(tools/vm/run --timeout 120 -- sh -c 'echo c >/proc/sysrq-trigger; sleep 100' 2>&1)
+rc=$?
+if [ $rc -eq 125 ] && grep -q "guest kernel panicked" <<<"$out"; then
+	ok "guest panic ends the VM (exit 125)"
+else
+	not_ok "guest panic ends the VM" "exit $rc: $out"
+fi
+tap_done
