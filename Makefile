@@ -61,7 +61,7 @@ kernel: | deps
 vmlinux-h: $(BPFTOOL) | deps
 	tools/gen-vmlinux-h.sh $(BPFTOOL) > bpf/vmlinux.h.tmp && mv bpf/vmlinux.h.tmp bpf/vmlinux.h
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/tidemark.h bpf/tidemark_compat.bpf.h bpf/vmlinux.h $(LIBBPF_A)
+$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/tidemark.h bpf/tidemark_compat.bpf.h bpf/vmlinux.h $(LIBBPF_A) $(BPFTOOL)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
