@@ -24,7 +24,7 @@ BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -mlittle-endian \
 	     -Ibpf -I$(LIBBPF_INC) -I$(KSRC)/tools/sched_ext/include \
 	     -I$(KSRC)/tools/include/uapi
 
-BINS := $(BUILD)/scx_tidemark
+BINS := $(BUILD)/scx_tidemark $(BUILD)/tidemarkctl
 
 .SECONDARY:
 
@@ -68,8 +68,13 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/tidemark.h bpf/tidemark_compat.bpf.h bpf/vmlin
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o $(BPFTOOL)
 	$(BPFTOOL) gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/scx_tidemark: userspace/scx_tidemark.c $(BUILD)/tidemark.skel.h bpf/tidemark.h $(LIBBPF_A)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(USER_LIBS)
+TMLIB := userspace/tmlib.c userspace/tmlib.h
+
+$(BUILD)/scx_tidemark: userspace/scx_tidemark.c $(BUILD)/tidemark.skel.h bpf/tidemark.h $(TMLIB) $(LIBBPF_A)
+	$(CC) $(USER_CFLAGS) -o $@ $< userspace/tmlib.c $(USER_LIBS)
+
+$(BUILD)/tidemarkctl: userspace/tidemarkctl.c bpf/tidemark.h $(TMLIB) $(LIBBPF_A)
+	$(CC) $(USER_CFLAGS) -o $@ $< userspace/tmlib.c $(USER_LIBS)
 
 include tests/tests.mk
 

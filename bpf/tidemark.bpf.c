@@ -2,20 +2,29 @@
 /*
  * scx_tidemark: the tidemark colocation scheduler.
  *
- * Policy (foundation stage):
- * - Every task is scheduled by this class (full switch, not partial mode).
- * - A waking task whose previous or another CPU is idle is placed straight on
- *   that CPU's local queue.
- * - Otherwise it joins one shared queue ordered by weighted virtual time
- *   (cgroup/task weight honoured); every CPU drains the shared queue, so a
- *   task restricted by affinity is always picked by some allowed CPU.
- * - Tasks that can run on one CPU only (per-CPU kthreads, pinned tasks,
- *   migration-disabled tasks) go to that CPU's local queue at once: the
- *   shared queue would only delay them.
- * - A sleeper's banked vtime credit is capped at one slice, so waking tasks
- *   get prompt service without monopolising the CPU.
+ * Classes: every task is ONLINE, BE (best-effort) or SYSTEM, the class of its
+ * nearest classified ancestor cgroup (map "classes", cgroup id -> class,
+ * written by userspace); unclassified is SYSTEM. The lookup is cached per
+ * task and redone when the task changes cgroup or the class map changes
+ * (tunables.class_gen), checked at every enqueue and tick.
  *
- * Classes, the BE watermark and CCX placement build on this skeleton.
+ * Policy:
+ * - Every task is scheduled by this class (full switch).
+ * - ONLINE and SYSTEM share one weighted-vtime queue and always go before
+ *   BE. A waking ONLINE/SYSTEM task takes an idle CPU; if none is idle, a CPU
+ *   running BE is preempted at once (kick with SCX_KICK_PREEMPT). A CPU
+ *   running ONLINE/SYSTEM is never preempted for anyone.
+ * - BE waits in a FIFO queue and runs only within its budget: per window
+ *   (window_us), BE may use capacity x suppress_pct minus what ONLINE and
+ *   SYSTEM used in the previous window, but at least be_floor_mcpu. A BE
+ *   slice is cut to the budget left, and a running BE task whose budget is
+ *   spent is stopped at the next tick. Overspending is paid back next window.
+ * - Bounded wait: when the oldest queued BE task has waited max_be_wait_ms,
+ *   it runs ahead of everything (one slice), so BE never starves and the
+ *   sched_ext watchdog never fires. Below the floor, BE also runs first.
+ * - Tasks that can run on one CPU only go to that CPU's local queue when
+ *   ONLINE/SYSTEM; pinned BE tasks stay in the BE queue (still throttled),
+ *   which their CPU drains. Exiting tasks are never throttled.
  */
 #include <scx/common.bpf.h>
 #include "tidemark.h"
@@ -25,26 +34,104 @@ char _license[] SEC("license") = "GPL";
 
 /* Set by the loader before load; see scx_tidemark --help. */
 const volatile u64 slice_ns = TM_SLICE_US_DFL * 1000ULL;
+const volatile u64 window_ns = TM_WINDOW_US_DFL * 1000ULL;
+const volatile u32 nr_cpus = 1;
 
 UEI_DEFINE(uei);
 
-/* Highest vtime seen running: the shared queue's "now". Races are benign. */
+/* Highest vtime seen running: the HI queue's "now". Races are benign. */
 static u64 vtime_now;
+/* BE CPU time left in this window, ns (negative: overspent). */
+static s64 be_budget;
+/* BE CPU time used in this window and the floor it is owed, ns. */
+static u64 be_used_window;
+static u64 be_floor_ns;
+static u64 max_be_wait_ns = TM_MAX_BE_WAIT_MS_DFL * 1000000ULL;
+static u32 class_gen;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, u32);
+	__uint(max_entries, 16384);
+} classes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct tm_tunables);
+	__uint(max_entries, 1);
+} tunables SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(key_size, sizeof(u32));
-	__uint(value_size, sizeof(struct tm_cpu_stats));
+	__type(key, u32);
+	__type(value, struct tm_cpu_stats);
 	__uint(max_entries, 1);
 } stats SEC(".maps");
 
-static __always_inline void stat_inc(enum tm_stat_idx idx)
+struct task_ctx {
+	u64 cgid;	/* cgroup the class was resolved for */
+	u64 enq_at;	/* when it was queued, for wait time and bounded wait */
+	u32 gen;	/* class_gen the class was resolved at */
+	u8 class;
+	u8 forced;	/* running beyond the BE budget (bounded wait / floor) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ctx);
+} task_ctxs SEC(".maps");
+
+/* What each CPU runs now, read by other CPUs to find BE to preempt. */
+struct cpu_ctx {
+	u64 started;	/* when the current task started running */
+	u64 run_ns[TM_NR_CLASSES];	/* cumulative runtime per class */
+	u32 class;	/* TM_CLASS_NONE when none of ours runs */
+	u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct cpu_ctx);
+	__uint(max_entries, TM_MAX_CPUS);
+} cpu_ctxs SEC(".maps");
+
+/* The window timer, with the per-class usage snapshot of the last window. */
+struct window {
+	struct bpf_timer timer;
+	u64 last_run_ns[TM_NR_CLASSES];
+	u64 last_at;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct window);
+	__uint(max_entries, 1);
+} windows SEC(".maps");
+
+static __always_inline struct tm_cpu_stats *my_stats(void)
 {
 	u32 zero = 0;
-	struct tm_cpu_stats *s = bpf_map_lookup_elem(&stats, &zero);
+
+	return bpf_map_lookup_elem(&stats, &zero);
+}
+
+static __always_inline void stat_add(enum tm_stat_idx idx, u64 v)
+{
+	struct tm_cpu_stats *s = my_stats();
 
 	if (s && idx < TM_NR_STATS)
-		s->cnt[idx]++;
+		s->cnt[idx] += v;
+}
+
+static __always_inline void stat_inc(enum tm_stat_idx idx)
+{
+	stat_add(idx, 1);
 }
 
 static __always_inline bool time_before(u64 a, u64 b)
@@ -52,55 +139,228 @@ static __always_inline bool time_before(u64 a, u64 b)
 	return (s64)(a - b) < 0;
 }
 
+static __always_inline struct cpu_ctx *cpu_ctx(s32 cpu)
+{
+	u32 key = cpu;
+
+	return bpf_map_lookup_elem(&cpu_ctxs, &key);
+}
+
+static __always_inline struct task_ctx *task_ctx(struct task_struct *p)
+{
+	return bpf_task_storage_get(&task_ctxs, p, 0, 0);
+}
+
+/* Class of the nearest classified ancestor of @cg, SYSTEM if none. */
+static u32 resolve_class(struct cgroup *cg)
+{
+	int level = BPF_CORE_READ(cg, level);
+	u32 i;
+
+	bpf_for(i, 0, TM_MAX_CGROUP_DEPTH)
+	{
+		struct cgroup *anc = NULL;
+		u32 *cls;
+		u64 id;
+		int l = level - (int)i;
+
+		if (l < 0)
+			break;
+		if (bpf_probe_read_kernel(&anc, sizeof(anc), &cg->ancestors[l]) || !anc)
+			break;
+		id = BPF_CORE_READ(anc, kn, id);
+		cls = bpf_map_lookup_elem(&classes, &id);
+		if (cls && *cls < TM_NR_CLASSES)
+			return *cls;
+	}
+	return TM_CLASS_SYSTEM;
+}
+
+/* The task's class, resolved again when its cgroup or the rules changed. */
+static u32 task_class(struct task_struct *p, struct task_ctx *tctx)
+{
+	struct cgroup *cg;
+	u64 cgid;
+
+	if (p->flags & PF_EXITING)
+		return TM_CLASS_SYSTEM;	/* let it exit: never throttle */
+	if (!tctx)
+		return TM_CLASS_SYSTEM;
+	cg = BPF_CORE_READ(p, cgroups, dfl_cgrp);
+	if (!cg)
+		return TM_CLASS_SYSTEM;
+	cgid = BPF_CORE_READ(cg, kn, id);
+	if (cgid != tctx->cgid || tctx->gen != class_gen) {
+		tctx->class = resolve_class(cg);
+		tctx->cgid = cgid;
+		tctx->gen = class_gen;
+		stat_inc(TM_STAT_RECLASSIFY);
+	}
+	return tctx->class;
+}
+
+static __always_inline bool be_budget_left(void)
+{
+	return be_budget > 0;
+}
+
+/*
+ * Preempt a CPU running BE among those @p may use. The CPU's class is
+ * claimed (BE -> NONE) so two wakers never pick the same victim.
+ */
+static bool preempt_be_for(struct task_struct *p)
+{
+	u32 i;
+
+	bpf_for(i, 0, nr_cpus)
+	{
+		struct cpu_ctx *c;
+
+		if (!bpf_cpumask_test_cpu(i, p->cpus_ptr))
+			continue;
+		c = cpu_ctx(i);
+		if (!c || c->class != TM_CLASS_BE)
+			continue;
+		if (__sync_val_compare_and_swap(&c->class, TM_CLASS_BE, TM_CLASS_NONE) !=
+		    TM_CLASS_BE)
+			continue;
+		scx_bpf_kick_cpu(i, SCX_KICK_PREEMPT);
+		stat_inc(TM_STAT_BE_PREEMPTED);
+		return true;
+	}
+	return false;
+}
+
 s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
+	struct task_ctx *tctx = task_ctx(p);
 	bool is_idle = false;
 	s32 cpu;
 
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
-	if (is_idle) {
-		stat_inc(TM_STAT_ENQ_DIRECT);
-		tm_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
-	}
+	if (!is_idle)
+		return cpu;
+	/* An idle CPU may take a BE task only while BE has budget. */
+	if (task_class(p, tctx) == TM_CLASS_BE && !be_budget_left())
+		return cpu;
+	if (tctx)
+		tctx->enq_at = bpf_ktime_get_ns();
+	stat_inc(TM_STAT_ENQ_DIRECT);
+	tm_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
 	return cpu;
 }
 
 void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 {
+	struct task_ctx *tctx = task_ctx(p);
+	u32 cls = task_class(p, tctx);
 	u64 vtime;
 	s32 cpu;
+
+	if (tctx)
+		tctx->enq_at = bpf_ktime_get_ns();
+
+	if (cls == TM_CLASS_BE) {
+		stat_inc(TM_STAT_ENQ_BE);
+		tm_insert(p, TM_DSQ_BE, slice_ns, enq_flags);
+		if (be_budget_left()) {
+			cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+			if (cpu >= 0) {
+				stat_inc(TM_STAT_KICK_IDLE);
+				scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+			}
+		}
+		return;
+	}
 
 	/*
 	 * enqueue runs on the task's own runqueue, so SCX_DSQ_LOCAL is a CPU
 	 * the task may run on even when it cannot migrate.
 	 */
 	if (p->nr_cpus_allowed == 1 || p->migration_disabled) {
+		struct cpu_ctx *c;
+
 		stat_inc(TM_STAT_ENQ_LOCAL_PINNED);
 		tm_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags);
-		scx_bpf_kick_cpu(scx_bpf_task_cpu(p), SCX_KICK_IDLE);
+		cpu = scx_bpf_task_cpu(p);
+		c = cpu_ctx(cpu);
+		if (c && c->class == TM_CLASS_BE &&
+		    __sync_val_compare_and_swap(&c->class, TM_CLASS_BE, TM_CLASS_NONE) ==
+			    TM_CLASS_BE) {
+			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+			stat_inc(TM_STAT_BE_PREEMPTED);
+		} else {
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		}
 		return;
 	}
 
 	vtime = tm_vtime_wakeup(p->scx.dsq_vtime, vtime_now, slice_ns, p->scx.weight);
-	stat_inc(TM_STAT_ENQ_SHARED);
-	tm_insert_vtime(p, TM_DSQ_SHARED, slice_ns, vtime, enq_flags);
+	stat_inc(TM_STAT_ENQ_HI);
+	tm_insert_vtime(p, TM_DSQ_HI, slice_ns, vtime, enq_flags);
 
-	/* Wakeups that bypassed select_cpu still deserve an idle CPU. */
 	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 	if (cpu >= 0) {
 		stat_inc(TM_STAT_KICK_IDLE);
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		return;
 	}
+	preempt_be_for(p);
+}
+
+/* How long the oldest queued BE task has waited, 0 if none. */
+static u64 be_head_wait(u64 now)
+{
+	struct task_struct *p;
+	u64 wait = 0;
+
+	/* the window timer is not an RCU section of its own */
+	bpf_rcu_read_lock();
+	bpf_for_each(scx_dsq, p, TM_DSQ_BE, 0)
+	{
+		struct task_ctx *tctx = task_ctx(p);
+
+		if (tctx && time_before(tctx->enq_at, now))
+			wait = now - tctx->enq_at;
+		break;
+	}
+	bpf_rcu_read_unlock();
+	return wait;
 }
 
 void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 {
-	if (tm_move_to_local(TM_DSQ_SHARED)) {
-		stat_inc(TM_STAT_DISPATCH);
+	bool be_queued = scx_bpf_dsq_nr_queued(TM_DSQ_BE) > 0;
+
+	if (be_queued) {
+		/* Bounded wait first, then the floor: both beat ONLINE. */
+		if (be_head_wait(bpf_ktime_get_ns()) >= max_be_wait_ns) {
+			if (tm_move_to_local(TM_DSQ_BE)) {
+				stat_inc(TM_STAT_BE_FORCED);
+				return;
+			}
+		}
+		if (be_used_window < be_floor_ns && scx_bpf_dsq_nr_queued(TM_DSQ_HI) > 0) {
+			if (tm_move_to_local(TM_DSQ_BE)) {
+				stat_inc(TM_STAT_BE_FLOOR);
+				return;
+			}
+		}
+	}
+	if (tm_move_to_local(TM_DSQ_HI)) {
+		stat_inc(TM_STAT_DISPATCH_HI);
 		return;
 	}
-	/* Nothing waits: let the previous task go on for another slice. */
+	if (be_queued && be_budget_left() && tm_move_to_local(TM_DSQ_BE)) {
+		stat_inc(TM_STAT_DISPATCH_BE);
+		return;
+	}
+	/* Nothing else may run: the previous task goes on, BE within budget. */
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
+		struct task_ctx *tctx = task_ctx(prev);
+
+		if (tctx && tctx->class == TM_CLASS_BE && !be_budget_left())
+			return;
 		prev->scx.slice = slice_ns;
 		stat_inc(TM_STAT_KEEP_RUNNING);
 	}
@@ -108,15 +368,102 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 
 void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 {
-	if (time_before(vtime_now, p->scx.dsq_vtime))
+	struct task_ctx *tctx = task_ctx(p);
+	struct cpu_ctx *c = cpu_ctx(scx_bpf_task_cpu(p));
+	struct tm_cpu_stats *s;
+	u64 now = bpf_ktime_get_ns();
+	u32 cls = tctx ? tctx->class : TM_CLASS_SYSTEM;
+
+	if (cls >= TM_NR_CLASSES)
+		cls = TM_CLASS_SYSTEM;
+	if (c) {
+		c->started = now;
+		c->class = cls;
+	}
+	if (tctx) {
+		/* one wait per enqueue: a resumed task did not wait */
+		s = my_stats();
+		if (s && tctx->enq_at && time_before(tctx->enq_at, now))
+			s->wait_hist[cls][tm_hist_bucket(now - tctx->enq_at)]++;
+		tctx->enq_at = 0;
+		tctx->forced = 0;
+		if (cls == TM_CLASS_BE) {
+			if (be_budget <= 0) {
+				/*
+				 * Running past the budget (bounded wait or floor):
+				 * only what the floor still owes, or a short run.
+				 */
+				u64 owed = be_floor_ns > be_used_window ?
+						   be_floor_ns - be_used_window : 1000000;
+
+				tctx->forced = 1;
+				if (owed < 100000)
+					owed = 100000;
+				if (owed < p->scx.slice)
+					p->scx.slice = owed;
+			} else if ((u64)be_budget < p->scx.slice) {
+				/* do not run far past the suppress line */
+				p->scx.slice = be_budget < 100000 ? 100000 : be_budget;
+			}
+		}
+	}
+	if (cls != TM_CLASS_BE && time_before(vtime_now, p->scx.dsq_vtime))
 		vtime_now = p->scx.dsq_vtime;
+}
+
+/*
+ * Charge what the task on @c ran since it started or was last charged: to
+ * its class and, for BE, to the budget. Done at every tick as well as at
+ * stopping, so a BE task that keeps its CPU cannot outrun the budget.
+ */
+static __always_inline void charge(struct cpu_ctx *c, u32 cls, u64 now)
+{
+	u64 ran = time_before(c->started, now) ? now - c->started : 0;
+
+	c->started = now;
+	c->run_ns[cls] += ran;
+	stat_add(TM_STAT_RUN_NS_SYSTEM + cls, ran);
+	if (cls == TM_CLASS_BE) {
+		__sync_fetch_and_sub(&be_budget, ran);
+		__sync_fetch_and_add(&be_used_window, ran);
+	}
 }
 
 void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 {
+	struct cpu_ctx *c = cpu_ctx(scx_bpf_task_cpu(p));
 	u64 used = slice_ns > p->scx.slice ? slice_ns - p->scx.slice : 0;
+	struct task_ctx *tctx = task_ctx(p);
+	u32 cls = tctx ? tctx->class : TM_CLASS_SYSTEM;
 
-	p->scx.dsq_vtime += tm_vtime_delta(used, p->scx.weight);
+	if (cls >= TM_NR_CLASSES)
+		cls = TM_CLASS_SYSTEM;
+	if (c) {
+		charge(c, cls, bpf_ktime_get_ns());
+		c->class = TM_CLASS_NONE;
+	}
+	if (cls != TM_CLASS_BE)
+		p->scx.dsq_vtime += tm_vtime_delta(used, p->scx.weight);
+}
+
+void BPF_STRUCT_OPS(tidemark_tick, struct task_struct *p)
+{
+	struct task_ctx *tctx = task_ctx(p);
+	struct cpu_ctx *c = cpu_ctx(scx_bpf_task_cpu(p));
+
+	if (!tctx)
+		return;
+	if (c && tctx->class < TM_NR_CLASSES)
+		charge(c, tctx->class, bpf_ktime_get_ns());
+	/* Reclassify running tasks too: a class change applies at once. */
+	if (tctx->gen != class_gen || BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id) != tctx->cgid) {
+		p->scx.slice = 0;
+		return;
+	}
+	if (tctx->class == TM_CLASS_BE && !tctx->forced && !be_budget_left()) {
+		stat_inc(TM_STAT_BE_THROTTLED);
+		p->scx.slice = 0;
+	}
 }
 
 void BPF_STRUCT_OPS(tidemark_enable, struct task_struct *p)
@@ -124,14 +471,136 @@ void BPF_STRUCT_OPS(tidemark_enable, struct task_struct *p)
 	p->scx.dsq_vtime = vtime_now;
 }
 
+s32 BPF_STRUCT_OPS(tidemark_init_task, struct task_struct *p, struct scx_init_task_args *args)
+{
+	struct task_ctx *tctx;
+
+	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!tctx)
+		return -ENOMEM;
+	tctx->gen = (u32)-1;	/* resolve at first enqueue */
+	tctx->class = TM_CLASS_SYSTEM;
+	return 0;
+}
+
+/*
+ * Every window: measure what each class used, set the BE budget for the
+ * next window, and wake idle CPUs when queued BE may run again.
+ */
+static int window_fn(void *map, int *key, struct window *w)
+{
+	struct tm_tunables *t;
+	u64 now = bpf_ktime_get_ns(), used[TM_NR_CLASSES] = {}, hi, allow, cap, dt;
+	u32 zero = 0, i, kicks;
+	s64 left;
+
+	t = bpf_map_lookup_elem(&tunables, &zero);
+	if (!t)
+		return 0;
+	class_gen = t->class_gen;
+	max_be_wait_ns = (u64)t->max_be_wait_ms * 1000000;
+
+	bpf_for(i, 0, nr_cpus)
+	{
+		struct cpu_ctx *c = cpu_ctx(i);
+		u32 k;
+
+		if (!c)
+			continue;
+		for (k = 0; k < TM_NR_CLASSES; k++)
+			used[k] += c->run_ns[k];
+		/* include the running task's share so far (racy, bounded) */
+		k = c->class;
+		if (k < TM_NR_CLASSES && time_before(c->started, now))
+			used[k] += now - c->started;
+	}
+	hi = 0;
+	for (i = 0; i < TM_NR_CLASSES; i++) {
+		u64 d = used[i] > w->last_run_ns[i] ? used[i] - w->last_run_ns[i] : 0;
+
+		if (i != TM_CLASS_BE)
+			hi += d;
+		w->last_run_ns[i] = used[i];
+	}
+	dt = w->last_at && time_before(w->last_at, now) ? now - w->last_at : window_ns;
+	w->last_at = now;
+	/* The running share is counted again next time: cap at the capacity. */
+	cap = dt * nr_cpus;
+	if (hi > cap)
+		hi = cap;
+
+	be_floor_ns = (u64)t->be_floor_mcpu * window_ns / 1000;
+	allow = tm_be_allowance(window_ns * nr_cpus, t->suppress_pct, hi * window_ns / dt,
+				be_floor_ns);
+	left = be_budget;
+	if (left <= 0 && scx_bpf_dsq_nr_queued(TM_DSQ_BE))
+		stat_add(TM_STAT_BE_THROTTLED_NS, dt);
+	be_budget = tm_be_budget_next(left, allow);
+	be_used_window = 0;
+
+	kicks = scx_bpf_dsq_nr_queued(TM_DSQ_BE);
+	if (kicks && (be_budget > 0 || be_head_wait(now) >= max_be_wait_ns)) {
+		bpf_for(i, 0, nr_cpus)
+		{
+			if (!kicks)
+				break;
+			scx_bpf_kick_cpu(i, SCX_KICK_IDLE);
+			kicks--;
+		}
+	}
+	bpf_timer_start(&w->timer, window_ns, 0);
+	return 0;
+}
+
 s32 BPF_STRUCT_OPS_SLEEPABLE(tidemark_init)
 {
-	return scx_bpf_create_dsq(TM_DSQ_SHARED, -1);
+	struct window *w;
+	u32 zero = 0;
+	s32 ret;
+
+	ret = scx_bpf_create_dsq(TM_DSQ_HI, -1);
+	if (ret)
+		return ret;
+	ret = scx_bpf_create_dsq(TM_DSQ_BE, -1);
+	if (ret)
+		return ret;
+	bpf_for(zero, 0, nr_cpus)
+	{
+		struct cpu_ctx *c = cpu_ctx(zero);
+
+		if (c)
+			c->class = TM_CLASS_NONE;
+	}
+	zero = 0;
+	w = bpf_map_lookup_elem(&windows, &zero);
+	if (!w)
+		return -ENOENT;
+	bpf_timer_init(&w->timer, &windows, CLOCK_MONOTONIC);
+	bpf_timer_set_callback(&w->timer, window_fn);
+	return bpf_timer_start(&w->timer, window_ns, 0);
 }
 
 void BPF_STRUCT_OPS(tidemark_exit, struct scx_exit_info *ei)
 {
 	UEI_RECORD(uei, ei);
+}
+
+void BPF_STRUCT_OPS(tidemark_dump, struct scx_dump_ctx *dctx)
+{
+	scx_bpf_dump("tidemark: be_budget=%lld be_used_window=%llu be_floor=%llu class_gen=%u",
+		     be_budget, be_used_window, be_floor_ns, class_gen);
+	scx_bpf_dump(" hi_queued=%d be_queued=%d be_head_wait_ns=%llu\n",
+		     scx_bpf_dsq_nr_queued(TM_DSQ_HI), scx_bpf_dsq_nr_queued(TM_DSQ_BE),
+		     be_head_wait(bpf_ktime_get_ns()));
+}
+
+void BPF_STRUCT_OPS(tidemark_dump_task, struct scx_dump_ctx *dctx, struct task_struct *p)
+{
+	struct task_ctx *tctx = task_ctx(p);
+
+	if (tctx)
+		scx_bpf_dump("tidemark: class=%u cgid=%llu forced=%u enq_at=%llu", tctx->class,
+			     tctx->cgid, tctx->forced, tctx->enq_at);
 }
 
 SCX_OPS_DEFINE(tidemark_ops,
@@ -140,7 +609,11 @@ SCX_OPS_DEFINE(tidemark_ops,
 	       .dispatch	= (void *)tidemark_dispatch,
 	       .running		= (void *)tidemark_running,
 	       .stopping	= (void *)tidemark_stopping,
+	       .tick		= (void *)tidemark_tick,
 	       .enable		= (void *)tidemark_enable,
+	       .init_task	= (void *)tidemark_init_task,
 	       .init		= (void *)tidemark_init,
 	       .exit		= (void *)tidemark_exit,
+	       .dump		= (void *)tidemark_dump,
+	       .dump_task	= (void *)tidemark_dump_task,
 	       .name		= "tidemark");

@@ -17,11 +17,42 @@ enum tm_limits {
 	TM_MAX_CPUS = 512,
 };
 
-/* User DSQ ids (bit 63 clear). */
+/* User DSQ ids (bit 63 clear). Every CPU drains both, so no task is ever
+ * stranded by its affinity. */
 enum tm_dsq {
-	/* every CPU drains it, so no task is ever stranded by affinity */
-	TM_DSQ_SHARED = 0,
+	TM_DSQ_HI = 0,	/* ONLINE and SYSTEM: weighted vtime */
+	TM_DSQ_BE = 1,	/* best-effort: FIFO, so the head is the longest waiter */
 };
+
+/*
+ * Classes. A task's class is that of its nearest classified ancestor cgroup;
+ * unclassified means SYSTEM (kthreads, daemons), scheduled like ONLINE but
+ * never throttled.
+ */
+enum tm_class {
+	TM_CLASS_SYSTEM = 0,
+	TM_CLASS_ONLINE = 1,
+	TM_CLASS_BE = 2,
+	TM_NR_CLASSES = 3,
+	TM_CLASS_NONE = 255,	/* per-CPU state: nothing of ours running */
+};
+
+/* Deepest cgroup level searched for a classified ancestor. */
+#define TM_MAX_CGROUP_DEPTH 16
+/* Wait histograms: log2 buckets of microseconds, [0,1), [1,2), [2,4) ... */
+#define TM_HIST_BUCKETS 24
+
+/*
+ * Runtime tunables: one entry of the pinned "tunables" map, read by the
+ * scheduler every window, so changes apply without reloading.
+ */
+struct tm_tunables {
+	__u32 suppress_pct;	/* node CPU line for BE, % of capacity */
+	__u32 max_be_wait_ms;	/* a queued BE task runs at least this often */
+	__u32 be_floor_mcpu;	/* CPU kept for BE whatever ONLINE does, milli-CPUs */
+	__u32 class_gen;	/* bumped on every class map change */
+};
+_Static_assert(sizeof(struct tm_tunables) == 16, "tm_tunables layout");
 
 enum tm_defaults {
 	TM_SLICE_US_DFL = 5000,
@@ -33,6 +64,15 @@ enum tm_defaults {
 	TM_WEIGHT_DFL = 100,
 	TM_WEIGHT_MIN = 1,
 	TM_WEIGHT_MAX = 10000,
+	TM_SUPPRESS_PCT_DFL = 65,
+	TM_MAX_BE_WAIT_MS_DFL = 1000,
+	TM_MAX_BE_WAIT_MS_MIN = 10,
+	/* must stay well under the watchdog's 30 s */
+	TM_MAX_BE_WAIT_MS_MAX = 10000,
+	TM_BE_FLOOR_MCPU_DFL = 100,
+	TM_WINDOW_US_DFL = 5000,
+	TM_WINDOW_US_MIN = 1000,
+	TM_WINDOW_US_MAX = 100000,
 };
 
 /* enum scx_exit_kind: values from here on are errors (kernel ABI). */
@@ -44,12 +84,23 @@ enum tm_defaults {
  * summed by userspace; names are stable (tools parse the JSON form).
  */
 #define TM_STATS(X)                                                                    \
+	X(RUN_NS_SYSTEM, "run_ns_system", "CPU time of SYSTEM tasks, ns")              \
+	X(RUN_NS_ONLINE, "run_ns_online", "CPU time of ONLINE tasks, ns")              \
+	X(RUN_NS_BE, "run_ns_be", "CPU time of BE tasks, ns")                          \
 	X(ENQ_DIRECT, "enq_direct", "wakeups placed straight on an idle CPU")          \
-	X(ENQ_SHARED, "enq_shared", "tasks queued on the shared queue")                \
+	X(ENQ_HI, "enq_hi", "ONLINE/SYSTEM tasks queued")                              \
+	X(ENQ_BE, "enq_be", "BE tasks queued")                                         \
 	X(ENQ_LOCAL_PINNED, "enq_local_pinned", "pinned or migration-disabled tasks queued on their CPU") \
-	X(DISPATCH, "dispatch", "tasks moved from the shared queue to a CPU")          \
+	X(DISPATCH_HI, "dispatch_hi", "ONLINE/SYSTEM tasks moved to a CPU")            \
+	X(DISPATCH_BE, "dispatch_be", "BE tasks moved to a CPU within the budget")     \
+	X(BE_PREEMPTED, "be_preempted", "BE tasks preempted by a waking ONLINE/SYSTEM task") \
+	X(BE_THROTTLED, "be_throttled", "BE slices cut short: budget spent")           \
+	X(BE_THROTTLED_NS, "be_throttled_ns", "time BE waited with its budget spent, ns") \
+	X(BE_FORCED, "be_forced", "BE runs forced by max_be_wait_ms")                  \
+	X(BE_FLOOR, "be_floor", "BE runs ahead of ONLINE to keep the BE floor")        \
 	X(KICK_IDLE, "kick_idle", "idle CPUs woken for queued work")                   \
-	X(KEEP_RUNNING, "keep_running", "slices extended because nothing else waited")
+	X(KEEP_RUNNING, "keep_running", "slices extended because nothing else waited") \
+	X(RECLASSIFY, "reclassify", "class lookups (cgroup move or class change)")
 
 #define TM_STAT_ENUM(e, n, h) TM_STAT_##e,
 enum tm_stat_idx { TM_STATS(TM_STAT_ENUM) TM_NR_STATS };
@@ -57,8 +108,65 @@ enum tm_stat_idx { TM_STATS(TM_STAT_ENUM) TM_NR_STATS };
 
 struct tm_cpu_stats {
 	__u64 cnt[TM_NR_STATS];
+	/* run-queue wait (enqueue -> running) per class, log2 us buckets */
+	__u64 wait_hist[TM_NR_CLASSES][TM_HIST_BUCKETS];
 };
-_Static_assert(sizeof(struct tm_cpu_stats) == TM_NR_STATS * 8, "tm_cpu_stats layout");
+_Static_assert(sizeof(struct tm_cpu_stats) == (TM_NR_STATS + TM_NR_CLASSES * TM_HIST_BUCKETS) * 8,
+	       "tm_cpu_stats layout");
+
+static inline __u32 tm_hist_bucket(__u64 wait_ns)
+{
+	__u64 us = wait_ns / 1000;
+	__u32 b = 0;
+
+	while (us && b < TM_HIST_BUCKETS - 1) {
+		us >>= 1;
+		b++;
+	}
+	return b;
+}
+
+/*
+ * The suppress line: BE may use capacity x suppress_pct minus what ONLINE
+ * and SYSTEM used, never less than the floor, never more than the line.
+ * All in ns of CPU time over one window. ONLINE usage of the last window
+ * predicts the next one.
+ */
+static inline __u64 tm_be_allowance(__u64 cap_ns, __u32 suppress_pct, __u64 hi_used_ns,
+				    __u64 floor_ns)
+{
+	__u64 line = cap_ns / 100 * suppress_pct;
+	__u64 allow = line > hi_used_ns ? line - hi_used_ns : 0;
+
+	if (floor_ns > cap_ns)
+		floor_ns = cap_ns;
+	return allow > floor_ns ? allow : floor_ns;
+}
+
+/*
+ * Next window's budget: overspending (BE slices that ran past the budget)
+ * is paid back, unspent budget is not carried (no bursts above the line).
+ */
+static inline __s64 tm_be_budget_next(__s64 left_ns, __u64 allowance_ns)
+{
+	return (left_ns < 0 ? left_ns : 0) + (__s64)allowance_ns;
+}
+
+/* Returns NULL when the tunables are valid, else what is wrong. */
+static inline const char *tm_tunables_check(const struct tm_tunables *t, __u32 nr_cpus)
+{
+	if (t->suppress_pct == 0)
+		return "suppress_pct must be at least 1 (0 would leave BE only its floor)";
+	if (t->suppress_pct > 100)
+		return "suppress_pct must be at most 100";
+	if (t->max_be_wait_ms < TM_MAX_BE_WAIT_MS_MIN || t->max_be_wait_ms > TM_MAX_BE_WAIT_MS_MAX)
+		return "max_be_wait_ms must be within 10-10000";
+	if ((__u64)t->be_floor_mcpu > (__u64)nr_cpus * 1000)
+		return "be_floor_mcpu is above the node's capacity";
+	if ((__u64)t->be_floor_mcpu * 100 > (__u64)nr_cpus * 1000 * t->suppress_pct)
+		return "be_floor_mcpu is above the suppress line";
+	return 0;
+}
 
 /*
  * Weighted vtime: a task's virtual time advances by its runtime scaled

@@ -17,16 +17,30 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <scx/common.h>
+#include <sys/stat.h>
 
 #include "tidemark.h"
 #include "tidemark.skel.h"
+#include "tmlib.h"
+
+#define TM_MAX_RULES 256
+
+struct tm_rule {
+	const char *path;
+	__u32 cls;
+};
 
 struct tm_opts {
 	__u64 slice_us;
+	__u64 window_us;
 	__u32 timeout_ms;	/* 0: kernel default (30 s) */
 	__u32 stats_s;		/* 0: no periodic counters */
+	struct tm_tunables tun;
+	struct tm_rule rules[TM_MAX_RULES];
+	int nr_rules;
 	bool json;
 	bool verbose;
 };
@@ -52,11 +66,21 @@ static void usage(FILE *f, const char *prog)
 		"Load the tidemark sched_ext scheduler until SIGINT/SIGTERM.\n\n"
 		"  -s, --slice-us US     time slice in microseconds (default %d, range %d-%d)\n"
 		"  -t, --timeout-ms MS   sched_ext watchdog timeout (default 30000, range 1-%d)\n"
+		"  -p, --suppress-pct P  BE may use P%% of the node minus ONLINE/SYSTEM use (default %d, 1-100)\n"
+		"  -w, --max-be-wait-ms MS  a queued BE task runs at least every MS (default %d, %d-%d)\n"
+		"  -f, --be-floor-mcpu M CPU kept for BE whatever ONLINE does, milli-CPUs (default %d)\n"
+		"      --window-us US    BE budget window (default %d, range %d-%d)\n"
+		"      --online PATH     cgroup PATH and its descendants are ONLINE (repeatable)\n"
+		"      --be PATH         cgroup PATH and its descendants are best-effort (repeatable)\n"
+		"      --system PATH     cgroup PATH is SYSTEM, e.g. inside a BE subtree (repeatable)\n"
 		"      --stats SECONDS   print the counters every SECONDS (default: off)\n"
 		"      --json            print counters as one JSON object per line\n"
 		"  -v, --verbose         libbpf debug output\n"
 		"  -h, --help            this text\n",
-		prog, TM_SLICE_US_DFL, TM_SLICE_US_MIN, TM_SLICE_US_MAX, TM_TIMEOUT_MS_MAX);
+		prog, TM_SLICE_US_DFL, TM_SLICE_US_MIN, TM_SLICE_US_MAX, TM_TIMEOUT_MS_MAX,
+		TM_SUPPRESS_PCT_DFL, TM_MAX_BE_WAIT_MS_DFL, TM_MAX_BE_WAIT_MS_MIN,
+		TM_MAX_BE_WAIT_MS_MAX, TM_BE_FLOOR_MCPU_DFL, TM_WINDOW_US_DFL, TM_WINDOW_US_MIN,
+		TM_WINDOW_US_MAX);
 }
 
 /* Strict unsigned parse: the whole string, in range, or an error naming it. */
@@ -83,13 +107,48 @@ bad:
 	return -1;
 }
 
+static int nr_cpus_possible(void)
+{
+	int n = libbpf_num_possible_cpus();
+
+	return n > TM_MAX_CPUS ? TM_MAX_CPUS : n;
+}
+
+/* Everything that can be checked before loading, so nothing is half-applied. */
+static int check_opts(struct tm_opts *o)
+{
+	const char *why = tm_tunables_check(&o->tun, nr_cpus_possible());
+	char err[512];
+	__u64 id;
+
+	if (why) {
+		fprintf(stderr, "scx_tidemark: %s\n", why);
+		return -1;
+	}
+	for (int i = 0; i < o->nr_rules; i++) {
+		if (tm_cgroup_id(o->rules[i].path, &id, err, sizeof(err))) {
+			fprintf(stderr, "scx_tidemark: --%s %s: %s\n",
+				tm_class_name(o->rules[i].cls), o->rules[i].path, err);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Returns 0 to run, 1 for --help, -1 on a bad command line. */
 static int parse_opts(int argc, char **argv, struct tm_opts *o)
 {
-	enum { OPT_STATS = 256, OPT_JSON };
+	enum { OPT_STATS = 256, OPT_JSON, OPT_WINDOW, OPT_ONLINE, OPT_BE, OPT_SYSTEM };
 	static const struct option longopts[] = {
 		{ "slice-us", required_argument, NULL, 's' },
 		{ "timeout-ms", required_argument, NULL, 't' },
+		{ "suppress-pct", required_argument, NULL, 'p' },
+		{ "max-be-wait-ms", required_argument, NULL, 'w' },
+		{ "be-floor-mcpu", required_argument, NULL, 'f' },
+		{ "window-us", required_argument, NULL, OPT_WINDOW },
+		{ "online", required_argument, NULL, OPT_ONLINE },
+		{ "be", required_argument, NULL, OPT_BE },
+		{ "system", required_argument, NULL, OPT_SYSTEM },
 		{ "stats", required_argument, NULL, OPT_STATS },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -99,9 +158,51 @@ static int parse_opts(int argc, char **argv, struct tm_opts *o)
 	__u64 v;
 	int c;
 
-	*o = (struct tm_opts){ .slice_us = TM_SLICE_US_DFL };
-	while ((c = getopt_long(argc, argv, "s:t:vh", longopts, NULL)) != -1) {
+	*o = (struct tm_opts){
+		.slice_us = TM_SLICE_US_DFL,
+		.window_us = TM_WINDOW_US_DFL,
+		.tun = {
+			.suppress_pct = TM_SUPPRESS_PCT_DFL,
+			.max_be_wait_ms = TM_MAX_BE_WAIT_MS_DFL,
+			.be_floor_mcpu = TM_BE_FLOOR_MCPU_DFL,
+		},
+	};
+	while ((c = getopt_long(argc, argv, "s:t:p:w:f:vh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'p':
+			if (parse_u64("--suppress-pct", optarg, 1, 100, &v))
+				return -1;
+			o->tun.suppress_pct = v;
+			break;
+		case 'w':
+			if (parse_u64("--max-be-wait-ms", optarg, TM_MAX_BE_WAIT_MS_MIN,
+				      TM_MAX_BE_WAIT_MS_MAX, &v))
+				return -1;
+			o->tun.max_be_wait_ms = v;
+			break;
+		case 'f':
+			if (parse_u64("--be-floor-mcpu", optarg, 0, TM_MAX_CPUS * 1000, &v))
+				return -1;
+			o->tun.be_floor_mcpu = v;
+			break;
+		case OPT_WINDOW:
+			if (parse_u64("--window-us", optarg, TM_WINDOW_US_MIN, TM_WINDOW_US_MAX, &v))
+				return -1;
+			o->window_us = v;
+			break;
+		case OPT_ONLINE:
+		case OPT_BE:
+		case OPT_SYSTEM:
+			if (o->nr_rules >= TM_MAX_RULES) {
+				fprintf(stderr, "scx_tidemark: more than %d class rules\n", TM_MAX_RULES);
+				return -1;
+			}
+			o->rules[o->nr_rules].path = optarg;
+			o->rules[o->nr_rules].cls = c == OPT_ONLINE ? TM_CLASS_ONLINE :
+						    c == OPT_BE	    ? TM_CLASS_BE :
+									TM_CLASS_SYSTEM;
+			o->nr_rules++;
+			break;
 		case 's':
 			if (parse_u64("--slice-us", optarg, TM_SLICE_US_MIN, TM_SLICE_US_MAX, &v))
 				return -1;
@@ -133,7 +234,7 @@ static int parse_opts(int argc, char **argv, struct tm_opts *o)
 		fprintf(stderr, "scx_tidemark: unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
-	return 0;
+	return check_opts(o);
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -153,51 +254,144 @@ static void on_signal(int sig)
 	exit_req = 1;
 }
 
-static int read_stats(struct tidemark *skel, __u64 *sum)
+static int read_stats(struct tidemark *skel, struct tm_cpu_stats *sum)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct tm_cpu_stats *per;
 	__u32 zero = 0;
-	int i, j;
+	int i, j, k;
 
 	if (ncpu <= 0)
 		return -1;
 	per = calloc(ncpu, sizeof(*per));
 	if (!per)
 		return -1;
-	memset(sum, 0, sizeof(__u64) * TM_NR_STATS);
+	memset(sum, 0, sizeof(*sum));
 	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.stats), &zero, per)) {
 		free(per);
 		return -1;
 	}
-	for (i = 0; i < ncpu; i++)
+	for (i = 0; i < ncpu; i++) {
 		for (j = 0; j < TM_NR_STATS; j++)
-			sum[j] += per[i].cnt[j];
+			sum->cnt[j] += per[i].cnt[j];
+		for (j = 0; j < TM_NR_CLASSES; j++)
+			for (k = 0; k < TM_HIST_BUCKETS; k++)
+				sum->wait_hist[j][k] += per[i].wait_hist[j][k];
+	}
 	free(per);
 	return 0;
 }
 
 static void print_stats(struct tidemark *skel, const struct tm_opts *o)
 {
-	__u64 sum[TM_NR_STATS];
-	int i;
+	struct tm_cpu_stats sum;
+	int i, k;
 
-	if (read_stats(skel, sum)) {
+	if (read_stats(skel, &sum)) {
 		fprintf(stderr, "scx_tidemark: cannot read counters: %s\n", strerror(errno));
 		return;
 	}
 	if (o->json) {
 		printf("{\"scheduler\":\"tidemark\"");
 		for (i = 0; i < TM_NR_STATS; i++)
-			printf(",\"%s\":%" PRIu64, stat_names[i], (uint64_t)sum[i]);
-		printf("}\n");
+			printf(",\"%s\":%" PRIu64, stat_names[i], (uint64_t)sum.cnt[i]);
+		printf(",\"wait_hist_log2_us\":{");
+		for (i = 0; i < TM_NR_CLASSES; i++) {
+			printf("%s\"%s\":[", i ? "," : "", tm_class_name(i));
+			for (k = 0; k < TM_HIST_BUCKETS; k++)
+				printf("%s%" PRIu64, k ? "," : "", (uint64_t)sum.wait_hist[i][k]);
+			printf("]");
+		}
+		printf("}}\n");
 	} else {
 		printf("%-18s %14s  %s\n", "counter", "value", "meaning");
 		for (i = 0; i < TM_NR_STATS; i++)
-			printf("%-18s %14" PRIu64 "  %s\n", stat_names[i], (uint64_t)sum[i],
+			printf("%-18s %14" PRIu64 "  %s\n", stat_names[i], (uint64_t)sum.cnt[i],
 			       stat_help[i]);
+		printf("run-queue wait (us, log2 bucket upper bounds):\n");
+		for (i = 0; i < TM_NR_CLASSES; i++)
+			printf("  %-7s p50 <= %-8" PRIu64 " p99 <= %-8" PRIu64 " max <= %" PRIu64 "\n",
+			       tm_class_name(i),
+			       (uint64_t)tm_hist_pct_us(sum.wait_hist[i], TM_HIST_BUCKETS, 50),
+			       (uint64_t)tm_hist_pct_us(sum.wait_hist[i], TM_HIST_BUCKETS, 99),
+			       (uint64_t)tm_hist_pct_us(sum.wait_hist[i], TM_HIST_BUCKETS, 100));
 	}
 	fflush(stdout);
+}
+
+/* Flag values come from the running kernel's BTF: they moved after 6.12. */
+static int kernel_enum(const char *type, const char *name, __u64 *val)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int id, i, ret = -1;
+
+	if (!btf)
+		return -1;
+	id = btf__find_by_name_kind(btf, type, BTF_KIND_ENUM);
+	if (id > 0) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const struct btf_enum *e = btf_enum(t);
+
+		for (i = 0; i < btf_vlen(t); i++, e++) {
+			if (!strcmp(btf__name_by_offset(btf, e->name_off), name)) {
+				*val = (__u32)e->val;
+				ret = 0;
+				break;
+			}
+		}
+	}
+	btf__free(btf);
+	return ret;
+}
+
+/* Class rules into the classes map; on a restart a vanished cgroup is
+ * skipped with a warning rather than keeping the node unprotected. */
+static int apply_rules(struct tidemark *skel, const struct tm_opts *o, bool first)
+{
+	int fd = bpf_map__fd(skel->maps.classes);
+	char err[512];
+	__u64 id;
+
+	for (int i = 0; i < o->nr_rules; i++) {
+		if (tm_cgroup_id(o->rules[i].path, &id, err, sizeof(err))) {
+			fprintf(stderr, "scx_tidemark: --%s %s: %s\n", tm_class_name(o->rules[i].cls),
+				o->rules[i].path, err);
+			if (first)
+				return -1;
+			continue;
+		}
+		if (bpf_map_update_elem(fd, &id, &o->rules[i].cls, BPF_ANY)) {
+			fprintf(stderr, "scx_tidemark: class map update: %s\n", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Pinned so tidemarkctl (and the daemon) can change classes and tunables. */
+static void unpin_maps(void)
+{
+	unlink(TM_PIN_DIR "/classes");
+	unlink(TM_PIN_DIR "/tunables");
+	unlink(TM_PIN_DIR "/stats");
+	rmdir(TM_PIN_DIR);
+}
+
+static int pin_maps(struct tidemark *skel)
+{
+	unpin_maps();
+	if (mkdir(TM_PIN_DIR, 0700) && errno != EEXIST)
+		goto fail;
+	if (bpf_map__pin(skel->maps.classes, TM_PIN_DIR "/classes") ||
+	    bpf_map__pin(skel->maps.tunables, TM_PIN_DIR "/tunables") ||
+	    bpf_map__pin(skel->maps.stats, TM_PIN_DIR "/stats"))
+		goto fail;
+	return 0;
+fail:
+	fprintf(stderr, "scx_tidemark: cannot pin maps under %s: %s (is bpffs mounted?)\n",
+		TM_PIN_DIR, strerror(errno));
+	unpin_maps();
+	return -1;
 }
 
 /* The kernel bumps hotplug_seq on CPU hotplug; passing it in makes a
@@ -220,12 +414,14 @@ static __u64 read_hotplug_seq(void)
  * or an exit from the kernel. Returns the exit code the kernel recorded (or a
  * negative errno when loading failed); *restart says whether to go again.
  */
-static int run_once(const struct tm_opts *o, bool *restart)
+static int run_once(const struct tm_opts *o, bool first, bool *restart)
 {
 	struct tidemark *skel;
 	struct bpf_link *link = NULL;
 	time_t next_stats;
 	__s64 ecode = 0;
+	__u64 flag = 0;
+	__u32 zero = 0;
 	int err;
 
 	*restart = false;
@@ -236,12 +432,26 @@ static int run_once(const struct tm_opts *o, bool *restart)
 	}
 	skel->struct_ops.tidemark_ops->hotplug_seq = read_hotplug_seq();
 	skel->struct_ops.tidemark_ops->timeout_ms = o->timeout_ms;
+	/* a throttle needs the last task re-enqueued, or it would run on */
+	if (kernel_enum("scx_ops_flags", "SCX_OPS_ENQ_LAST", &flag)) {
+		fprintf(stderr, "scx_tidemark: kernel BTF lacks SCX_OPS_ENQ_LAST (no sched_ext?)\n");
+		err = -ENOTSUP;
+		goto out;
+	}
+	skel->struct_ops.tidemark_ops->flags |= flag;
 	skel->rodata->slice_ns = o->slice_us * 1000;
+	skel->rodata->window_ns = o->window_us * 1000;
+	skel->rodata->nr_cpus = nr_cpus_possible();
 	UEI_SET_SIZE(skel, tidemark_ops, uei);
 
 	err = tidemark__load(skel);
 	if (err) {
 		fprintf(stderr, "scx_tidemark: load failed: %s\n", strerror(-err));
+		goto out;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.tunables), &zero, &o->tun, BPF_ANY) ||
+	    apply_rules(skel, o, first)) {
+		err = -EINVAL;
 		goto out;
 	}
 	link = bpf_map__attach_struct_ops(skel->maps.tidemark_ops);
@@ -251,7 +461,14 @@ static int run_once(const struct tm_opts *o, bool *restart)
 			errno == EBUSY ? " (another sched_ext scheduler is loaded)" : "");
 		goto out;
 	}
-	fprintf(stderr, "scx_tidemark: loaded (slice %" PRIu64 " us)\n", (uint64_t)o->slice_us);
+	if (pin_maps(skel)) {
+		err = -EIO;
+		goto out;
+	}
+	fprintf(stderr,
+		"scx_tidemark: loaded (slice %" PRIu64 " us, suppress %u%%, max BE wait %u ms, BE floor %u mCPU, %d class rules)\n",
+		(uint64_t)o->slice_us, o->tun.suppress_pct, o->tun.max_be_wait_ms,
+		o->tun.be_floor_mcpu, o->nr_rules);
 
 	next_stats = time(NULL) + o->stats_s;
 	while (!exit_req && !UEI_EXITED(skel, uei)) {
@@ -262,6 +479,7 @@ static int run_once(const struct tm_opts *o, bool *restart)
 		}
 	}
 	/* Detaching waits for the kernel to finish disabling. */
+	unpin_maps();
 	bpf_link__destroy(link);
 	link = NULL;
 	if (o->stats_s)
@@ -272,8 +490,10 @@ static int run_once(const struct tm_opts *o, bool *restart)
 		err = -EIO;
 	*restart = !exit_req && UEI_ECODE_RESTART(ecode);
 out:
-	if (link)
+	if (link) {
+		unpin_maps();
 		bpf_link__destroy(link);
+	}
 	tidemark__destroy(skel);
 	return err;
 }
@@ -294,8 +514,11 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
+	bool first = true;
+
 	do {
-		ret = run_once(&opts, &restart);
+		ret = run_once(&opts, first, &restart);
+		first = false;
 		if (restart)
 			fprintf(stderr, "scx_tidemark: kernel asked for a restart; reloading\n");
 	} while (restart);

@@ -34,7 +34,7 @@ if kill -0 $pid 2>/dev/null; then ok "loader alive after stress"; else not_ok "l
 
 stats=$(grep '^{' "$log" | tail -n 1)
 note "counters: $stats"
-for c in enq_shared dispatch enq_direct enq_local_pinned; do
+for c in enq_hi dispatch_hi enq_direct enq_local_pinned; do
 	v=$(json_field "$stats" "$c")
 	if [ "${v:-0}" -gt 0 ]; then ok "counter $c counts ($v)"; else not_ok "counter $c counts" "$stats"; fi
 done

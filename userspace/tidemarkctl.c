@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tidemarkctl: change a running tidemark scheduler through its pinned maps.
+ *
+ *   tidemarkctl class PATH online|be|system|none
+ *   tidemarkctl set NAME=VALUE...      (suppress_pct, max_be_wait_ms, be_floor_mcpu)
+ *   tidemarkctl show
+ *
+ * Every change is validated in full before anything is written.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "tmlib.h"
+
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: tidemarkctl class PATH online|be|system|none\n"
+		   "       tidemarkctl set NAME=VALUE...  (suppress_pct, max_be_wait_ms, be_floor_mcpu)\n"
+		   "       tidemarkctl show\n");
+	return f == stdout ? 0 : 2;
+}
+
+static int open_pinned(const char *name)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", TM_PIN_DIR, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		fprintf(stderr, "tidemarkctl: %s: %s (is scx_tidemark running?)\n", path,
+			strerror(errno));
+	return fd;
+}
+
+static int nr_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	return n > 0 ? (int)n : 1;
+}
+
+/* A class change bumps class_gen so cached lookups are redone at once. */
+static int bump_gen(int tfd)
+{
+	struct tm_tunables t;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(tfd, &zero, &t))
+		return -1;
+	t.class_gen++;
+	return bpf_map_update_elem(tfd, &zero, &t, BPF_ANY);
+}
+
+static int cmd_class(int argc, char **argv)
+{
+	char err[512];
+	int cfd, tfd, cls = -1, ret;
+	__u64 id;
+
+	if (argc != 2)
+		return usage(stderr);
+	if (strcmp(argv[1], "none")) {
+		cls = tm_class_parse(argv[1]);
+		if (cls < 0) {
+			fprintf(stderr, "tidemarkctl: unknown class '%s' (online, be, system, none)\n",
+				argv[1]);
+			return 2;
+		}
+	}
+	if (tm_cgroup_id(argv[0], &id, err, sizeof(err))) {
+		fprintf(stderr, "tidemarkctl: %s\n", err);
+		return 1;
+	}
+	cfd = open_pinned("classes");
+	tfd = open_pinned("tunables");
+	if (cfd < 0 || tfd < 0)
+		return 1;
+	if (cls < 0) {
+		ret = bpf_map_delete_elem(cfd, &id);
+		if (ret && errno == ENOENT)
+			ret = 0;
+	} else {
+		__u32 v = cls;
+
+		ret = bpf_map_update_elem(cfd, &id, &v, BPF_ANY);
+	}
+	if (ret || bump_gen(tfd)) {
+		fprintf(stderr, "tidemarkctl: map update failed: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("%s -> %s\n", argv[0], cls < 0 ? "none (inherits)" : tm_class_name(cls));
+	return 0;
+}
+
+static int cmd_set(int argc, char **argv)
+{
+	struct tm_tunables t;
+	const char *why;
+	char err[256];
+	__u32 zero = 0;
+	int tfd;
+
+	if (argc < 1)
+		return usage(stderr);
+	tfd = open_pinned("tunables");
+	if (tfd < 0)
+		return 1;
+	if (bpf_map_lookup_elem(tfd, &zero, &t)) {
+		fprintf(stderr, "tidemarkctl: cannot read tunables: %s\n", strerror(errno));
+		return 1;
+	}
+	for (int i = 0; i < argc; i++) {
+		if (tm_tunable_set(&t, argv[i], err, sizeof(err))) {
+			fprintf(stderr, "tidemarkctl: %s\n", err);
+			return 2;
+		}
+	}
+	why = tm_tunables_check(&t, nr_cpus());
+	if (why) {
+		fprintf(stderr, "tidemarkctl: %s; nothing changed\n", why);
+		return 2;
+	}
+	if (bpf_map_update_elem(tfd, &zero, &t, BPF_ANY)) {
+		fprintf(stderr, "tidemarkctl: cannot write tunables: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("suppress_pct=%u max_be_wait_ms=%u be_floor_mcpu=%u\n", t.suppress_pct,
+	       t.max_be_wait_ms, t.be_floor_mcpu);
+	return 0;
+}
+
+static int cmd_show(void)
+{
+	struct tm_tunables t;
+	__u64 key, next, *prev = NULL;
+	__u32 zero = 0, cls;
+	int tfd = open_pinned("tunables"), cfd = open_pinned("classes");
+
+	if (tfd < 0 || cfd < 0)
+		return 1;
+	if (bpf_map_lookup_elem(tfd, &zero, &t))
+		return 1;
+	printf("suppress_pct=%u max_be_wait_ms=%u be_floor_mcpu=%u class_gen=%u\n",
+	       t.suppress_pct, t.max_be_wait_ms, t.be_floor_mcpu, t.class_gen);
+	while (!bpf_map_get_next_key(cfd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!bpf_map_lookup_elem(cfd, &key, &cls))
+			printf("cgroup %llu %s\n", (unsigned long long)key, tm_class_name(cls));
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage(stderr);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
+		return usage(stdout);
+	if (!strcmp(argv[1], "class"))
+		return cmd_class(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "set"))
+		return cmd_set(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "show"))
+		return cmd_show();
+	fprintf(stderr, "tidemarkctl: unknown command '%s'\n", argv[1]);
+	return usage(stderr);
+}

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+
+#include "tmlib.h"
+
+static const char *const class_names[TM_NR_CLASSES] = {
+	[TM_CLASS_SYSTEM] = "system",
+	[TM_CLASS_ONLINE] = "online",
+	[TM_CLASS_BE] = "be",
+};
+
+int tm_class_parse(const char *s)
+{
+	for (int i = 0; i < TM_NR_CLASSES; i++)
+		if (!strcmp(s, class_names[i]))
+			return i;
+	return -1;
+}
+
+const char *tm_class_name(unsigned int cls)
+{
+	return cls < TM_NR_CLASSES ? class_names[cls] : "none";
+}
+
+int tm_cgroup_id(const char *path, __u64 *id, char *err, size_t errlen)
+{
+	char full[PATH_MAX];
+	struct statfs sfs;
+	struct stat st;
+	size_t rl = strlen(TM_CGROUP_ROOT);
+
+	if (!path || !*path) {
+		snprintf(err, errlen, "empty cgroup path");
+		return -1;
+	}
+	if (statfs(TM_CGROUP_ROOT, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		snprintf(err, errlen, "%s is not a cgroup v2 mount (cgroup v1-only hosts are not supported)",
+			 TM_CGROUP_ROOT);
+		return -1;
+	}
+	if (!strncmp(path, TM_CGROUP_ROOT, rl) && (path[rl] == '/' || !path[rl]))
+		snprintf(full, sizeof(full), "%s", path);
+	else
+		snprintf(full, sizeof(full), "%s/%s", TM_CGROUP_ROOT, path[0] == '/' ? path + 1 : path);
+	if (stat(full, &st)) {
+		snprintf(err, errlen, "cgroup %s: %s", full, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode) || statfs(full, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		snprintf(err, errlen, "%s is not a cgroup v2 directory", full);
+		return -1;
+	}
+	/* on cgroup2 the inode number is the kernfs id the kernel uses */
+	*id = st.st_ino;
+	return 0;
+}
+
+int tm_tunable_set(struct tm_tunables *t, const char *assign, char *err, size_t errlen)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} fields[] = {
+		{ "suppress_pct", offsetof(struct tm_tunables, suppress_pct) },
+		{ "max_be_wait_ms", offsetof(struct tm_tunables, max_be_wait_ms) },
+		{ "be_floor_mcpu", offsetof(struct tm_tunables, be_floor_mcpu) },
+	};
+	const char *eq = strchr(assign, '=');
+	unsigned long long v;
+	char *end;
+
+	if (!eq) {
+		snprintf(err, errlen, "'%s': expected NAME=VALUE", assign);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		if (strlen(fields[i].name) != (size_t)(eq - assign) ||
+		    strncmp(fields[i].name, assign, eq - assign))
+			continue;
+		errno = 0;
+		v = strtoull(eq + 1, &end, 10);
+		if (!eq[1] || eq[1] == '-' || *end || errno || v > UINT32_MAX) {
+			snprintf(err, errlen, "%s needs a whole number, got '%s'", fields[i].name, eq + 1);
+			return -1;
+		}
+		*(__u32 *)((char *)t + fields[i].off) = v;
+		return 0;
+	}
+	snprintf(err, errlen, "unknown tunable '%.*s' (suppress_pct, max_be_wait_ms, be_floor_mcpu)",
+		 (int)(eq - assign), assign);
+	return -1;
+}
+
+__u64 tm_hist_pct_us(const __u64 *hist, unsigned int nbuckets, unsigned int pct)
+{
+	__u64 total = 0, seen = 0, want;
+	unsigned int b;
+
+	for (b = 0; b < nbuckets; b++)
+		total += hist[b];
+	if (!total)
+		return 0;
+	want = (total * pct + 99) / 100;
+	if (!want)
+		want = 1;
+	for (b = 0; b < nbuckets; b++) {
+		seen += hist[b];
+		if (seen >= want)
+			break;
+	}
+	/* bucket b holds [2^(b-1), 2^b) us: report its upper bound */
+	return b >= nbuckets ? 1ULL << (nbuckets - 1) : 1ULL << b;
+}

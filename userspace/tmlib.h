@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Helpers shared by scx_tidemark and tidemarkctl. No exit(): errors are
+ * returned with a message in the caller's buffer. */
+#ifndef __TMLIB_H
+#define __TMLIB_H
+#include <stddef.h>
+#include "tidemark.h"
+
+#define TM_CGROUP_ROOT "/sys/fs/cgroup"
+#define TM_PIN_DIR "/sys/fs/bpf/tidemark"
+
+/* "online", "be", "system" -> class; -1 if unknown. */
+int tm_class_parse(const char *s);
+const char *tm_class_name(unsigned int cls);
+
+/*
+ * Resolve a cgroup v2 path (absolute under /sys/fs/cgroup, or relative to
+ * it, or "/x/y" meaning /sys/fs/cgroup/x/y) to its id. Returns 0, or -1
+ * with a message naming the problem in err.
+ */
+int tm_cgroup_id(const char *path, __u64 *id, char *err, size_t errlen);
+
+/* Parse "name=value" for a tunable into *t; -1 with a message. */
+int tm_tunable_set(struct tm_tunables *t, const char *assign, char *err, size_t errlen);
+
+/* Estimate the pct-th percentile (0-100) of a log2-us histogram, in us. */
+__u64 tm_hist_pct_us(const __u64 *hist, unsigned int nbuckets, unsigned int pct);
+#endif
