@@ -16,9 +16,12 @@
  *   running ONLINE/SYSTEM is never preempted for anyone.
  * - BE waits in a FIFO queue and runs only within its budget: per window
  *   (window_us), BE may use capacity x suppress_pct minus what ONLINE and
- *   SYSTEM used in the previous window, but at least be_floor_mcpu. A BE
- *   slice is cut to the budget left, and a running BE task whose budget is
- *   spent is stopped at the next tick. Overspending is paid back next window.
+ *   SYSTEM used in the previous window, but at least be_floor_mcpu. Each BE
+ *   run reserves a grant (a slice, or the budget left) when it starts and
+ *   returns the unused part when it stops; a per-CPU timer ends the grant
+ *   on time (the tick alone is 4 ms at HZ=250). What the last window went
+ *   over the line (BE past its grants, ONLINE above its prediction) is paid
+ *   back from the next budget, so node busy holds at the line.
  * - Bounded wait: when the oldest queued BE task has waited max_be_wait_ms,
  *   it runs ahead of everything (one slice), so BE never starves and the
  *   sched_ext watchdog never fires. Below the floor, BE also runs first.
@@ -41,11 +44,16 @@ UEI_DEFINE(uei);
 
 /* Highest vtime seen running: the HI queue's "now". Races are benign. */
 static u64 vtime_now;
-/* BE CPU time left in this window, ns (negative: overspent). */
+/*
+ * BE CPU time left in this window, ns (negative: overspent). A BE run
+ * reserves its whole slice from it when it starts (a grant) and gives back
+ * what it did not use when it stops, so CPUs starting BE at the same time
+ * cannot each spend the same budget.
+ */
 static s64 be_budget;
-/* BE CPU time used in this window and the floor it is owed, ns. */
-static u64 be_used_window;
+/* BE floor of this window and what is still owed of it, ns. */
 static u64 be_floor_ns;
+static s64 be_floor_left;
 static u64 max_be_wait_ns = TM_MAX_BE_WAIT_MS_DFL * 1000000ULL;
 static u32 class_gen;
 
@@ -75,7 +83,6 @@ struct task_ctx {
 	u64 enq_at;	/* when it was queued, for wait time and bounded wait */
 	u32 gen;	/* class_gen the class was resolved at */
 	u8 class;
-	u8 forced;	/* running beyond the BE budget (bounded wait / floor) */
 };
 
 struct {
@@ -87,10 +94,14 @@ struct {
 
 /* What each CPU runs now, read by other CPUs to find BE to preempt. */
 struct cpu_ctx {
-	u64 started;	/* when the current task started running */
+	u64 started;	/* when the current task started running or was charged */
 	u64 run_ns[TM_NR_CLASSES];	/* cumulative runtime per class */
+	u64 grant_left;	/* BE: reserved runtime not yet charged, ns */
+	u64 be_until;	/* BE: when the grant runs out */
+	u64 next_grant;	/* BE run forced by dispatch (floor, bounded wait), ns */
 	u32 class;	/* TM_CLASS_NONE when none of ours runs */
-	u32 pad;
+	u8 forced;	/* BE: this run is beyond the budget (floor, bounded wait) */
+	u8 pad[3];
 };
 
 struct {
@@ -100,11 +111,29 @@ struct {
 	__uint(max_entries, TM_MAX_CPUS);
 } cpu_ctxs SEC(".maps");
 
+/*
+ * Per-CPU grant timers. sched_ext only notices an expired slice at the
+ * next tick (4 ms at HZ=250), far too coarse for a 5 ms window: a timer
+ * pinned to the CPU ends a BE grant on time.
+ */
+struct grant_timer {
+	struct bpf_timer timer;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct grant_timer);
+	__uint(max_entries, TM_MAX_CPUS);
+} grant_timers SEC(".maps");
+
 /* The window timer, with the per-class usage snapshot of the last window. */
 struct window {
 	struct bpf_timer timer;
 	u64 last_run_ns[TM_NR_CLASSES];
 	u64 last_at;
+	u64 hi_pred;	/* ONLINE+SYSTEM use predicted for the period ... */
+	u64 pred_dt;	/* ... of this length */
 };
 
 struct {
@@ -328,24 +357,104 @@ static u64 be_head_wait(u64 now)
 	return wait;
 }
 
+/*
+ * Start a BE grant of @grant ns on this CPU: the slice ends when it is used up,
+ * enforced by the CPU's grant timer. Forced grants (floor, bounded wait)
+ * do not come out of the budget.
+ */
+static void be_grant_start(struct task_struct *p, struct cpu_ctx *c, u64 grant, bool forced,
+			   u64 now)
+{
+	struct grant_timer *gt;
+	/* running and dispatch both run on the CPU concerned */
+	u32 key = bpf_get_smp_processor_id();
+
+	if (grant < TM_BE_GRANT_MIN_NS)
+		grant = TM_BE_GRANT_MIN_NS;
+	if (!forced) {
+		__sync_fetch_and_sub(&be_budget, grant);
+		/* a regular run counts towards the floor as well */
+		__sync_fetch_and_sub(&be_floor_left, grant);
+	}
+	c->grant_left = grant;
+	c->forced = forced;
+	c->be_until = now + grant;
+	p->scx.slice = grant;
+	gt = bpf_map_lookup_elem(&grant_timers, &key);
+	if (gt)
+		bpf_timer_start(&gt->timer, grant, BPF_F_TIMER_CPU_PIN);
+}
+
+/* What a regular grant did not use goes back to the budget and floor. */
+static __always_inline void be_grant_return(struct cpu_ctx *c)
+{
+	if (!c->forced && c->grant_left) {
+		__sync_fetch_and_add(&be_budget, c->grant_left);
+		__sync_fetch_and_add(&be_floor_left, c->grant_left);
+	}
+	c->grant_left = 0;
+}
+
+/* A regular BE grant: a slice, or what is left of the budget. */
+static __always_inline u64 be_regular_grant(void)
+{
+	s64 b = be_budget;
+
+	return b > 0 && (u64)b < slice_ns ? (u64)b : slice_ns;
+}
+
+/*
+ * Charge what the task on @c ran since it started or was last charged: to
+ * its class and, for BE, to its grant; a run past the grant (the timer was
+ * late) comes out of the budget. Done at every tick and at stopping.
+ */
+static __always_inline void charge(struct cpu_ctx *c, u32 cls, u64 now)
+{
+	u64 ran = time_before(c->started, now) ? now - c->started : 0, in_grant;
+
+	c->started = now;
+	c->run_ns[cls] += ran;
+	stat_add(TM_STAT_RUN_NS_SYSTEM + cls, ran);
+	if (cls != TM_CLASS_BE)
+		return;
+	in_grant = ran < c->grant_left ? ran : c->grant_left;
+	c->grant_left -= in_grant;
+	if (!c->forced && ran > in_grant) {
+		__sync_fetch_and_sub(&be_budget, ran - in_grant);
+		__sync_fetch_and_sub(&be_floor_left, ran - in_grant);
+	}
+}
+
 void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 {
 	bool be_queued = scx_bpf_dsq_nr_queued(TM_DSQ_BE) > 0;
+	struct cpu_ctx *c = cpu_ctx(cpu);
 
+	if (!c)
+		return;
+	c->next_grant = 0;
 	if (be_queued) {
 		/* Bounded wait first, then the floor: both beat ONLINE. */
 		if (be_head_wait(bpf_ktime_get_ns()) >= max_be_wait_ns) {
+			c->next_grant = TM_BE_FORCED_NS < slice_ns ? TM_BE_FORCED_NS : slice_ns;
 			if (tm_move_to_local(TM_DSQ_BE)) {
 				stat_inc(TM_STAT_BE_FORCED);
 				return;
 			}
 		}
-		if (be_used_window < be_floor_ns && scx_bpf_dsq_nr_queued(TM_DSQ_HI) > 0) {
+		if (be_floor_left > 0 && scx_bpf_dsq_nr_queued(TM_DSQ_HI) > 0) {
+			s64 owed = be_floor_left;
+
+			/* reserve it, so other CPUs do not run the same floor */
+			c->next_grant = (u64)owed < slice_ns ? (u64)owed : slice_ns;
+			__sync_fetch_and_sub(&be_floor_left, c->next_grant);
 			if (tm_move_to_local(TM_DSQ_BE)) {
 				stat_inc(TM_STAT_BE_FLOOR);
 				return;
 			}
+			__sync_fetch_and_add(&be_floor_left, c->next_grant);
 		}
+		c->next_grant = 0;
 	}
 	if (tm_move_to_local(TM_DSQ_HI)) {
 		stat_inc(TM_STAT_DISPATCH_HI);
@@ -355,13 +464,21 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 		stat_inc(TM_STAT_DISPATCH_BE);
 		return;
 	}
-	/* Nothing else may run: the previous task goes on, BE within budget. */
+	/* Nothing else may run: the previous task goes on, BE on a new grant. */
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
 		struct task_ctx *tctx = task_ctx(prev);
 
-		if (tctx && tctx->class == TM_CLASS_BE && !be_budget_left())
-			return;
-		prev->scx.slice = slice_ns;
+		if (tctx && tctx->class == TM_CLASS_BE) {
+			u64 now = bpf_ktime_get_ns();
+
+			if (!be_budget_left())
+				return;
+			charge(c, TM_CLASS_BE, now);
+			be_grant_return(c);
+			be_grant_start(prev, c, be_regular_grant(), false, now);
+		} else {
+			prev->scx.slice = slice_ns;
+		}
 		stat_inc(TM_STAT_KEEP_RUNNING);
 	}
 }
@@ -386,47 +503,16 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 		if (s && tctx->enq_at && time_before(tctx->enq_at, now))
 			s->wait_hist[cls][tm_hist_bucket(now - tctx->enq_at)]++;
 		tctx->enq_at = 0;
-		tctx->forced = 0;
-		if (cls == TM_CLASS_BE) {
-			if (be_budget <= 0) {
-				/*
-				 * Running past the budget (bounded wait or floor):
-				 * only what the floor still owes, or a short run.
-				 */
-				u64 owed = be_floor_ns > be_used_window ?
-						   be_floor_ns - be_used_window : 1000000;
-
-				tctx->forced = 1;
-				if (owed < 100000)
-					owed = 100000;
-				if (owed < p->scx.slice)
-					p->scx.slice = owed;
-			} else if ((u64)be_budget < p->scx.slice) {
-				/* do not run far past the suppress line */
-				p->scx.slice = be_budget < 100000 ? 100000 : be_budget;
-			}
-		}
+	}
+	if (c && cls == TM_CLASS_BE) {
+		if (c->next_grant)
+			be_grant_start(p, c, c->next_grant, true, now);
+		else
+			be_grant_start(p, c, be_regular_grant(), false, now);
+		c->next_grant = 0;
 	}
 	if (cls != TM_CLASS_BE && time_before(vtime_now, p->scx.dsq_vtime))
 		vtime_now = p->scx.dsq_vtime;
-}
-
-/*
- * Charge what the task on @c ran since it started or was last charged: to
- * its class and, for BE, to the budget. Done at every tick as well as at
- * stopping, so a BE task that keeps its CPU cannot outrun the budget.
- */
-static __always_inline void charge(struct cpu_ctx *c, u32 cls, u64 now)
-{
-	u64 ran = time_before(c->started, now) ? now - c->started : 0;
-
-	c->started = now;
-	c->run_ns[cls] += ran;
-	stat_add(TM_STAT_RUN_NS_SYSTEM + cls, ran);
-	if (cls == TM_CLASS_BE) {
-		__sync_fetch_and_sub(&be_budget, ran);
-		__sync_fetch_and_add(&be_used_window, ran);
-	}
 }
 
 void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
@@ -440,6 +526,8 @@ void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 		cls = TM_CLASS_SYSTEM;
 	if (c) {
 		charge(c, cls, bpf_ktime_get_ns());
+		if (cls == TM_CLASS_BE)
+			be_grant_return(c);
 		c->class = TM_CLASS_NONE;
 	}
 	if (cls != TM_CLASS_BE)
@@ -460,10 +548,19 @@ void BPF_STRUCT_OPS(tidemark_tick, struct task_struct *p)
 		p->scx.slice = 0;
 		return;
 	}
-	if (tctx->class == TM_CLASS_BE && !tctx->forced && !be_budget_left()) {
+}
+
+/* A BE grant ran out: end the slice now rather than at the next tick. */
+static int grant_timer_fn(void *map, int *key, struct grant_timer *gt)
+{
+	struct cpu_ctx *c = cpu_ctx(*key);
+
+	if (c && c->class == TM_CLASS_BE &&
+	    !time_before(bpf_ktime_get_ns() + TM_BE_GRANT_SLACK_NS, c->be_until)) {
 		stat_inc(TM_STAT_BE_THROTTLED);
-		p->scx.slice = 0;
+		scx_bpf_kick_cpu(*key, SCX_KICK_PREEMPT);
 	}
+	return 0;
 }
 
 void BPF_STRUCT_OPS(tidemark_enable, struct task_struct *p)
@@ -490,7 +587,7 @@ s32 BPF_STRUCT_OPS(tidemark_init_task, struct task_struct *p, struct scx_init_ta
 static int window_fn(void *map, int *key, struct window *w)
 {
 	struct tm_tunables *t;
-	u64 now = bpf_ktime_get_ns(), used[TM_NR_CLASSES] = {}, hi, allow, cap, dt;
+	u64 now = bpf_ktime_get_ns(), used[TM_NR_CLASSES] = {}, hi, allow, cap, dt, pred;
 	u32 zero = 0, i, kicks;
 	s64 left;
 
@@ -524,19 +621,30 @@ static int window_fn(void *map, int *key, struct window *w)
 	}
 	dt = w->last_at && time_before(w->last_at, now) ? now - w->last_at : window_ns;
 	w->last_at = now;
+	/*
+	 * Timers fire late under load: size the next budget on the period that
+	 * really elapsed (bounded, so a long stall gives no burst), or a late
+	 * timer would cost BE its share.
+	 */
+	if (dt > 4 * window_ns)
+		dt = 4 * window_ns;
 	/* The running share is counted again next time: cap at the capacity. */
 	cap = dt * nr_cpus;
 	if (hi > cap)
 		hi = cap;
 
-	be_floor_ns = (u64)t->be_floor_mcpu * window_ns / 1000;
-	allow = tm_be_allowance(window_ns * nr_cpus, t->suppress_pct, hi * window_ns / dt,
-				be_floor_ns);
+	be_floor_ns = (u64)t->be_floor_mcpu * dt / 1000;
+	be_floor_left = be_floor_ns;
+	allow = tm_be_allowance(cap, t->suppress_pct, hi, be_floor_ns);
 	left = be_budget;
 	if (left <= 0 && scx_bpf_dsq_nr_queued(TM_DSQ_BE))
 		stat_add(TM_STAT_BE_THROTTLED_NS, dt);
-	be_budget = tm_be_budget_next(left, allow);
-	be_used_window = 0;
+	/* the prediction was for a period of pred_dt: rescale to this one */
+	pred = w->pred_dt ? w->hi_pred * dt / w->pred_dt : hi;
+	be_budget = tm_be_budget_next(left, (s64)hi - (s64)pred, allow, cap / 100 * t->suppress_pct);
+	/* ONLINE+SYSTEM of the last period predicts the next one */
+	w->hi_pred = hi;
+	w->pred_dt = dt;
 
 	kicks = scx_bpf_dsq_nr_queued(TM_DSQ_BE);
 	if (kicks && (be_budget > 0 || be_head_wait(now) >= max_be_wait_ns)) {
@@ -567,9 +675,14 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(tidemark_init)
 	bpf_for(zero, 0, nr_cpus)
 	{
 		struct cpu_ctx *c = cpu_ctx(zero);
+		struct grant_timer *gt = bpf_map_lookup_elem(&grant_timers, &zero);
 
 		if (c)
 			c->class = TM_CLASS_NONE;
+		if (!gt)
+			return -ENOENT;
+		bpf_timer_init(&gt->timer, &grant_timers, CLOCK_MONOTONIC);
+		bpf_timer_set_callback(&gt->timer, grant_timer_fn);
 	}
 	zero = 0;
 	w = bpf_map_lookup_elem(&windows, &zero);
@@ -587,8 +700,8 @@ void BPF_STRUCT_OPS(tidemark_exit, struct scx_exit_info *ei)
 
 void BPF_STRUCT_OPS(tidemark_dump, struct scx_dump_ctx *dctx)
 {
-	scx_bpf_dump("tidemark: be_budget=%lld be_used_window=%llu be_floor=%llu class_gen=%u",
-		     be_budget, be_used_window, be_floor_ns, class_gen);
+	scx_bpf_dump("tidemark: be_budget=%lld be_floor=%llu be_floor_left=%lld class_gen=%u",
+		     be_budget, be_floor_ns, be_floor_left, class_gen);
 	scx_bpf_dump(" hi_queued=%d be_queued=%d be_head_wait_ns=%llu\n",
 		     scx_bpf_dsq_nr_queued(TM_DSQ_HI), scx_bpf_dsq_nr_queued(TM_DSQ_BE),
 		     be_head_wait(bpf_ktime_get_ns()));
@@ -599,8 +712,8 @@ void BPF_STRUCT_OPS(tidemark_dump_task, struct scx_dump_ctx *dctx, struct task_s
 	struct task_ctx *tctx = task_ctx(p);
 
 	if (tctx)
-		scx_bpf_dump("tidemark: class=%u cgid=%llu forced=%u enq_at=%llu", tctx->class,
-			     tctx->cgid, tctx->forced, tctx->enq_at);
+		scx_bpf_dump("tidemark: class=%u cgid=%llu enq_at=%llu", tctx->class, tctx->cgid,
+			     tctx->enq_at);
 }
 
 SCX_OPS_DEFINE(tidemark_ops,

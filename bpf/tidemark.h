@@ -75,6 +75,12 @@ enum tm_defaults {
 	TM_WINDOW_US_MAX = 100000,
 };
 
+/* BE grants: shortest run worth a context switch, length of a forced run
+ * (bounded wait), and how early a grant timer may end a grant. */
+#define TM_BE_GRANT_MIN_NS 100000ULL
+#define TM_BE_FORCED_NS 1000000ULL
+#define TM_BE_GRANT_SLACK_NS 20000ULL
+
 /* enum scx_exit_kind: values from here on are errors (kernel ABI). */
 #define TM_EXIT_KIND_ERROR 1024
 
@@ -94,7 +100,7 @@ enum tm_defaults {
 	X(DISPATCH_HI, "dispatch_hi", "ONLINE/SYSTEM tasks moved to a CPU")            \
 	X(DISPATCH_BE, "dispatch_be", "BE tasks moved to a CPU within the budget")     \
 	X(BE_PREEMPTED, "be_preempted", "BE tasks preempted by a waking ONLINE/SYSTEM task") \
-	X(BE_THROTTLED, "be_throttled", "BE slices cut short: budget spent")           \
+	X(BE_THROTTLED, "be_throttled", "BE runs ended by their grant timer")          \
 	X(BE_THROTTLED_NS, "be_throttled_ns", "time BE waited with its budget spent, ns") \
 	X(BE_FORCED, "be_forced", "BE runs forced by max_be_wait_ms")                  \
 	X(BE_FLOOR, "be_floor", "BE runs ahead of ONLINE to keep the BE floor")        \
@@ -144,12 +150,23 @@ static inline __u64 tm_be_allowance(__u64 cap_ns, __u32 suppress_pct, __u64 hi_u
 }
 
 /*
- * Next window's budget: overspending (BE slices that ran past the budget)
- * is paid back, unspent budget is not carried (no bursts above the line).
+ * Next window's budget: the allowance minus what the last window went over
+ * the line. Over means BE ran past its budget (left_ns < 0: ticks, minimum
+ * slices) or ONLINE+SYSTEM used more than predicted (hi_miss_ns > 0); BE
+ * budget left unspent offsets a rise of ONLINE. Nothing is ever credited
+ * (no burst above the line), and the payback is capped at @max_payback_ns
+ * so one spike costs BE at most one window.
  */
-static inline __s64 tm_be_budget_next(__s64 left_ns, __u64 allowance_ns)
+static inline __s64 tm_be_budget_next(__s64 left_ns, __s64 hi_miss_ns, __u64 allowance_ns,
+				      __u64 max_payback_ns)
 {
-	return (left_ns < 0 ? left_ns : 0) + (__s64)allowance_ns;
+	__s64 over = hi_miss_ns - left_ns;
+
+	if (over < 0)
+		over = 0;
+	if ((__u64)over > max_payback_ns)
+		over = (__s64)max_payback_ns;
+	return (__s64)allowance_ns - over;
 }
 
 /* Returns NULL when the tunables are valid, else what is wrong. */

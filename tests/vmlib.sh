@@ -30,15 +30,7 @@ json_field() { # json name -> number
 	sed -n "s/.*\"$2\":\([0-9-]*\).*/\1/p" <<<"$1"
 }
 
-# Node CPU busy % over SECONDS from /proc/stat (user+nice+system+irq+softirq).
-node_busy_pct() {
-	local a b
-	a=$(awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $5+$6}' /proc/stat)
-	sleep "$1"
-	b=$(awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $5+$6}' /proc/stat)
-	set -- $a $b
-	echo $(((($3 - $1) * 100) / (($3 - $1) + ($4 - $2))))
-}
+# Node CPU busy: tests/busy.py (exact task run time, not /proc/stat ticks).
 
 # Run CMD inside cgroup CG (path under /sys/fs/cgroup), in the background.
 in_cgroup() { # cg cmd...

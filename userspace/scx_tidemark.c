@@ -292,7 +292,12 @@ static void print_stats(struct tidemark *skel, const struct tm_opts *o)
 		return;
 	}
 	if (o->json) {
-		printf("{\"scheduler\":\"tidemark\"");
+		struct timespec ts;
+
+		/* CLOCK_MONOTONIC, as bpf_ktime_get_ns(): tools derive rates */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		printf("{\"scheduler\":\"tidemark\",\"t_ns\":%" PRIu64,
+		       (uint64_t)(ts.tv_sec * 1000000000LL + ts.tv_nsec));
 		for (i = 0; i < TM_NR_STATS; i++)
 			printf(",\"%s\":%" PRIu64, stat_names[i], (uint64_t)sum.cnt[i]);
 		printf(",\"wait_hist_log2_us\":{");
