@@ -24,7 +24,7 @@ BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -mlittle-endian \
 	     -Ibpf -I$(LIBBPF_INC) -I$(KSRC)/tools/sched_ext/include \
 	     -I$(KSRC)/tools/include/uapi
 
-BINS := $(BUILD)/scx_tidemark $(BUILD)/tidemarkctl
+BINS := $(BUILD)/scx_tidemark $(BUILD)/tidemarkctl $(BUILD)/tm-probe
 
 .SECONDARY:
 
@@ -75,6 +75,11 @@ $(BUILD)/scx_tidemark: userspace/scx_tidemark.c $(BUILD)/tidemark.skel.h bpf/tid
 
 $(BUILD)/tidemarkctl: userspace/tidemarkctl.c bpf/tidemark.h $(TMLIB) $(LIBBPF_A)
 	$(CC) $(USER_CFLAGS) -o $@ $< userspace/tmlib.c $(USER_LIBS)
+
+# The ONLINE latency probe used by tests, the demo and benchmarks.
+$(BUILD)/tm-probe: tools/probe/tm-probe.c
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $< -lpthread
 
 include tests/tests.mk
 

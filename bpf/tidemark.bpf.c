@@ -54,8 +54,12 @@ static s64 be_budget;
 /* BE floor of this window and what is still owed of it, ns. */
 static u64 be_floor_ns;
 static s64 be_floor_left;
+/* When the current window ends (the window timer's next expiry). */
+static u64 window_end;
 static u64 max_be_wait_ns = TM_MAX_BE_WAIT_MS_DFL * 1000000ULL;
 static u32 class_gen;
+/* class_gen the BE queue was last checked at */
+static u32 be_scan_gen;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -237,25 +241,33 @@ static __always_inline bool be_budget_left(void)
  * Preempt a CPU running BE among those @p may use. The CPU's class is
  * claimed (BE -> NONE) so two wakers never pick the same victim.
  */
+static __always_inline bool claim_be_cpu(struct task_struct *p, u32 cpu)
+{
+	struct cpu_ctx *c;
+
+	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		return false;
+	c = cpu_ctx(cpu);
+	if (!c || c->class != TM_CLASS_BE)
+		return false;
+	if (__sync_val_compare_and_swap(&c->class, TM_CLASS_BE, TM_CLASS_NONE) != TM_CLASS_BE)
+		return false;
+	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	stat_inc(TM_STAT_BE_PREEMPTED);
+	return true;
+}
+
 static bool preempt_be_for(struct task_struct *p)
 {
-	u32 i;
+	u32 i, self = bpf_get_smp_processor_id();
 
+	/* this CPU first: no IPI needed */
+	if (claim_be_cpu(p, self))
+		return true;
 	bpf_for(i, 0, nr_cpus)
 	{
-		struct cpu_ctx *c;
-
-		if (!bpf_cpumask_test_cpu(i, p->cpus_ptr))
-			continue;
-		c = cpu_ctx(i);
-		if (!c || c->class != TM_CLASS_BE)
-			continue;
-		if (__sync_val_compare_and_swap(&c->class, TM_CLASS_BE, TM_CLASS_NONE) !=
-		    TM_CLASS_BE)
-			continue;
-		scx_bpf_kick_cpu(i, SCX_KICK_PREEMPT);
-		stat_inc(TM_STAT_BE_PREEMPTED);
-		return true;
+		if (i != self && claim_be_cpu(p, i))
+			return true;
 	}
 	return false;
 }
@@ -334,7 +346,8 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
-	preempt_be_for(p);
+	if (!preempt_be_for(p))
+		stat_inc(TM_STAT_HI_NO_CPU);
 }
 
 /* How long the oldest queued BE task has waited, 0 if none. */
@@ -425,13 +438,40 @@ static __always_inline void charge(struct cpu_ctx *c, u32 cls, u64 now)
 	}
 }
 
+/*
+ * After a class change, tasks already queued as BE may be ONLINE or SYSTEM
+ * now: move them to the HI queue at once instead of leaving them throttled.
+ * Tasks that became BE are caught at their next tick or enqueue.
+ */
+static void requeue_reclassified(void)
+{
+	struct task_struct *p;
+	u32 gen = class_gen;
+
+	if (be_scan_gen == gen)
+		return;
+	be_scan_gen = gen;
+	bpf_for_each(scx_dsq, p, TM_DSQ_BE, 0)
+	{
+		struct task_ctx *tctx = task_ctx(p);
+		u64 vtime;
+
+		if (task_class(p, tctx) == TM_CLASS_BE)
+			continue;
+		vtime = tm_vtime_wakeup(p->scx.dsq_vtime, vtime_now, slice_ns, p->scx.weight);
+		tm_move_vtime(BPF_FOR_EACH_ITER, p, TM_DSQ_HI, vtime);
+	}
+}
+
 void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 {
-	bool be_queued = scx_bpf_dsq_nr_queued(TM_DSQ_BE) > 0;
 	struct cpu_ctx *c = cpu_ctx(cpu);
+	bool be_queued;
 
 	if (!c)
 		return;
+	requeue_reclassified();
+	be_queued = scx_bpf_dsq_nr_queued(TM_DSQ_BE) > 0;
 	c->next_grant = 0;
 	if (be_queued) {
 		/* Bounded wait first, then the floor: both beat ONLINE. */
@@ -442,7 +482,12 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 				return;
 			}
 		}
-		if (be_floor_left > 0 && scx_bpf_dsq_nr_queued(TM_DSQ_HI) > 0) {
+		/*
+		 * The floor goes ahead of ONLINE only at the end of a window
+		 * in which BE did not get it: earlier, ONLINE keeps priority.
+		 */
+		if (be_floor_left > 0 && scx_bpf_dsq_nr_queued(TM_DSQ_HI) > 0 &&
+		    !time_before(bpf_ktime_get_ns() + be_floor_left, window_end)) {
 			s64 owed = be_floor_left;
 
 			/* reserve it, so other CPUs do not run the same floor */
@@ -656,6 +701,7 @@ static int window_fn(void *map, int *key, struct window *w)
 			kicks--;
 		}
 	}
+	window_end = now + window_ns;
 	bpf_timer_start(&w->timer, window_ns, 0);
 	return 0;
 }

@@ -100,6 +100,7 @@ enum tm_defaults {
 	X(DISPATCH_HI, "dispatch_hi", "ONLINE/SYSTEM tasks moved to a CPU")            \
 	X(DISPATCH_BE, "dispatch_be", "BE tasks moved to a CPU within the budget")     \
 	X(BE_PREEMPTED, "be_preempted", "BE tasks preempted by a waking ONLINE/SYSTEM task") \
+	X(HI_NO_CPU, "hi_no_cpu", "ONLINE/SYSTEM wakeups with no idle CPU and no BE to preempt") \
 	X(BE_THROTTLED, "be_throttled", "BE runs ended by their grant timer")          \
 	X(BE_THROTTLED_NS, "be_throttled_ns", "time BE waited with its budget spent, ns") \
 	X(BE_FORCED, "be_forced", "BE runs forced by max_be_wait_ms")                  \

@@ -22,6 +22,13 @@ void scx_bpf_dispatch_vtime___tm(struct task_struct *p, u64 dsq_id, u64 slice, u
 				 u64 enq_flags) __ksym __weak;
 bool scx_bpf_dsq_move_to_local___tm(u64 dsq_id) __ksym __weak;
 bool scx_bpf_consume___tm(u64 dsq_id) __ksym __weak;
+/* 6.12: dispatch_[vtime_]from_dsq, 6.13+: dsq_move[_vtime] */
+bool scx_bpf_dsq_move_vtime___tm(struct bpf_iter_scx_dsq *it, struct task_struct *p, u64 dsq_id,
+				 u64 enq_flags) __ksym __weak;
+bool scx_bpf_dispatch_vtime_from_dsq___tm(struct bpf_iter_scx_dsq *it, struct task_struct *p,
+					  u64 dsq_id, u64 enq_flags) __ksym __weak;
+void scx_bpf_dsq_move_set_vtime___tm(struct bpf_iter_scx_dsq *it, u64 vtime) __ksym __weak;
+void scx_bpf_dispatch_from_dsq_set_vtime___tm(struct bpf_iter_scx_dsq *it, u64 vtime) __ksym __weak;
 
 static __always_inline void tm_insert(struct task_struct *p, u64 dsq_id, u64 slice,
 				      u64 enq_flags)
@@ -46,6 +53,18 @@ static __always_inline bool tm_move_to_local(u64 dsq_id)
 	if (bpf_ksym_exists(scx_bpf_dsq_move_to_local___tm))
 		return scx_bpf_dsq_move_to_local___tm(dsq_id);
 	return scx_bpf_consume___tm(dsq_id);
+}
+
+/* Move @p, met while iterating @it, to the vtime-ordered @dsq_id at @vtime. */
+static __always_inline bool tm_move_vtime(struct bpf_iter_scx_dsq *it, struct task_struct *p,
+					  u64 dsq_id, u64 vtime)
+{
+	if (bpf_ksym_exists(scx_bpf_dsq_move_vtime___tm)) {
+		scx_bpf_dsq_move_set_vtime___tm(it, vtime);
+		return scx_bpf_dsq_move_vtime___tm(it, p, dsq_id, 0);
+	}
+	scx_bpf_dispatch_from_dsq_set_vtime___tm(it, vtime);
+	return scx_bpf_dispatch_vtime_from_dsq___tm(it, p, dsq_id, 0);
 }
 
 #endif /* __TIDEMARK_COMPAT_BPF_H */

@@ -63,9 +63,9 @@ expect_eq "refused changes left the tunables alone" "suppress_pct=40 max_be_wait
 
 note "class change: the running BE hogs' cgroup becomes ONLINE"
 build/tidemarkctl class /be online >/dev/null
-sleep 0.2
-b=$(tests/busy.py | awk '{print $2}')
-note "after be -> online: node busy $b%"
+sleep 0.05
+b=$(tests/busy.py --seconds 0.5 | awk '{print $2}')
+note "0.05-0.55 s after be -> online: node busy $b%"
 if [ "$b" -ge 90 ]; then ok "hogs unthrottled at once as ONLINE ($b%)"; else not_ok "hogs unthrottled as ONLINE" "busy $b%"; fi
 build/tidemarkctl class /be be >/dev/null
 sleep 0.2
