@@ -68,13 +68,14 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/tidemark.h bpf/tidemark_compat.bpf.h bpf/vmlin
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o $(BPFTOOL)
 	$(BPFTOOL) gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
 
-TMLIB := userspace/tmlib.c userspace/tmlib.h
+TMLIB := userspace/tmlib.c userspace/tmlib.h userspace/rules.c userspace/rules.h
+TMLIB_SRCS := userspace/tmlib.c userspace/rules.c
 
 $(BUILD)/scx_tidemark: userspace/scx_tidemark.c $(BUILD)/tidemark.skel.h bpf/tidemark.h $(TMLIB) $(LIBBPF_A)
-	$(CC) $(USER_CFLAGS) -o $@ $< userspace/tmlib.c $(USER_LIBS)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(TMLIB_SRCS) $(USER_LIBS)
 
 $(BUILD)/tidemarkctl: userspace/tidemarkctl.c bpf/tidemark.h $(TMLIB) $(LIBBPF_A)
-	$(CC) $(USER_CFLAGS) -o $@ $< userspace/tmlib.c $(USER_LIBS)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(TMLIB_SRCS) $(USER_LIBS)
 
 # The ONLINE latency probe used by tests, the demo and benchmarks.
 $(BUILD)/tm-probe: tools/probe/tm-probe.c

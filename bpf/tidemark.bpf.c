@@ -522,6 +522,12 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 			be_grant_return(c);
 			be_grant_start(prev, c, be_regular_grant(), false, now);
 		} else {
+			/* charge the slice it used before granting another */
+			u64 used = slice_ns > prev->scx.slice ? slice_ns - prev->scx.slice : 0;
+
+			prev->scx.dsq_vtime += tm_vtime_delta(used, prev->scx.weight);
+			if (time_before(vtime_now, prev->scx.dsq_vtime))
+				vtime_now = prev->scx.dsq_vtime;
 			prev->scx.slice = slice_ns;
 		}
 		stat_inc(TM_STAT_KEEP_RUNNING);

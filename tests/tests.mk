@@ -6,7 +6,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 $(BUILD)/tests/%: tests/unit/%.c bpf/tidemark.h $(TMLIB) $(BUILD)/ksrc
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(CFLAGS) -Wall -Werror -std=gnu11 -D_GNU_SOURCE -Ibpf -Iuserspace \
-		-I$(KSRC)/tools/testing/selftests -o $@ $< userspace/tmlib.c
+		-I$(KSRC)/tools/testing/selftests -o $@ $< $(TMLIB_SRCS)
 
 # The whole suite, VM tests included (the kernel is built or reused first).
 test: all $(UNIT_BINS) kernel

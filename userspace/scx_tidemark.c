@@ -24,23 +24,18 @@
 
 #include "tidemark.h"
 #include "tidemark.skel.h"
+#include "rules.h"
 #include "tmlib.h"
-
-#define TM_MAX_RULES 256
-
-struct tm_rule {
-	const char *path;
-	__u32 cls;
-};
 
 struct tm_opts {
 	__u64 slice_us;
 	__u64 window_us;
 	__u32 timeout_ms;	/* 0: kernel default (30 s) */
 	__u32 stats_s;		/* 0: no periodic counters */
+	__u32 rescan_ms;	/* how often rules are matched against new cgroups */
 	struct tm_tunables tun;
-	struct tm_rule rules[TM_MAX_RULES];
-	int nr_rules;
+	struct tm_ruleset rules;
+	int kubelet;
 	bool json;
 	bool verbose;
 };
@@ -73,6 +68,11 @@ static void usage(FILE *f, const char *prog)
 		"      --online PATH     cgroup PATH and its descendants are ONLINE (repeatable)\n"
 		"      --be PATH         cgroup PATH and its descendants are best-effort (repeatable)\n"
 		"      --system PATH     cgroup PATH is SYSTEM, e.g. inside a BE subtree (repeatable)\n"
+		"                        PATH is under /sys/fs/cgroup and may be a glob (* ? [...]);\n"
+		"                        globs also match cgroups created later; the last rule wins\n"
+		"      --kubelet MODE    built-in kubelet rules: auto (default), systemd, cgroupfs, off\n"
+		"                        (Guaranteed and Burstable pods ONLINE, BestEffort pods BE)\n"
+		"      --rescan-ms MS    match rules against new cgroups every MS (default %d, %d-%d)\n"
 		"      --stats SECONDS   print the counters every SECONDS (default: off)\n"
 		"      --json            print counters as one JSON object per line\n"
 		"  -v, --verbose         libbpf debug output\n"
@@ -80,7 +80,7 @@ static void usage(FILE *f, const char *prog)
 		prog, TM_SLICE_US_DFL, TM_SLICE_US_MIN, TM_SLICE_US_MAX, TM_TIMEOUT_MS_MAX,
 		TM_SUPPRESS_PCT_DFL, TM_MAX_BE_WAIT_MS_DFL, TM_MAX_BE_WAIT_MS_MIN,
 		TM_MAX_BE_WAIT_MS_MAX, TM_BE_FLOOR_MCPU_DFL, TM_WINDOW_US_DFL, TM_WINDOW_US_MIN,
-		TM_WINDOW_US_MAX);
+		TM_WINDOW_US_MAX, TM_RESCAN_MS_DFL, TM_RESCAN_MS_MIN, TM_RESCAN_MS_MAX);
 }
 
 /* Strict unsigned parse: the whole string, in range, or an error naming it. */
@@ -118,27 +118,31 @@ static int nr_cpus_possible(void)
 static int check_opts(struct tm_opts *o)
 {
 	const char *why = tm_tunables_check(&o->tun, nr_cpus_possible());
+	struct tm_class_entry *v;
 	char err[512];
-	__u64 id;
+	size_t n;
 
 	if (why) {
 		fprintf(stderr, "scx_tidemark: %s\n", why);
 		return -1;
 	}
-	for (int i = 0; i < o->nr_rules; i++) {
-		if (tm_cgroup_id(o->rules[i].path, &id, err, sizeof(err))) {
-			fprintf(stderr, "scx_tidemark: --%s %s: %s\n",
-				tm_class_name(o->rules[i].cls), o->rules[i].path, err);
-			return -1;
-		}
+	if (tm_rules_add_kubelet(&o->rules, o->kubelet, err, sizeof(err))) {
+		fprintf(stderr, "scx_tidemark: %s\n", err);
+		return -1;
 	}
+	if (tm_rules_resolve(&o->rules, TM_CGROUP_ROOT, true, false, &v, &n, err, sizeof(err))) {
+		fprintf(stderr, "scx_tidemark: class rules: %s\n", err);
+		return -1;
+	}
+	free(v);
 	return 0;
 }
 
 /* Returns 0 to run, 1 for --help, -1 on a bad command line. */
 static int parse_opts(int argc, char **argv, struct tm_opts *o)
 {
-	enum { OPT_STATS = 256, OPT_JSON, OPT_WINDOW, OPT_ONLINE, OPT_BE, OPT_SYSTEM };
+	enum { OPT_STATS = 256, OPT_JSON, OPT_WINDOW, OPT_ONLINE, OPT_BE, OPT_SYSTEM, OPT_KUBELET,
+	       OPT_RESCAN };
 	static const struct option longopts[] = {
 		{ "slice-us", required_argument, NULL, 's' },
 		{ "timeout-ms", required_argument, NULL, 't' },
@@ -149,18 +153,23 @@ static int parse_opts(int argc, char **argv, struct tm_opts *o)
 		{ "online", required_argument, NULL, OPT_ONLINE },
 		{ "be", required_argument, NULL, OPT_BE },
 		{ "system", required_argument, NULL, OPT_SYSTEM },
+		{ "kubelet", required_argument, NULL, OPT_KUBELET },
+		{ "rescan-ms", required_argument, NULL, OPT_RESCAN },
 		{ "stats", required_argument, NULL, OPT_STATS },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
+	char err[512];
 	__u64 v;
 	int c;
 
 	*o = (struct tm_opts){
 		.slice_us = TM_SLICE_US_DFL,
 		.window_us = TM_WINDOW_US_DFL,
+		.rescan_ms = TM_RESCAN_MS_DFL,
+		.kubelet = TM_KUBELET_AUTO,
 		.tun = {
 			.suppress_pct = TM_SUPPRESS_PCT_DFL,
 			.max_be_wait_ms = TM_MAX_BE_WAIT_MS_DFL,
@@ -193,15 +202,27 @@ static int parse_opts(int argc, char **argv, struct tm_opts *o)
 		case OPT_ONLINE:
 		case OPT_BE:
 		case OPT_SYSTEM:
-			if (o->nr_rules >= TM_MAX_RULES) {
-				fprintf(stderr, "scx_tidemark: more than %d class rules\n", TM_MAX_RULES);
+			if (tm_rules_add(&o->rules, optarg,
+					 c == OPT_ONLINE ? TM_CLASS_ONLINE :
+					 c == OPT_BE	 ? TM_CLASS_BE :
+							   TM_CLASS_SYSTEM,
+					 err, sizeof(err))) {
+				fprintf(stderr, "scx_tidemark: %s\n", err);
 				return -1;
 			}
-			o->rules[o->nr_rules].path = optarg;
-			o->rules[o->nr_rules].cls = c == OPT_ONLINE ? TM_CLASS_ONLINE :
-						    c == OPT_BE	    ? TM_CLASS_BE :
-									TM_CLASS_SYSTEM;
-			o->nr_rules++;
+			break;
+		case OPT_KUBELET:
+			o->kubelet = tm_kubelet_parse(optarg);
+			if (o->kubelet < 0) {
+				fprintf(stderr, "scx_tidemark: --kubelet '%s': use auto, systemd, cgroupfs or off\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case OPT_RESCAN:
+			if (parse_u64("--rescan-ms", optarg, TM_RESCAN_MS_MIN, TM_RESCAN_MS_MAX, &v))
+				return -1;
+			o->rescan_ms = v;
 			break;
 		case 's':
 			if (parse_u64("--slice-us", optarg, TM_SLICE_US_MIN, TM_SLICE_US_MAX, &v))
@@ -349,28 +370,73 @@ static int kernel_enum(const char *type, const char *name, __u64 *val)
 	return ret;
 }
 
-/* Class rules into the classes map; on a restart a vanished cgroup is
- * skipped with a warning rather than keeping the node unprotected. */
-static int apply_rules(struct tidemark *skel, const struct tm_opts *o, bool first)
+/* Class entries the loader wrote into the classes map (sorted by id). */
+struct tm_owned {
+	struct tm_class_entry *v;
+	size_t n;
+};
+
+static int bump_class_gen(int tfd)
+{
+	struct tm_tunables t;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(tfd, &zero, &t))
+		return -1;
+	t.class_gen++;
+	return bpf_map_update_elem(tfd, &zero, &t, BPF_ANY);
+}
+
+/*
+ * Match the rules against the cgroup tree and bring the classes map in line:
+ * new and changed cgroups are written, vanished ones removed, then class_gen
+ * is bumped so cached lookups are redone. The first time, a missing cgroup
+ * named by a plain rule is an error and nothing is written; later (rescans,
+ * restarts) it is a warning, so the rest of the node stays protected.
+ */
+static int sync_rules(struct tidemark *skel, const struct tm_opts *o, struct tm_owned *own,
+		      bool strict)
 {
 	int fd = bpf_map__fd(skel->maps.classes);
+	struct tm_class_entry *nv;
+	size_t nn, i = 0, j = 0;
+	bool changed = false;
 	char err[512];
-	__u64 id;
 
-	for (int i = 0; i < o->nr_rules; i++) {
-		if (tm_cgroup_id(o->rules[i].path, &id, err, sizeof(err))) {
-			fprintf(stderr, "scx_tidemark: --%s %s: %s\n", tm_class_name(o->rules[i].cls),
-				o->rules[i].path, err);
-			if (first)
-				return -1;
-			continue;
-		}
-		if (bpf_map_update_elem(fd, &id, &o->rules[i].cls, BPF_ANY)) {
-			fprintf(stderr, "scx_tidemark: class map update: %s\n", strerror(errno));
-			return -1;
+	if (tm_rules_resolve(&o->rules, TM_CGROUP_ROOT, true, !strict, &nv, &nn, err,
+			     sizeof(err))) {
+		fprintf(stderr, "scx_tidemark: class rules: %s\n", err);
+		return strict ? -1 : 0;
+	}
+	while (i < own->n || j < nn) {
+		if (j >= nn || (i < own->n && own->v[i].id < nv[j].id)) {
+			/* the cgroup is gone (or no rule matches it any more) */
+			if (bpf_map_delete_elem(fd, &own->v[i].id) && errno != ENOENT)
+				goto map_err;
+			changed = true;
+			i++;
+		} else if (i >= own->n || nv[j].id < own->v[i].id || nv[j].cls != own->v[i].cls) {
+			if (bpf_map_update_elem(fd, &nv[j].id, &nv[j].cls, BPF_ANY))
+				goto map_err;
+			changed = true;
+			if (i < own->n && own->v[i].id == nv[j].id)
+				i++;
+			j++;
+		} else {
+			i++;
+			j++;
 		}
 	}
+	free(own->v);
+	own->v = nv;
+	own->n = nn;
+	if (changed && bump_class_gen(bpf_map__fd(skel->maps.tunables)))
+		fprintf(stderr, "scx_tidemark: cannot bump class_gen: %s\n", strerror(errno));
 	return 0;
+map_err:
+	fprintf(stderr, "scx_tidemark: class map update: %s\n", strerror(errno));
+	free(nv);
+	return -1;
 }
 
 /* Pinned so tidemarkctl (and the daemon) can change classes and tunables. */
@@ -423,6 +489,9 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 {
 	struct tidemark *skel;
 	struct bpf_link *link = NULL;
+	struct tm_owned own = {};
+	struct timespec now;
+	__u64 next_rescan, now_ms;
 	time_t next_stats;
 	__s64 ecode = 0;
 	__u64 flag = 0;
@@ -455,7 +524,7 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 		goto out;
 	}
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.tunables), &zero, &o->tun, BPF_ANY) ||
-	    apply_rules(skel, o, first)) {
+	    sync_rules(skel, o, &own, first)) {
 		err = -EINVAL;
 		goto out;
 	}
@@ -473,11 +542,19 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 	fprintf(stderr,
 		"scx_tidemark: loaded (slice %" PRIu64 " us, suppress %u%%, max BE wait %u ms, BE floor %u mCPU, %d class rules)\n",
 		(uint64_t)o->slice_us, o->tun.suppress_pct, o->tun.max_be_wait_ms,
-		o->tun.be_floor_mcpu, o->nr_rules);
+		o->tun.be_floor_mcpu, (int)own.n);
 
 	next_stats = time(NULL) + o->stats_s;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	next_rescan = now.tv_sec * 1000ULL + now.tv_nsec / 1000000 + o->rescan_ms;
 	while (!exit_req && !UEI_EXITED(skel, uei)) {
-		usleep(100 * 1000);
+		usleep(o->rescan_ms < 100 ? o->rescan_ms * 1000 : 100 * 1000);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		now_ms = now.tv_sec * 1000ULL + now.tv_nsec / 1000000;
+		if (now_ms >= next_rescan) {
+			sync_rules(skel, o, &own, false);
+			next_rescan = now_ms + o->rescan_ms;
+		}
 		if (o->stats_s && time(NULL) >= next_stats) {
 			print_stats(skel, o);
 			next_stats += o->stats_s;
@@ -500,6 +577,7 @@ out:
 		bpf_link__destroy(link);
 	}
 	tidemark__destroy(skel);
+	free(own.v);
 	return err;
 }
 

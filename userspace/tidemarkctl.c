@@ -3,12 +3,14 @@
  * tidemarkctl: change a running tidemark scheduler through its pinned maps.
  *
  *   tidemarkctl class PATH online|be|system|none
+ *   tidemarkctl class PATH             (the class PATH gets, and from where)
  *   tidemarkctl set NAME=VALUE...      (suppress_pct, max_be_wait_ms, be_floor_mcpu)
  *   tidemarkctl show
  *
  * Every change is validated in full before anything is written.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +23,7 @@
 static int usage(FILE *f)
 {
 	fprintf(f, "usage: tidemarkctl class PATH online|be|system|none\n"
+		   "       tidemarkctl class PATH          (effective class and the cgroup it comes from)\n"
 		   "       tidemarkctl set NAME=VALUE...  (suppress_pct, max_be_wait_ms, be_floor_mcpu)\n"
 		   "       tidemarkctl show\n");
 	return f == stdout ? 0 : 2;
@@ -58,12 +61,53 @@ static int bump_gen(int tfd)
 	return bpf_map_update_elem(tfd, &zero, &t, BPF_ANY);
 }
 
+/*
+ * The class the scheduler gives tasks of PATH: that of the nearest
+ * classified ancestor (PATH included), SYSTEM when none is.
+ */
+static int cmd_class_query(const char *path)
+{
+	char cur[PATH_MAX], err[512];
+	size_t rl = strlen(TM_CGROUP_ROOT);
+	__u32 cls;
+	__u64 id;
+	int cfd;
+
+	if (tm_cgroup_id(path, &id, err, sizeof(err))) {
+		fprintf(stderr, "tidemarkctl: %s\n", err);
+		return 1;
+	}
+	cfd = open_pinned("classes");
+	if (cfd < 0)
+		return 1;
+	if (!strncmp(path, TM_CGROUP_ROOT, rl) && (path[rl] == '/' || !path[rl]))
+		path += rl;
+	snprintf(cur, sizeof(cur), "/%s", path[0] == '/' ? path + 1 : path);
+	for (;;) {
+		char *slash;
+
+		if (!tm_cgroup_id(cur, &id, err, sizeof(err)) &&
+		    !bpf_map_lookup_elem(cfd, &id, &cls)) {
+			printf("%s %s (from %s)\n", path, tm_class_name(cls), cur);
+			return 0;
+		}
+		slash = strrchr(cur, '/');
+		if (!slash || slash == cur)
+			break;
+		*slash = 0;
+	}
+	printf("%s system (no classified ancestor)\n", path);
+	return 0;
+}
+
 static int cmd_class(int argc, char **argv)
 {
 	char err[512];
 	int cfd, tfd, cls = -1, ret;
 	__u64 id;
 
+	if (argc == 1)
+		return cmd_class_query(argv[0]);
 	if (argc != 2)
 		return usage(stderr);
 	if (strcmp(argv[1], "none")) {
