@@ -82,6 +82,17 @@ struct {
 	__uint(max_entries, 1);
 } stats SEC(".maps");
 
+/*
+ * ONLINE run-queue wait per cgroup, keyed by the task's own cgroup id: the
+ * daemon's interference detector reads it. Userspace prunes removed cgroups.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, struct tm_cg_wait);
+	__uint(max_entries, TM_MAX_CG_HIST);
+} cg_waits SEC(".maps");
+
 struct task_ctx {
 	u64 cgid;	/* cgroup the class was resolved for */
 	u64 enq_at;	/* when it was queued, for wait time and bounded wait */
@@ -534,6 +545,22 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 	}
 }
 
+static __always_inline void cg_wait_add(u64 cgid, u32 bucket)
+{
+	struct tm_cg_wait *w = bpf_map_lookup_elem(&cg_waits, &cgid);
+
+	if (!w) {
+		struct tm_cg_wait zero = {};
+
+		bpf_map_update_elem(&cg_waits, &cgid, &zero, BPF_NOEXIST);
+		w = bpf_map_lookup_elem(&cg_waits, &cgid);
+	}
+	if (w && bucket < TM_HIST_BUCKETS)
+		__sync_fetch_and_add(&w->hist[bucket], 1);
+	else
+		stat_inc(TM_STAT_CG_HIST_FULL);
+}
+
 void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 {
 	struct task_ctx *tctx = task_ctx(p);
@@ -551,8 +578,13 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 	if (tctx) {
 		/* one wait per enqueue: a resumed task did not wait */
 		s = my_stats();
-		if (s && tctx->enq_at && time_before(tctx->enq_at, now))
-			s->wait_hist[cls][tm_hist_bucket(now - tctx->enq_at)]++;
+		if (s && tctx->enq_at && time_before(tctx->enq_at, now)) {
+			u32 b = tm_hist_bucket(now - tctx->enq_at);
+
+			s->wait_hist[cls][b]++;
+			if (cls == TM_CLASS_ONLINE)
+				cg_wait_add(tctx->cgid, b);
+		}
 		tctx->enq_at = 0;
 	}
 	if (c && cls == TM_CLASS_BE) {

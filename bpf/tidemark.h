@@ -15,6 +15,8 @@
 
 enum tm_limits {
 	TM_MAX_CPUS = 512,
+	/* ONLINE cgroups with their own wait histogram (map "cg_waits") */
+	TM_MAX_CG_HIST = 4096,
 };
 
 /* User DSQ ids (bit 63 clear). Every CPU drains both, so no task is ever
@@ -107,7 +109,8 @@ enum tm_defaults {
 	X(BE_FLOOR, "be_floor", "BE runs ahead of ONLINE to keep the BE floor")        \
 	X(KICK_IDLE, "kick_idle", "idle CPUs woken for queued work")                   \
 	X(KEEP_RUNNING, "keep_running", "slices extended because nothing else waited") \
-	X(RECLASSIFY, "reclassify", "class lookups (cgroup move or class change)")
+	X(RECLASSIFY, "reclassify", "class lookups (cgroup move or class change)")      \
+	X(CG_HIST_FULL, "cg_hist_full", "ONLINE waits not kept per cgroup: cg_waits map full")
 
 #define TM_STAT_ENUM(e, n, h) TM_STAT_##e,
 enum tm_stat_idx { TM_STATS(TM_STAT_ENUM) TM_NR_STATS };
@@ -120,6 +123,12 @@ struct tm_cpu_stats {
 };
 _Static_assert(sizeof(struct tm_cpu_stats) == (TM_NR_STATS + TM_NR_CLASSES * TM_HIST_BUCKETS) * 8,
 	       "tm_cpu_stats layout");
+
+/* Run-queue wait of the ONLINE tasks of one cgroup (the task's own cgroup). */
+struct tm_cg_wait {
+	__u64 hist[TM_HIST_BUCKETS];
+};
+_Static_assert(sizeof(struct tm_cg_wait) == TM_HIST_BUCKETS * 8, "tm_cg_wait layout");
 
 static inline __u32 tm_hist_bucket(__u64 wait_ns)
 {

@@ -303,6 +303,86 @@ static int read_stats(struct tidemark *skel, struct tm_cpu_stats *sum)
 	return 0;
 }
 
+/* Cgroup paths, refreshed at every rescan, to name cgroups in the stats. */
+static struct tm_cg_path *cg_paths;
+static size_t nr_cg_paths;
+
+/* Drop the wait histograms of cgroups that no longer exist. */
+static void refresh_cg_paths(struct tidemark *skel)
+{
+	int fd = bpf_map__fd(skel->maps.cg_waits);
+	struct tm_cg_path *v;
+	__u64 key, next, *prev = NULL;
+	size_t n;
+
+	if (tm_cgroup_walk(TM_CGROUP_ROOT, &v, &n))
+		return;
+	tm_cgroup_paths_free(cg_paths, nr_cg_paths);
+	cg_paths = v;
+	nr_cg_paths = n;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		if (!tm_cgroup_path_of(cg_paths, nr_cg_paths, key) && !bpf_map_delete_elem(fd, &key))
+			continue;	/* deleted: iterate from the previous key again */
+		prev = &key;
+	}
+}
+
+static void print_cg_waits(struct tidemark *skel, const struct tm_opts *o)
+{
+	int fd = bpf_map__fd(skel->maps.cg_waits);
+	__u64 key, next, *prev = NULL, total;
+	struct tm_cg_wait w;
+	bool first = true;
+
+	if (o->json)
+		printf(",\"online_cgroups\":[");
+	else
+		printf("ONLINE run-queue wait per cgroup (us, log2 bucket upper bounds):\n");
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		const char *path;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &w))
+			continue;
+		total = 0;
+		for (int k = 0; k < TM_HIST_BUCKETS; k++)
+			total += w.hist[k];
+		if (!total)
+			continue;
+		path = tm_cgroup_path_of(cg_paths, nr_cg_paths, key);
+		if (o->json) {
+			printf("%s{\"id\":%llu,\"cgroup\":\"", first ? "" : ",", (unsigned long long)key);
+			/* cgroup names may hold any byte but '/' and NUL */
+			for (const char *c = path ? path : ""; *c; c++) {
+				if (*c == '"' || *c == '\\')
+					printf("\\%c", *c);
+				else if ((unsigned char)*c < 0x20)
+					printf("\\u%04x", *c);
+				else
+					putchar(*c);
+			}
+			printf("\",\"n\":%llu,\"p50_us\":%llu,\"p99_us\":%llu,\"wait_hist_log2_us\":[",
+			       (unsigned long long)total,
+			       (unsigned long long)tm_hist_pct_us(w.hist, TM_HIST_BUCKETS, 50),
+			       (unsigned long long)tm_hist_pct_us(w.hist, TM_HIST_BUCKETS, 99));
+			for (int k = 0; k < TM_HIST_BUCKETS; k++)
+				printf("%s%llu", k ? "," : "", (unsigned long long)w.hist[k]);
+			printf("]}");
+		} else {
+			printf("  %-40s n %-8llu p50 <= %-8llu p99 <= %-8llu max <= %llu\n",
+			       path ? path : "(unknown)", (unsigned long long)total,
+			       (unsigned long long)tm_hist_pct_us(w.hist, TM_HIST_BUCKETS, 50),
+			       (unsigned long long)tm_hist_pct_us(w.hist, TM_HIST_BUCKETS, 99),
+			       (unsigned long long)tm_hist_pct_us(w.hist, TM_HIST_BUCKETS, 100));
+		}
+		first = false;
+	}
+	if (o->json)
+		printf("]");
+}
+
 static void print_stats(struct tidemark *skel, const struct tm_opts *o)
 {
 	struct tm_cpu_stats sum;
@@ -328,7 +408,9 @@ static void print_stats(struct tidemark *skel, const struct tm_opts *o)
 				printf("%s%" PRIu64, k ? "," : "", (uint64_t)sum.wait_hist[i][k]);
 			printf("]");
 		}
-		printf("}}\n");
+		printf("}");
+		print_cg_waits(skel, o);
+		printf("}\n");
 	} else {
 		printf("%-18s %14s  %s\n", "counter", "value", "meaning");
 		for (i = 0; i < TM_NR_STATS; i++)
@@ -341,6 +423,7 @@ static void print_stats(struct tidemark *skel, const struct tm_opts *o)
 			       (uint64_t)tm_hist_pct_us(sum.wait_hist[i], TM_HIST_BUCKETS, 50),
 			       (uint64_t)tm_hist_pct_us(sum.wait_hist[i], TM_HIST_BUCKETS, 99),
 			       (uint64_t)tm_hist_pct_us(sum.wait_hist[i], TM_HIST_BUCKETS, 100));
+		print_cg_waits(skel, o);
 	}
 	fflush(stdout);
 }
@@ -445,6 +528,7 @@ static void unpin_maps(void)
 	unlink(TM_PIN_DIR "/classes");
 	unlink(TM_PIN_DIR "/tunables");
 	unlink(TM_PIN_DIR "/stats");
+	unlink(TM_PIN_DIR "/cg_waits");
 	rmdir(TM_PIN_DIR);
 }
 
@@ -455,7 +539,8 @@ static int pin_maps(struct tidemark *skel)
 		goto fail;
 	if (bpf_map__pin(skel->maps.classes, TM_PIN_DIR "/classes") ||
 	    bpf_map__pin(skel->maps.tunables, TM_PIN_DIR "/tunables") ||
-	    bpf_map__pin(skel->maps.stats, TM_PIN_DIR "/stats"))
+	    bpf_map__pin(skel->maps.stats, TM_PIN_DIR "/stats") ||
+	    bpf_map__pin(skel->maps.cg_waits, TM_PIN_DIR "/cg_waits"))
 		goto fail;
 	return 0;
 fail:
@@ -544,6 +629,7 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 		(uint64_t)o->slice_us, o->tun.suppress_pct, o->tun.max_be_wait_ms,
 		o->tun.be_floor_mcpu, (int)own.n);
 
+	refresh_cg_paths(skel);
 	next_stats = time(NULL) + o->stats_s;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	next_rescan = now.tv_sec * 1000ULL + now.tv_nsec / 1000000 + o->rescan_ms;
@@ -553,6 +639,7 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 		now_ms = now.tv_sec * 1000ULL + now.tv_nsec / 1000000;
 		if (now_ms >= next_rescan) {
 			sync_rules(skel, o, &own, false);
+			refresh_cg_paths(skel);
 			next_rescan = now_ms + o->rescan_ms;
 		}
 		if (o->stats_s && time(NULL) >= next_stats) {

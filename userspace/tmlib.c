@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>
@@ -119,4 +120,87 @@ __u64 tm_hist_pct_us(const __u64 *hist, unsigned int nbuckets, unsigned int pct)
 	}
 	/* bucket b holds [2^(b-1), 2^b) us: report its upper bound */
 	return b >= nbuckets ? 1ULL << (nbuckets - 1) : 1ULL << b;
+}
+
+static int walk(const char *root, const char *rel, int depth, struct tm_cg_path **v, size_t *n,
+		size_t *cap)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s%s", root, rel);
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+		return 0;	/* removed meanwhile */
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 256;
+		struct tm_cg_path *nv = realloc(*v, nc * sizeof(**v));
+
+		if (!nv)
+			return -1;
+		*v = nv;
+		*cap = nc;
+	}
+	(*v)[*n].id = st.st_ino;
+	(*v)[*n].path = strdup(*rel ? rel : "/");
+	if (!(*v)[*n].path)
+		return -1;
+	(*n)++;
+	if (depth >= TM_MAX_CGROUP_DEPTH * 4)
+		return 0;
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char sub[PATH_MAX];
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name) >= sizeof(sub))
+			continue;
+		if (walk(root, sub, depth + 1, v, n, cap)) {
+			closedir(d);
+			return -1;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+static int cmp_cg_path(const void *a, const void *b)
+{
+	const struct tm_cg_path *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int tm_cgroup_walk(const char *root, struct tm_cg_path **out, size_t *n)
+{
+	struct tm_cg_path *v = NULL;
+	size_t nv = 0, cap = 0;
+
+	if (walk(root, "", 0, &v, &nv, &cap)) {
+		tm_cgroup_paths_free(v, nv);
+		return -1;
+	}
+	qsort(v, nv, sizeof(*v), cmp_cg_path);
+	*out = v;
+	*n = nv;
+	return 0;
+}
+
+void tm_cgroup_paths_free(struct tm_cg_path *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].path);
+	free(v);
+}
+
+const char *tm_cgroup_path_of(const struct tm_cg_path *v, size_t n, __u64 id)
+{
+	struct tm_cg_path key = { .id = id };
+	const struct tm_cg_path *hit = n ? bsearch(&key, v, n, sizeof(*v), cmp_cg_path) : NULL;
+
+	return hit ? hit->path : NULL;
 }

@@ -25,4 +25,15 @@ int tm_tunable_set(struct tm_tunables *t, const char *assign, char *err, size_t 
 
 /* Estimate the pct-th percentile (0-100) of a log2-us histogram, in us. */
 __u64 tm_hist_pct_us(const __u64 *hist, unsigned int nbuckets, unsigned int pct);
+/* Every cgroup under a root, as id -> path ("/a/b", "/" for the root). */
+struct tm_cg_path {
+	__u64 id;
+	char *path;
+};
+
+/* Walk the tree under @root; *out is sorted by id. -1 on allocation failure. */
+int tm_cgroup_walk(const char *root, struct tm_cg_path **out, size_t *n);
+void tm_cgroup_paths_free(struct tm_cg_path *v, size_t n);
+/* The path of cgroup @id, NULL if unknown (removed, or not walked yet). */
+const char *tm_cgroup_path_of(const struct tm_cg_path *v, size_t n, __u64 id);
 #endif

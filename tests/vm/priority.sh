@@ -52,6 +52,8 @@ served=$(python3 -c 'import json; d=json.load(open("/tmp/be.json")); print(int(d
 if [ "$served" -ge 1980 ]; then ok "every request served with BE ($served of 2000)"; else not_ok "every request served with BE" "$served of 2000"; fi
 stats=$(grep '^{' "$log" | tail -n 1)
 note "scheduler counters: $stats"
+n=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sum(c["n"] for c in d["online_cgroups"] if c["cgroup"] == "/online"))' "$stats")
+if [ "${n:-0}" -ge 4000 ]; then ok "per-cgroup ONLINE wait histogram for /online ($n waits)"; else not_ok "per-cgroup ONLINE wait histogram for /online" "$stats"; fi
 pre=$(json_field "$stats" be_preempted)
 if [ "${pre:-0}" -gt 0 ]; then ok "BE preempted for ONLINE wakeups ($pre)"; else not_ok "BE preempted for ONLINE wakeups" "$stats"; fi
 
