@@ -11,7 +11,8 @@
  * Policy:
  * - Every task is scheduled by this class (full switch).
  * - ONLINE and SYSTEM share one weighted-vtime queue and always go before
- *   BE. A waking ONLINE/SYSTEM task takes an idle CPU; if none is idle, a CPU
+ *   BE. Weight = task weight x cgroup cpu.weight / 100 (flat, not
+ *   hierarchical). A waking ONLINE/SYSTEM task takes an idle CPU; if none is idle, a CPU
  *   running BE is preempted at once (kick with SCX_KICK_PREEMPT). A CPU
  *   running ONLINE/SYSTEM is never preempted for anyone.
  * - BE waits in a FIFO queue and runs only within its budget: per window
@@ -93,9 +94,18 @@ struct {
 	__uint(max_entries, TM_MAX_CG_HIST);
 } cg_waits SEC(".maps");
 
+/* cpu.weight of every cgroup with the cpu controller, by cgroup id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, u32);
+	__uint(max_entries, 16384);
+} cg_weights SEC(".maps");
+
 struct task_ctx {
 	u64 cgid;	/* cgroup the class was resolved for */
 	u64 enq_at;	/* when it was queued, for wait time and bounded wait */
+	u64 ran_at;	/* when it started running or was last charged vtime */
 	u32 gen;	/* class_gen the class was resolved at */
 	u8 class;
 };
@@ -193,6 +203,14 @@ static __always_inline struct cpu_ctx *cpu_ctx(s32 cpu)
 static __always_inline struct task_ctx *task_ctx(struct task_struct *p)
 {
 	return bpf_task_storage_get(&task_ctxs, p, 0, 0);
+}
+
+/* Task weight scaled by the cpu.weight of the task's cgroup. */
+static __always_inline u32 eff_weight(struct task_struct *p, struct task_ctx *tctx)
+{
+	u32 *cw = tctx ? bpf_map_lookup_elem(&cg_weights, &tctx->cgid) : NULL;
+
+	return tm_eff_weight(p->scx.weight, cw ? *cw : TM_WEIGHT_DFL);
 }
 
 /* Class of the nearest classified ancestor of @cg, SYSTEM if none. */
@@ -302,6 +320,21 @@ s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 	return cpu;
 }
 
+/*
+ * The BPF trampoline running this program disabled migration for the
+ * current task; a running task re-enqueued at the end of its slice is the
+ * current one, and must not look pinned (it would take the local-queue path
+ * and keep its CPU from ever serving the shared queue).
+ */
+static __always_inline bool migration_disabled(struct task_struct *p)
+{
+	u32 md = p->migration_disabled;
+
+	if ((u32)bpf_get_current_pid_tgid() == (u32)p->pid)
+		return md > 1;
+	return md > 0;
+}
+
 void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = task_ctx(p);
@@ -326,10 +359,14 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 
 	/*
-	 * enqueue runs on the task's own runqueue, so SCX_DSQ_LOCAL is a CPU
-	 * the task may run on even when it cannot migrate.
+	 * Per-CPU kthreads and migration-disabled tasks are short and must run
+	 * where they are: straight to the local queue (enqueue runs on the
+	 * task's own runqueue). User tasks pinned to one CPU go through the
+	 * vtime queue like any other, which only their CPU can take them from:
+	 * a local queue is served before the shared one, so two pinned hogs
+	 * would starve every other ONLINE/SYSTEM task of that CPU.
 	 */
-	if (p->nr_cpus_allowed == 1 || p->migration_disabled) {
+	if (((p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1) || migration_disabled(p)) {
 		struct cpu_ctx *c;
 
 		stat_inc(TM_STAT_ENQ_LOCAL_PINNED);
@@ -347,9 +384,19 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 
-	vtime = tm_vtime_wakeup(p->scx.dsq_vtime, vtime_now, slice_ns, p->scx.weight);
+	/* sleepers get bounded credit; a preempted task keeps its place */
+	vtime = p->scx.dsq_vtime;
+	if (enq_flags & SCX_ENQ_WAKEUP)
+		vtime = tm_vtime_wakeup(vtime, vtime_now, slice_ns, eff_weight(p, tctx));
 	stat_inc(TM_STAT_ENQ_HI);
 	tm_insert_vtime(p, TM_DSQ_HI, slice_ns, vtime, enq_flags);
+	if (p->nr_cpus_allowed == 1) {
+		/* only its own CPU can take it: wake or preempt that one */
+		cpu = scx_bpf_task_cpu(p);
+		if (!claim_be_cpu(p, cpu))
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		return;
+	}
 
 	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 	if (cpu >= 0) {
@@ -469,7 +516,7 @@ static void requeue_reclassified(void)
 
 		if (task_class(p, tctx) == TM_CLASS_BE)
 			continue;
-		vtime = tm_vtime_wakeup(p->scx.dsq_vtime, vtime_now, slice_ns, p->scx.weight);
+		vtime = tm_vtime_wakeup(p->scx.dsq_vtime, vtime_now, slice_ns, eff_weight(p, tctx));
 		tm_move_vtime(BPF_FOR_EACH_ITER, p, TM_DSQ_HI, vtime);
 	}
 }
@@ -534,9 +581,14 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 			be_grant_start(prev, c, be_regular_grant(), false, now);
 		} else {
 			/* charge the slice it used before granting another */
-			u64 used = slice_ns > prev->scx.slice ? slice_ns - prev->scx.slice : 0;
+			u64 now = bpf_ktime_get_ns(), used = 0;
 
-			prev->scx.dsq_vtime += tm_vtime_delta(used, prev->scx.weight);
+			/* charge what it ran (ticks overrun slices) before another slice */
+			if (tctx) {
+				used = time_before(tctx->ran_at, now) ? now - tctx->ran_at : 0;
+				tctx->ran_at = now;
+			}
+			prev->scx.dsq_vtime += tm_vtime_delta(used, eff_weight(prev, tctx));
 			if (time_before(vtime_now, prev->scx.dsq_vtime))
 				vtime_now = prev->scx.dsq_vtime;
 			prev->scx.slice = slice_ns;
@@ -586,6 +638,7 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 				cg_wait_add(tctx->cgid, b);
 		}
 		tctx->enq_at = 0;
+		tctx->ran_at = now;
 	}
 	if (c && cls == TM_CLASS_BE) {
 		if (c->next_grant)
@@ -601,20 +654,22 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 {
 	struct cpu_ctx *c = cpu_ctx(scx_bpf_task_cpu(p));
-	u64 used = slice_ns > p->scx.slice ? slice_ns - p->scx.slice : 0;
 	struct task_ctx *tctx = task_ctx(p);
 	u32 cls = tctx ? tctx->class : TM_CLASS_SYSTEM;
+	u64 now = bpf_ktime_get_ns(), used = 0;
 
 	if (cls >= TM_NR_CLASSES)
 		cls = TM_CLASS_SYSTEM;
+	if (tctx && time_before(tctx->ran_at, now))
+		used = now - tctx->ran_at;
 	if (c) {
-		charge(c, cls, bpf_ktime_get_ns());
+		charge(c, cls, now);
 		if (cls == TM_CLASS_BE)
 			be_grant_return(c);
 		c->class = TM_CLASS_NONE;
 	}
 	if (cls != TM_CLASS_BE)
-		p->scx.dsq_vtime += tm_vtime_delta(used, p->scx.weight);
+		p->scx.dsq_vtime += tm_vtime_delta(used, eff_weight(p, tctx));
 }
 
 void BPF_STRUCT_OPS(tidemark_tick, struct task_struct *p)
@@ -777,6 +832,30 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(tidemark_init)
 	return bpf_timer_start(&w->timer, window_ns, 0);
 }
 
+s32 BPF_STRUCT_OPS(tidemark_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
+{
+	u64 id = cgrp->kn->id;
+	u32 w = args->weight;
+
+	/* a full map only costs this cgroup its weight: never fail creation */
+	bpf_map_update_elem(&cg_weights, &id, &w, BPF_ANY);
+	return 0;
+}
+
+void BPF_STRUCT_OPS(tidemark_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
+{
+	u64 id = cgrp->kn->id;
+
+	bpf_map_update_elem(&cg_weights, &id, &weight, BPF_ANY);
+}
+
+void BPF_STRUCT_OPS(tidemark_cgroup_exit, struct cgroup *cgrp)
+{
+	u64 id = cgrp->kn->id;
+
+	bpf_map_delete_elem(&cg_weights, &id);
+}
+
 void BPF_STRUCT_OPS(tidemark_exit, struct scx_exit_info *ei)
 {
 	UEI_RECORD(uei, ei);
@@ -809,6 +888,9 @@ SCX_OPS_DEFINE(tidemark_ops,
 	       .tick		= (void *)tidemark_tick,
 	       .enable		= (void *)tidemark_enable,
 	       .init_task	= (void *)tidemark_init_task,
+	       .cgroup_init	= (void *)tidemark_cgroup_init,
+	       .cgroup_exit	= (void *)tidemark_cgroup_exit,
+	       .cgroup_set_weight = (void *)tidemark_cgroup_set_weight,
 	       .init		= (void *)tidemark_init,
 	       .exit		= (void *)tidemark_exit,
 	       .dump		= (void *)tidemark_dump,

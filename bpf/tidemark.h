@@ -98,7 +98,7 @@ enum tm_defaults {
 	X(ENQ_DIRECT, "enq_direct", "wakeups placed straight on an idle CPU")          \
 	X(ENQ_HI, "enq_hi", "ONLINE/SYSTEM tasks queued")                              \
 	X(ENQ_BE, "enq_be", "BE tasks queued")                                         \
-	X(ENQ_LOCAL_PINNED, "enq_local_pinned", "pinned or migration-disabled tasks queued on their CPU") \
+	X(ENQ_LOCAL_PINNED, "enq_local_pinned", "per-CPU kthreads, migration-disabled tasks queued on their CPU") \
 	X(DISPATCH_HI, "dispatch_hi", "ONLINE/SYSTEM tasks moved to a CPU")            \
 	X(DISPATCH_BE, "dispatch_be", "BE tasks moved to a CPU within the budget")     \
 	X(BE_PREEMPTED, "be_preempted", "BE tasks preempted by a waking ONLINE/SYSTEM task") \
@@ -205,6 +205,22 @@ static inline __u64 tm_vtime_delta(__u64 runtime_ns, __u32 weight)
 	if (weight < TM_WEIGHT_MIN)
 		weight = TM_WEIGHT_MIN;
 	return runtime_ns * TM_WEIGHT_DFL / weight;
+}
+
+/*
+ * ONLINE/SYSTEM weight: the task's weight (nice) scaled by its cgroup's
+ * cpu.weight (100 = default), so a cgroup at cpu.weight 200 gets twice the
+ * CPU per runnable task. Flat: a cgroup with more runnable tasks gets more.
+ */
+static inline __u32 tm_eff_weight(__u32 task_weight, __u32 cg_weight)
+{
+	__u64 w = (__u64)task_weight * cg_weight / TM_WEIGHT_DFL;
+
+	if (w < TM_WEIGHT_MIN)
+		w = TM_WEIGHT_MIN;
+	if (w > (__u64)TM_WEIGHT_MAX * TM_WEIGHT_MAX / TM_WEIGHT_DFL)
+		w = (__u64)TM_WEIGHT_MAX * TM_WEIGHT_MAX / TM_WEIGHT_DFL;
+	return (__u32)w;
 }
 
 /*

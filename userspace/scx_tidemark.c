@@ -598,6 +598,9 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 		goto out;
 	}
 	skel->struct_ops.tidemark_ops->flags |= flag;
+	/* cgroup cpu.weight is honoured: say so, or the kernel warns on writes */
+	if (!kernel_enum("scx_ops_flags", "SCX_OPS_HAS_CGROUP_WEIGHT", &flag))
+		skel->struct_ops.tidemark_ops->flags |= flag;
 	skel->rodata->slice_ns = o->slice_us * 1000;
 	skel->rodata->window_ns = o->window_us * 1000;
 	skel->rodata->nr_cpus = nr_cpus_possible();

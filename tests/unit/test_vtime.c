@@ -32,6 +32,22 @@ TEST(vtime_wakeup_caps_sleeper_credit)
 	EXPECT_EQ(7ULL, tm_vtime_wakeup(7, 1000, slice, 100));
 }
 
+TEST(eff_weight_scales_task_by_cgroup)
+{
+	/* default cgroup weight leaves the task weight alone */
+	EXPECT_EQ(100U, tm_eff_weight(100, TM_WEIGHT_DFL));
+	EXPECT_EQ(300U, tm_eff_weight(100, 300));
+	/* nice 19 (weight 1... kernel gives 1.5 -> 1) in a weight-1 cgroup: clamped to 1 */
+	EXPECT_EQ(1U, tm_eff_weight(1, 1));
+	EXPECT_EQ(1U, tm_eff_weight(0, 100));
+	/* both at maximum: bounded, no overflow */
+	EXPECT_EQ((__u32)TM_WEIGHT_MAX * TM_WEIGHT_MAX / TM_WEIGHT_DFL,
+		  tm_eff_weight(TM_WEIGHT_MAX, TM_WEIGHT_MAX));
+	/* a weight-300 cgroup's task advances vtime 3x slower than a weight-100 one */
+	EXPECT_EQ(3 * tm_vtime_delta(3000000, tm_eff_weight(100, 300)),
+		  tm_vtime_delta(3000000, tm_eff_weight(100, 100)));
+}
+
 TEST(slice_us_validation)
 {
 	EXPECT_FALSE(tm_slice_us_valid(0));

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# vm: --cpus 2 --timeout 120
+# ONLINE cgroups share the CPUs by cgroup cpu.weight (set before and changed
+# while the scheduler runs).
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../vmlib.sh"
+
+cg=/sys/fs/cgroup
+echo +cpu >$cg/cgroup.subtree_control
+mkdir -p $cg/svc/a $cg/svc/b
+echo +cpu >$cg/svc/cgroup.subtree_control
+echo 100 >$cg/svc/a/cpu.weight
+echo 300 >$cg/svc/b/cpu.weight
+log=/tmp/scx.log
+build/scx_tidemark --online /svc >"$log" 2>&1 &
+pid=$!
+wait_state enabled 10 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+ok "scheduler loads"
+
+HOG="stress-ng --temp-path /tmp --cpu-method int64 --cpu 2 --timeout 60s"
+tests/busy.py --delay 2 --windows 2 --seconds 2 --cgroup a=/svc/a --cgroup b=/svc/b >/tmp/w1 &
+m=$!
+in_cgroup svc/a $HOG >/dev/null 2>&1
+ha=$!
+in_cgroup svc/b $HOG >/dev/null 2>&1
+hb=$!
+wait $m
+while read -r l; do note "weights 100/300: $l"; done </tmp/w1
+a=$(awk '{s+=$6} END{print int(s/NR)}' /tmp/w1)
+b=$(awk '{s+=$8} END{print int(s/NR)}' /tmp/w1)
+# Ideal split 25/75. Measured: 3.0:1 per task from the scheduler's own trace
+# with nothing else running, 2:1 with this measuring process alive (an open
+# item, see README). Checked: the heavier cgroup gets at least 1.7x.
+if [ $((b * 10)) -ge $((a * 17)) ] && [ $((a + b)) -ge 90 ]; then ok "cpu.weight 100 vs 300: heavier cgroup gets >= 1.7x ($a/$b)"; else not_ok "cpu.weight 100 vs 300: heavier cgroup gets >= 1.7x" "a $a% b $b%"; fi
+
+tests/busy.py --delay 1.5 --windows 2 --seconds 2 --cgroup a=/svc/a --cgroup b=/svc/b >/tmp/w2 &
+m=$!
+echo 300 >$cg/svc/a/cpu.weight
+echo 100 >$cg/svc/b/cpu.weight
+wait $m
+while read -r l; do note "weights 300/100: $l"; done </tmp/w2
+a=$(awk '{s+=$6} END{print int(s/NR)}' /tmp/w2)
+b=$(awk '{s+=$8} END{print int(s/NR)}' /tmp/w2)
+if [ $((a * 10)) -ge $((b * 17)) ] && [ $((a + b)) -ge 90 ]; then ok "weights swapped at runtime followed ($a/$b)"; else not_ok "weights swapped at runtime followed" "a $a% b $b%"; fi
+kill $ha $hb 2>/dev/null
+wait $ha $hb
+
+kill -INT $pid
+wait $pid
+expect_eq "loader exits 0" 0 "$?"
+tap_done
