@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# vm: --cpus 4 --timeout 400
+# vm: --cpus 4 --timeout 500
 # Load scx_tidemark in the VM: it must take over every task, survive fork,
 # CPU and affinity churn without a watchdog exit, restart itself after CPU
 # hotplug (a recoverable exit), and exit cleanly on SIGINT.
@@ -9,7 +9,9 @@
 expect_eq "no scheduler before load" disabled "$(scx_state)"
 
 log=/tmp/scx.log
-build/scx_tidemark --timeout-ms 5000 --stats 1 --json >"$log" 2>&1 &
+mkdir -p /sys/fs/cgroup/churn/be /sys/fs/cgroup/churn/on
+build/scx_tidemark --timeout-ms 5000 --stats 1 --json --be /churn/be --online /churn/on \
+	--rescan-ms 100 >"$log" 2>&1 &
 pid=$!
 if wait_state enabled 10; then ok "state enabled after load"; else not_ok "state enabled after load" "$(cat $log)"; fi
 expect_eq "root ops is tidemark" tidemark "$(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"
@@ -17,19 +19,57 @@ expect_eq "all tasks switched (not partial)" 1 "$(cat /sys/kernel/sched_ext/swit
 # A task started now runs in the ext class.
 expect_eq "new task scheduled by sched_ext" ext "$(task_class $$)"
 
-note "stress: cpu, fork and affinity churn for 30 s"
+# cgroups created, classified, filled, moved between and removed, for 60 s
+churn() {
+	local end=$((SECONDS + 60)) i=0 cls d prev="" p hog=$1
+	local classes=(online be system none)
+	while [ $SECONDS -lt $end ]; do
+		i=$((i + 1))
+		d=/sys/fs/cgroup/churn/$([ $((i % 2)) = 0 ] && echo be || echo on)/c$i
+		mkdir -p $d
+		cls=${classes[$((i % 4))]}
+		build/tidemarkctl class ${d#/sys/fs/cgroup} $cls >/dev/null || echo "churn: class $cls failed"
+		echo $hog >$d/cgroup.procs 2>/dev/null
+		sleep 0.05 &
+		p=$!
+		echo $p >$d/cgroup.procs 2>/dev/null
+		wait $p
+		if [ -n "$prev" ]; then
+			# the hog left prev just now; short-lived tasks are gone
+			rmdir $prev 2>/dev/null || echo "churn: rmdir $prev failed"
+		fi
+		prev=$d
+	done
+	echo $hog >/sys/fs/cgroup/churn/be/cgroup.procs
+	rmdir $prev
+	echo "churn iterations $i"
+}
+
+note "stress: cpu, fork and affinity churn plus cgroup churn for 60 s"
 stress-ng --temp-path /tmp --cpu 4 --cpu-method int64 --fork 4 --affinity 4 \
-	--timeout 30s --metrics-brief >/tmp/stress.log 2>&1 &
+	--timeout 60s --metrics-brief >/tmp/stress.log 2>&1 &
 spid=$!
+in_cgroup churn/be stress-ng --temp-path /tmp --cpu 1 --cpu-method int64 --timeout 70s >/dev/null 2>&1
+hogw=$!
+sleep 1
+hog=$(pgrep -P $hogw | head -1)
+churn "${hog:-$hogw}" >/tmp/churn.log 2>&1 &
+cpid=$!
 bad=0
-for _ in $(seq 30); do
+for _ in $(seq 60); do
 	sleep 1
 	[ "$(scx_state)" = enabled ] || bad=$((bad + 1))
 done
 wait $spid
 src=$?
+wait $cpid
+kill $hogw 2>/dev/null
+wait $hogw
+note "$(tail -1 /tmp/churn.log)"
 expect_eq "stress-ng finished cleanly" 0 "$src"
 expect_eq "scheduler stayed enabled through the stress" 0 "$bad"
+iters=$(sed -n 's/^churn iterations //p' /tmp/churn.log)
+if [ "${iters:-0}" -ge 10 ] && ! grep -q "failed" /tmp/churn.log; then ok "cgroup churn ran ($iters create/classify/move/remove rounds)"; else not_ok "cgroup churn ran" "$(tail -5 /tmp/churn.log)"; fi
 if kill -0 $pid 2>/dev/null; then ok "loader alive after stress"; else not_ok "loader alive after stress" "$(tail -20 $log)"; fi
 
 stats=$(grep '^{' "$log" | tail -n 1)
