@@ -40,11 +40,3 @@ tap_done() {
 	[ "$tap_failed" -eq 0 ]
 	exit $?
 }
-
-# A check tied to an open, documented defect: ok when it holds, otherwise
-# reported as SKIP (never as a pass) with the measurement.
-known_issue() { # desc issue-text cond-cmd...
-	local desc=$1 why=$2
-	shift 2
-	if "$@"; then ok "$desc"; else skip "$desc" "known issue: $why"; fi
-}

@@ -4,5 +4,5 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-echo "demo: booting a 4-CPU test VM (QEMU TCG) with the tidemark kernel"
-exec tools/vm/run --cpus 4 --timeout 300 -- tools/demo-guest.sh
+echo "demo: booting a 2-CPU test VM (QEMU TCG) with the tidemark kernel"
+exec tools/vm/run --cpus 2 --timeout 300 -- tools/demo-guest.sh
