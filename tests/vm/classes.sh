@@ -35,13 +35,14 @@ mapfile -t w < <(tests/busy.py --windows 3 --cgroup be=/be)
 band "BE alone at suppress_pct 65" 60 70 "${w[@]}"
 
 note "watermark: ONLINE at ~30% of the CPUs, BE unlimited"
-in_cgroup online $HOG 1 --cpu-load 60 --timeout 8s >/dev/null 2>&1
+in_cgroup online $HOG 1 --cpu-load 60 --timeout 60s >/dev/null 2>&1
 on=$!
 sleep 2
 mapfile -t w < <(tests/busy.py --windows 4 --cgroup online=/online --cgroup be=/be)
 band "ONLINE 30% + BE at suppress_pct 65" 60 70 "${w[@]}"
 o=$(awk '{s+=$6} END{print int(s/NR)}' < <(printf '%s\n' "${w[@]}"))
 if within "$o" 25 35; then ok "ONLINE got its ~30% ($o%)"; else not_ok "ONLINE got its ~30%" "online $o%"; fi
+kill $on 2>/dev/null
 wait $on
 
 note "runtime change: suppress_pct 40 without reload"

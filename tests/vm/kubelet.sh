@@ -49,21 +49,23 @@ expect_eq "new glob match /batch/job-2 is be after a rescan" "be (from /batch/jo
 
 note "behaviour: a hog in the new BestEffort pod is throttled, in a Guaranteed pod it is not"
 in_cgroup kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podnew.slice \
-	stress-ng --temp-path /tmp --cpu-method int64 --cpu 2 --timeout 6s >/dev/null 2>&1
+	stress-ng --temp-path /tmp --cpu-method int64 --cpu 2 --timeout 60s >/dev/null 2>&1
 h=$!
 sleep 1.5
 b=$(tests/busy.py --seconds 2 | awk '{print $2}')
 if within "$b" 55 72; then ok "BestEffort pod held at the line ($b%)"; else not_ok "BestEffort pod held at the line" "busy $b%"; fi
+kill $h 2>/dev/null
 wait $h
 # measurer first: under a saturating ONLINE load a new process starts slowly
 tests/busy.py --delay 1.5 --seconds 2 >/tmp/busy.out &
 m=$!
 in_cgroup kubepods.slice/kubepods-podaaaa_1.slice/cri-containerd-c1.scope \
-	stress-ng --temp-path /tmp --cpu-method int64 --cpu 2 --timeout 5s >/dev/null 2>&1
+	stress-ng --temp-path /tmp --cpu-method int64 --cpu 2 --timeout 60s >/dev/null 2>&1
 h=$!
 wait $m
 b=$(awk '{print $2}' /tmp/busy.out)
 if [ "$b" -ge 90 ]; then ok "Guaranteed pod not throttled ($b%)"; else not_ok "Guaranteed pod not throttled" "busy $b%"; fi
+kill $h 2>/dev/null
 wait $h
 
 note "removed cgroups leave the class map"
