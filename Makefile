@@ -70,12 +70,13 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o $(BPFTOOL)
 
 TMLIB := userspace/tmlib.c userspace/tmlib.h userspace/rules.c userspace/rules.h
 TMLIB_SRCS := userspace/tmlib.c userspace/rules.c
+TOPO := topology/topo.c topology/topo.h
 
 $(BUILD)/scx_tidemark: userspace/scx_tidemark.c $(BUILD)/tidemark.skel.h bpf/tidemark.h $(TMLIB) $(LIBBPF_A)
 	$(CC) $(USER_CFLAGS) -o $@ $< $(TMLIB_SRCS) $(USER_LIBS)
 
-$(BUILD)/tidemarkctl: userspace/tidemarkctl.c bpf/tidemark.h $(TMLIB) $(LIBBPF_A)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(TMLIB_SRCS) $(USER_LIBS)
+$(BUILD)/tidemarkctl: userspace/tidemarkctl.c bpf/tidemark.h $(TMLIB) $(TOPO) $(LIBBPF_A)
+	$(CC) $(USER_CFLAGS) -Itopology -o $@ $< $(TMLIB_SRCS) topology/topo.c $(USER_LIBS) -lhwloc
 
 # The ONLINE latency probe used by tests, the demo and benchmarks.
 $(BUILD)/tm-probe: tools/probe/tm-probe.c

@@ -6,6 +6,7 @@
  *   tidemarkctl class PATH             (the class PATH gets, and from where)
  *   tidemarkctl set NAME=VALUE...      (suppress_pct, max_be_wait_ms, be_floor_mcpu)
  *   tidemarkctl show
+ *   tidemarkctl topology [--input XML_OR_SYNTHETIC] [--json]
  *
  * Every change is validated in full before anything is written.
  */
@@ -19,13 +20,15 @@
 #include <bpf/libbpf.h>
 
 #include "tmlib.h"
+#include "topo.h"
 
 static int usage(FILE *f)
 {
 	fprintf(f, "usage: tidemarkctl class PATH online|be|system|none\n"
 		   "       tidemarkctl class PATH          (effective class and the cgroup it comes from)\n"
 		   "       tidemarkctl set NAME=VALUE...  (suppress_pct, max_be_wait_ms, be_floor_mcpu)\n"
-		   "       tidemarkctl show\n");
+		   "       tidemarkctl show\n"
+		   "       tidemarkctl topology [--input XML_OR_SYNTHETIC] [--json]\n");
 	return f == stdout ? 0 : 2;
 }
 
@@ -202,6 +205,42 @@ static int cmd_show(void)
 	return 0;
 }
 
+/* The L3 domain map: this machine (cross-checked with sysfs), an hwloc XML
+ * export or an hwloc synthetic description. Needs no running scheduler. */
+static int cmd_topology(int argc, char **argv)
+{
+	static struct tm_topology t;
+	const char *input = NULL;
+	char err[512], report[4096];
+	bool json = false;
+	int bad;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "--input") && i + 1 < argc) {
+			input = argv[++i];
+		} else {
+			fprintf(stderr, "tidemarkctl: topology: unexpected '%s'\n", argv[i]);
+			return usage(stderr);
+		}
+	}
+	if (tm_topo_load(input, &t, err, sizeof(err))) {
+		fprintf(stderr, "tidemarkctl: %s\n", err);
+		return 1;
+	}
+	tm_topo_print(&t, json, stdout);
+	if (!input) {
+		bad = tm_topo_check_sysfs(&t, "/sys/devices/system/cpu", report, sizeof(report));
+		if (bad > 0)
+			fprintf(stderr, "tidemarkctl: hwloc and sysfs disagree on %d CPUs:\n%s", bad,
+				report);
+		else if (bad < 0 && t.kind == TM_DOMAIN_L3)
+			fprintf(stderr, "tidemarkctl: sysfs has no L3 information to cross-check\n");
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -214,6 +253,8 @@ int main(int argc, char **argv)
 		return cmd_set(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "show"))
 		return cmd_show();
+	if (!strcmp(argv[1], "topology"))
+		return cmd_topology(argc - 2, argv + 2);
 	fprintf(stderr, "tidemarkctl: unknown command '%s'\n", argv[1]);
 	return usage(stderr);
 }

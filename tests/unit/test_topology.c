@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests for L3-domain discovery on synthetic AMD Zen layouts. */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "topo.h"
+
+static struct tm_topology t;
+static char err[512];
+
+static const char *fmt(const struct tm_cpuset *s)
+{
+	static char buf[2048];
+
+	tm_cpuset_format(s, buf, sizeof(buf));
+	return buf;
+}
+
+TEST(zen2_ccx_of_4_cores_with_smt)
+{
+	/* EPYC 7742-like: 8 CCDs x 2 CCX x 4 cores x 2 threads */
+	ASSERT_EQ(0, tm_topo_load("pack:1 die:8 l3:2 core:4 pu:2", &t, err, sizeof(err)));
+	EXPECT_EQ(TM_DOMAIN_L3, t.kind);
+	EXPECT_EQ(16, t.nr_domains);
+	EXPECT_EQ(128U, t.nr_cpus);
+	EXPECT_TRUE(t.symmetric);
+	EXPECT_EQ(4U, t.d[0].nr_cores);
+	EXPECT_EQ(8U, tm_cpuset_count(&t.d[0].cpus));
+	EXPECT_STREQ("0-7", fmt(&t.d[0].cpus));
+	EXPECT_STREQ("120-127", fmt(&t.d[15].cpus));
+}
+
+TEST(zen3_ccd_of_8_cores)
+{
+	ASSERT_EQ(0, tm_topo_load("pack:1 l3:8 core:8 pu:2", &t, err, sizeof(err)));
+	EXPECT_EQ(8, t.nr_domains);
+	EXPECT_EQ(8U, t.d[3].nr_cores);
+	EXPECT_EQ(16U, tm_cpuset_count(&t.d[3].cpus));
+	EXPECT_EQ(0, t.d[3].package);
+}
+
+TEST(zen4_two_sockets)
+{
+	ASSERT_EQ(0, tm_topo_load("pack:2 die:12 l3:1 core:8 pu:2", &t, err, sizeof(err)));
+	EXPECT_EQ(24, t.nr_domains);
+	EXPECT_EQ(384U, t.nr_cpus);
+	EXPECT_EQ(0, t.d[11].package);
+	EXPECT_EQ(1, t.d[12].package);
+}
+
+TEST(linux_smt_numbering_keeps_siblings_in_their_domain)
+{
+	/* 2 CCX x 4 cores x 2 threads, siblings numbered c and c+8 as Linux does */
+	ASSERT_EQ(0, tm_topo_load("pack:1 l3:2 core:4 pu:2(indexes=2*8:1*2)", &t, err,
+				  sizeof(err)));
+	EXPECT_EQ(2, t.nr_domains);
+	EXPECT_STREQ("0-3,8-11", fmt(&t.d[0].cpus));
+	EXPECT_STREQ("4-7,12-15", fmt(&t.d[1].cpus));
+}
+
+TEST(no_l3_falls_back_to_l2_then_package)
+{
+	ASSERT_EQ(0, tm_topo_load("pack:2 l2:2 core:2 pu:1", &t, err, sizeof(err)));
+	EXPECT_EQ(TM_DOMAIN_L2, t.kind);
+	EXPECT_EQ(4, t.nr_domains);
+	ASSERT_EQ(0, tm_topo_load("pack:2 core:4 pu:1", &t, err, sizeof(err)));
+	EXPECT_EQ(TM_DOMAIN_PACKAGE, t.kind);
+	EXPECT_EQ(2, t.nr_domains);
+	EXPECT_EQ(0ULL, t.d[0].cache_bytes);
+}
+
+TEST(bad_input_is_refused_with_a_message)
+{
+	EXPECT_EQ(-1, tm_topo_load("pack:1 l3:banana", &t, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "synthetic"));
+	EXPECT_EQ(-1, tm_topo_load("/no/such/file.xml", &t, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "No such file"));
+}
+
+TEST(cpuset_list_round_trip)
+{
+	struct tm_cpuset s;
+	char buf[256];
+
+	ASSERT_EQ(0, tm_cpuset_parse("0-3,8,10-11\n", &s));
+	EXPECT_EQ(7U, tm_cpuset_count(&s));
+	tm_cpuset_format(&s, buf, sizeof(buf));
+	EXPECT_STREQ("0-3,8,10-11", buf);
+	EXPECT_EQ(-1, tm_cpuset_parse("3-1", &s));
+	EXPECT_EQ(-1, tm_cpuset_parse("a", &s));
+	EXPECT_EQ(-1, tm_cpuset_parse("1,,x", &s));
+	EXPECT_EQ(-1, tm_cpuset_parse("99999", &s));
+}
+
+static void fake_cpu(const char *root, int cpu, const char *shared)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "mkdir -p %s/cpu%d/cache/index3", root, cpu);
+	if (system(p))
+		return;
+	snprintf(p, sizeof(p), "%s/cpu%d/cache/index3/level", root, cpu);
+	f = fopen(p, "w");
+	fputs("3\n", f);
+	fclose(f);
+	snprintf(p, sizeof(p), "%s/cpu%d/cache/index3/shared_cpu_list", root, cpu);
+	f = fopen(p, "w");
+	fprintf(f, "%s\n", shared);
+	fclose(f);
+}
+
+TEST(sysfs_cross_check_finds_disagreement)
+{
+	char root[] = "/tmp/tm-sysfs-XXXXXX", report[1024], cmd[64];
+
+	ASSERT_NE(NULL, mkdtemp(root));
+	ASSERT_EQ(0, tm_topo_load("pack:1 l3:2 core:2 pu:1", &t, err, sizeof(err)));
+	fake_cpu(root, 0, "0-1");
+	fake_cpu(root, 1, "0-1");
+	fake_cpu(root, 2, "2-3");
+	fake_cpu(root, 3, "2-3");
+	EXPECT_EQ(0, tm_topo_check_sysfs(&t, root, report, sizeof(report)));
+	/* the kernel says CPU 3 shares its L3 with everyone */
+	fake_cpu(root, 3, "0-3");
+	EXPECT_EQ(1, tm_topo_check_sysfs(&t, root, report, sizeof(report)));
+	EXPECT_NE(NULL, strstr(report, "cpu3"));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	EXPECT_EQ(0, system(cmd));
+	/* no sysfs L3 at all */
+	EXPECT_EQ(-1, tm_topo_check_sysfs(&t, "/nonexistent", report, sizeof(report)));
+}
+
+TEST_HARNESS_MAIN
