@@ -270,7 +270,8 @@ static __always_inline bool be_budget_left(void)
  * Preempt a CPU running BE among those @p may use. The CPU's class is
  * claimed (BE -> NONE) so two wakers never pick the same victim.
  */
-static __always_inline bool claim_be_cpu(struct task_struct *p, u32 cpu)
+/* Claim @cpu if it runs BE and @p may use it: two wakers never pick the same. */
+static __always_inline bool claim_be_cpu_only(struct task_struct *p, u32 cpu)
 {
 	struct cpu_ctx *c;
 
@@ -281,8 +282,15 @@ static __always_inline bool claim_be_cpu(struct task_struct *p, u32 cpu)
 		return false;
 	if (__sync_val_compare_and_swap(&c->class, TM_CLASS_BE, TM_CLASS_NONE) != TM_CLASS_BE)
 		return false;
-	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	stat_inc(TM_STAT_BE_PREEMPTED);
+	return true;
+}
+
+static __always_inline bool claim_be_cpu(struct task_struct *p, u32 cpu)
+{
+	if (!claim_be_cpu_only(p, cpu))
+		return false;
+	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	return true;
 }
 
@@ -381,6 +389,17 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 		} else {
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		}
+		return;
+	}
+
+	/*
+	 * The CPU it is queued on runs BE: take that CPU over at once, straight
+	 * to its local queue with a preemption (no dispatch round trip). Only
+	 * BE is passed: had ONLINE/SYSTEM been waiting, the CPU would not run BE.
+	 */
+	cpu = scx_bpf_task_cpu(p);
+	if (claim_be_cpu_only(p, cpu)) {
+		tm_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags | SCX_ENQ_PREEMPT);
 		return;
 	}
 
