@@ -12,9 +12,11 @@
  * - Every task is scheduled by this class (full switch).
  * - ONLINE and SYSTEM share one weighted-vtime queue and always go before
  *   BE. Weight = task weight x cgroup cpu.weight / 100 (flat, not
- *   hierarchical). A waking ONLINE/SYSTEM task takes an idle CPU; if none is idle, a CPU
- *   running BE is preempted at once (kick with SCX_KICK_PREEMPT). A CPU
- *   running ONLINE/SYSTEM is never preempted for anyone.
+ *   hierarchical). A waking ONLINE/SYSTEM task takes an idle CPU; if none
+ *   is idle, a CPU running BE is taken over at once: the one it is queued
+ *   on (local insert with SCX_ENQ_PREEMPT), else the local CPU, else any
+ *   (kick with SCX_KICK_PREEMPT). A CPU running ONLINE/SYSTEM is never
+ *   preempted for anyone: a waker waits for the end of a slice.
  * - BE waits in a FIFO queue and runs only within its budget: per window
  *   (window_us), BE may use capacity x suppress_pct minus what ONLINE and
  *   SYSTEM used in the previous window, but at least be_floor_mcpu. Each BE
@@ -24,11 +26,14 @@
  *   over the line (BE past its grants, ONLINE above its prediction) is paid
  *   back from the next budget, so node busy holds at the line.
  * - Bounded wait: when the oldest queued BE task has waited max_be_wait_ms,
- *   it runs ahead of everything (one slice), so BE never starves and the
- *   sched_ext watchdog never fires. Below the floor, BE also runs first.
- * - Tasks that can run on one CPU only go to that CPU's local queue when
- *   ONLINE/SYSTEM; pinned BE tasks stay in the BE queue (still throttled),
- *   which their CPU drains. Exiting tasks are never throttled.
+ *   it runs ahead of everything (a 1 ms grant), so BE never starves and the
+ *   sched_ext watchdog never fires. When BE has not had its floor by the
+ *   end of a window, it also runs ahead of ONLINE for what it is owed.
+ * - Per-CPU kthreads and migration-disabled tasks go to their CPU's local
+ *   queue; user tasks pinned to one CPU use the shared queues, which only
+ *   their CPU takes them from (BE pinned tasks stay throttled). Exiting
+ *   tasks are never throttled. After a class change, queued BE tasks that
+ *   are no longer BE move to the ONLINE/SYSTEM queue at the next dispatch.
  */
 #include <scx/common.bpf.h>
 #include "tidemark.h"
