@@ -545,6 +545,30 @@ static void requeue_reclassified(void)
 	}
 }
 
+/* Charge @prev's vtime for the slice it just used; keep it running when no
+ * queued ONLINE/SYSTEM task is further behind. */
+static bool keep_hi_prev(struct task_struct *prev, struct task_ctx *ptx)
+{
+	struct task_struct *p;
+	u64 now = bpf_ktime_get_ns(), used;
+	bool keep = true;
+
+	used = time_before(ptx->ran_at, now) ? now - ptx->ran_at : 0;
+	ptx->ran_at = now;
+	prev->scx.dsq_vtime += tm_vtime_delta(used, eff_weight(prev, ptx));
+	bpf_for_each(scx_dsq, p, TM_DSQ_HI, 0)
+	{
+		keep = !time_before(p->scx.dsq_vtime, prev->scx.dsq_vtime);
+		break;
+	}
+	if (keep) {
+		prev->scx.slice = slice_ns;
+		if (time_before(vtime_now, prev->scx.dsq_vtime))
+			vtime_now = prev->scx.dsq_vtime;
+	}
+	return keep;
+}
+
 void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct cpu_ctx *c = cpu_ctx(cpu);
@@ -582,6 +606,21 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 			__sync_fetch_and_add(&be_floor_left, c->next_grant);
 		}
 		c->next_grant = 0;
+	}
+	/*
+	 * dispatch runs before the expiring task is charged and queued again,
+	 * so it would always hand its CPU to a queued task: with more tasks
+	 * than CPUs a heavy task could never run two slices in a row, and
+	 * cpu.weight 300 vs 100 came out 2:1. Charge it now and keep it when
+	 * it is still the furthest behind.
+	 */
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
+		struct task_ctx *ptx = task_ctx(prev);
+
+		if (ptx && ptx->class != TM_CLASS_BE && keep_hi_prev(prev, ptx)) {
+			stat_inc(TM_STAT_KEEP_RUNNING);
+			return;
+		}
 	}
 	if (tm_move_to_local(TM_DSQ_HI)) {
 		stat_inc(TM_STAT_DISPATCH_HI);
