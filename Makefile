@@ -68,7 +68,7 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/tidemark.h bpf/tidemark_compat.bpf.h bpf/vmlin
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o $(BPFTOOL)
 	$(BPFTOOL) gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
 
-TMLIB := userspace/tmlib.c userspace/tmlib.h userspace/rules.c userspace/rules.h
+TMLIB := userspace/tmlib.c userspace/tmlib.h userspace/rules.c userspace/rules.h userspace/tmmaps.h
 TMLIB_SRCS := userspace/tmlib.c userspace/rules.c
 TOPO := topology/topo.c topology/topo.h
 

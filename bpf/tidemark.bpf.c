@@ -272,10 +272,9 @@ static __always_inline bool be_budget_left(void)
 }
 
 /*
- * Preempt a CPU running BE among those @p may use. The CPU's class is
- * claimed (BE -> NONE) so two wakers never pick the same victim.
+ * Claim @cpu if it runs BE and @p may use it: its class goes BE -> NONE, so
+ * two wakers never pick the same victim.
  */
-/* Claim @cpu if it runs BE and @p may use it: two wakers never pick the same. */
 static __always_inline bool claim_be_cpu_only(struct task_struct *p, u32 cpu)
 {
 	struct cpu_ctx *c;
@@ -299,6 +298,7 @@ static __always_inline bool claim_be_cpu(struct task_struct *p, u32 cpu)
 	return true;
 }
 
+/* Preempt a CPU running BE among those @p may use. */
 static bool preempt_be_for(struct task_struct *p)
 {
 	u32 i, self = bpf_get_smp_processor_id();
@@ -380,20 +380,11 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	 * would starve every other ONLINE/SYSTEM task of that CPU.
 	 */
 	if (((p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1) || migration_disabled(p)) {
-		struct cpu_ctx *c;
-
 		stat_inc(TM_STAT_ENQ_LOCAL_PINNED);
 		tm_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags);
 		cpu = scx_bpf_task_cpu(p);
-		c = cpu_ctx(cpu);
-		if (c && c->class == TM_CLASS_BE &&
-		    __sync_val_compare_and_swap(&c->class, TM_CLASS_BE, TM_CLASS_NONE) ==
-			    TM_CLASS_BE) {
-			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
-			stat_inc(TM_STAT_BE_PREEMPTED);
-		} else {
+		if (!claim_be_cpu(p, cpu))
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-		}
 		return;
 	}
 
@@ -415,10 +406,8 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	stat_inc(TM_STAT_ENQ_HI);
 	tm_insert_vtime(p, TM_DSQ_HI, slice_ns, vtime, enq_flags);
 	if (p->nr_cpus_allowed == 1) {
-		/* only its own CPU can take it: wake or preempt that one */
-		cpu = scx_bpf_task_cpu(p);
-		if (!claim_be_cpu(p, cpu))
-			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		/* only its own CPU can take it (not running BE: tried above) */
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
 
@@ -643,17 +632,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 			be_grant_return(c);
 			be_grant_start(prev, c, be_regular_grant(), false, now);
 		} else {
-			/* charge the slice it used before granting another */
-			u64 now = bpf_ktime_get_ns(), used = 0;
-
-			/* charge what it ran (ticks overrun slices) before another slice */
-			if (tctx) {
-				used = time_before(tctx->ran_at, now) ? now - tctx->ran_at : 0;
-				tctx->ran_at = now;
-			}
-			prev->scx.dsq_vtime += tm_vtime_delta(used, eff_weight(prev, tctx));
-			if (time_before(vtime_now, prev->scx.dsq_vtime))
-				vtime_now = prev->scx.dsq_vtime;
+			/* ONLINE/SYSTEM were kept above; this is a task without context */
 			prev->scx.slice = slice_ns;
 		}
 		stat_inc(TM_STAT_KEEP_RUNNING);

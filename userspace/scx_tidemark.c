@@ -26,6 +26,7 @@
 #include "tidemark.skel.h"
 #include "rules.h"
 #include "tmlib.h"
+#include "tmmaps.h"
 
 struct tm_opts {
 	__u64 slice_us;
@@ -459,17 +460,6 @@ struct tm_owned {
 	size_t n;
 };
 
-static int bump_class_gen(int tfd)
-{
-	struct tm_tunables t;
-	__u32 zero = 0;
-
-	if (bpf_map_lookup_elem(tfd, &zero, &t))
-		return -1;
-	t.class_gen++;
-	return bpf_map_update_elem(tfd, &zero, &t, BPF_ANY);
-}
-
 /*
  * Match the rules against the cgroup tree and bring the classes map in line:
  * new and changed cgroups are written, vanished ones removed, then class_gen
@@ -513,7 +503,7 @@ static int sync_rules(struct tidemark *skel, const struct tm_opts *o, struct tm_
 	free(own->v);
 	own->v = nv;
 	own->n = nn;
-	if (changed && bump_class_gen(bpf_map__fd(skel->maps.tunables)))
+	if (changed && tm_bump_class_gen(bpf_map__fd(skel->maps.tunables)))
 		fprintf(stderr, "scx_tidemark: cannot bump class_gen: %s\n", strerror(errno));
 	return 0;
 map_err:

@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "tmlib.h"
+#include "tmmaps.h"
 #include "topo.h"
 
 static int usage(FILE *f)
@@ -50,18 +51,6 @@ static int nr_cpus(void)
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 
 	return n > 0 ? (int)n : 1;
-}
-
-/* A class change bumps class_gen so cached lookups are redone at once. */
-static int bump_gen(int tfd)
-{
-	struct tm_tunables t;
-	__u32 zero = 0;
-
-	if (bpf_map_lookup_elem(tfd, &zero, &t))
-		return -1;
-	t.class_gen++;
-	return bpf_map_update_elem(tfd, &zero, &t, BPF_ANY);
 }
 
 /*
@@ -138,7 +127,7 @@ static int cmd_class(int argc, char **argv)
 
 		ret = bpf_map_update_elem(cfd, &id, &v, BPF_ANY);
 	}
-	if (ret || bump_gen(tfd)) {
+	if (ret || tm_bump_class_gen(tfd)) {
 		fprintf(stderr, "tidemarkctl: map update failed: %s\n", strerror(errno));
 		return 1;
 	}
