@@ -70,10 +70,12 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o $(BPFTOOL)
 
 TMLIB := userspace/tmlib.c userspace/tmlib.h userspace/rules.c userspace/rules.h userspace/tmmaps.h
 TMLIB_SRCS := userspace/tmlib.c userspace/rules.c
-TOPO := topology/topo.c topology/topo.h
+TOPO := topology/topo.c topology/topo.h topology/placement.h
+PLACE := userspace/place.c userspace/place.h
 
-$(BUILD)/scx_tidemark: userspace/scx_tidemark.c $(BUILD)/tidemark.skel.h bpf/tidemark.h $(TMLIB) $(LIBBPF_A)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(TMLIB_SRCS) $(USER_LIBS)
+$(BUILD)/scx_tidemark: userspace/scx_tidemark.c $(BUILD)/tidemark.skel.h bpf/tidemark.h $(TMLIB) $(TOPO) $(PLACE) $(LIBBPF_A)
+	$(CC) $(USER_CFLAGS) -Itopology -o $@ $< $(TMLIB_SRCS) userspace/place.c topology/topo.c \
+		$(USER_LIBS) -lhwloc
 
 $(BUILD)/tidemarkctl: userspace/tidemarkctl.c bpf/tidemark.h $(TMLIB) $(TOPO) $(LIBBPF_A)
 	$(CC) $(USER_CFLAGS) -Itopology -o $@ $< $(TMLIB_SRCS) topology/topo.c $(USER_LIBS) -lhwloc

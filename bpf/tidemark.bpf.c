@@ -29,6 +29,16 @@
  *   it runs ahead of everything (a 1 ms grant), so BE never starves and the
  *   sched_ext watchdog never fires. When BE has not had its floor by the
  *   end of a window, it also runs ahead of ONLINE for what it is owed.
+ * - Cache-domain homes (CCX placement): the loader gives each ONLINE
+ *   cgroup a home, a set of L3 domains (map "homes"), and the nearest homed
+ *   ancestor's home applies to a task, cut down to the domains its affinity
+ *   reaches (none: it runs unhomed). A homed task waking takes an idle home
+ *   CPU, else a home CPU running BE (preempted), else waits in its domain's
+ *   queue, which only that domain's CPUs serve (they pick the lowest vtime
+ *   among it and the shared queue). Strict homes never run elsewhere; soft
+ *   ones may, once they waited home_wait_us (other CPUs look before BE, and
+ *   the window timer wakes an idle one). BE starts on domains without homes
+ *   while those have idle CPUs (be_avoid_homes).
  * - Per-CPU kthreads and migration-disabled tasks go to their CPU's local
  *   queue; user tasks pinned to one CPU use the shared queues, which only
  *   their CPU takes them from (BE pinned tasks stay throttled). Exiting
@@ -45,6 +55,14 @@ char _license[] SEC("license") = "GPL";
 const volatile u64 slice_ns = TM_SLICE_US_DFL * 1000ULL;
 const volatile u64 window_ns = TM_WINDOW_US_DFL * 1000ULL;
 const volatile u32 nr_cpus = 1;
+/* Cache domains (L3) for placement; 0: placement off. */
+const volatile u32 nr_doms = 0;
+/* Domain of each CPU, TM_NO_DOM if none. */
+const volatile u8 cpu_dom[TM_MAX_CPUS];
+/* Soft homes: how long a task waits for its home before going elsewhere. */
+const volatile u64 home_wait_ns = TM_HOME_WAIT_US_DFL * 1000ULL;
+/* Keep BE off domains hosting ONLINE homes while other domains have room. */
+const volatile bool be_avoid_homes = true;
 
 UEI_DEFINE(uei);
 
@@ -66,6 +84,8 @@ static u64 max_be_wait_ns = TM_MAX_BE_WAIT_MS_DFL * 1000000ULL;
 static u32 class_gen;
 /* class_gen the BE queue was last checked at */
 static u32 be_scan_gen;
+/* Domains hosting at least one ONLINE home: written by the loader. */
+u64 home_doms;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -107,12 +127,46 @@ struct {
 	__uint(max_entries, 16384);
 } cg_weights SEC(".maps");
 
+/* Home of each placed ONLINE cgroup, by cgroup id; written by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, struct tm_home);
+	__uint(max_entries, TM_MAX_HOMES);
+} homes SEC(".maps");
+
+/* The CPUs of each cache domain, built at init from cpu_dom. */
+struct dom_ctx {
+	struct bpf_cpumask __kptr *cpus;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct dom_ctx);
+	__uint(max_entries, TM_MAX_DOMS);
+} dom_ctxs SEC(".maps");
+
+/* Per-CPU scratch mask (home CPUs a task may use); never used from timers,
+ * which could interrupt a scheduler callback on the same CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct dom_ctx);
+	__uint(max_entries, TM_MAX_CPUS);
+} tmp_masks SEC(".maps");
+
 struct task_ctx {
-	u64 cgid;	/* cgroup the class was resolved for */
-	u64 enq_at;	/* when it was queued, for wait time and bounded wait */
-	u64 ran_at;	/* when it started running or was last charged vtime */
-	u32 gen;	/* class_gen the class was resolved at */
+	u64 cgid;   /* cgroup the class was resolved for */
+	u64 enq_at; /* when it was queued, for wait time and bounded wait */
+	u64 ran_at; /* when it started running or was last charged vtime */
+	u64 home;   /* ONLINE: home domains it may reach, 0: none */
+	u64 q_home; /* the home it was queued for this time, 0: none */
+	u32 gen;    /* class_gen the class was resolved at */
 	u8 class;
+	u8 soft;     /* home is soft */
+	u8 last_dom; /* domain of its last run, TM_NO_DOM before the first */
+	u8 pinned;   /* queued on its CPU's local queue (migration disabled) */
 };
 
 struct {
@@ -122,22 +176,10 @@ struct {
 	__type(value, struct task_ctx);
 } task_ctxs SEC(".maps");
 
-/* What each CPU runs now, read by other CPUs to find BE to preempt. */
-struct cpu_ctx {
-	u64 started;	/* when the current task started running or was charged */
-	u64 run_ns[TM_NR_CLASSES];	/* cumulative runtime per class */
-	u64 grant_left;	/* BE: reserved runtime not yet charged, ns */
-	u64 be_until;	/* BE: when the grant runs out */
-	u64 next_grant;	/* BE run forced by dispatch (floor, bounded wait), ns */
-	u32 class;	/* TM_CLASS_NONE when none of ours runs */
-	u8 forced;	/* BE: this run is beyond the budget (floor, bounded wait) */
-	u8 pad[3];
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, u32);
-	__type(value, struct cpu_ctx);
+	__type(value, struct tm_cpu_ctx);
 	__uint(max_entries, TM_MAX_CPUS);
 } cpu_ctxs SEC(".maps");
 
@@ -162,8 +204,8 @@ struct window {
 	struct bpf_timer timer;
 	u64 last_run_ns[TM_NR_CLASSES];
 	u64 last_at;
-	u64 hi_pred;	/* ONLINE+SYSTEM use predicted for the period ... */
-	u64 pred_dt;	/* ... of this length */
+	u64 hi_pred; /* ONLINE+SYSTEM use predicted for the period ... */
+	u64 pred_dt; /* ... of this length */
 };
 
 struct {
@@ -198,7 +240,7 @@ static __always_inline bool time_before(u64 a, u64 b)
 	return (s64)(a - b) < 0;
 }
 
-static __always_inline struct cpu_ctx *cpu_ctx(s32 cpu)
+static __always_inline struct tm_cpu_ctx *cpu_ctx(s32 cpu)
 {
 	u32 key = cpu;
 
@@ -208,6 +250,107 @@ static __always_inline struct cpu_ctx *cpu_ctx(s32 cpu)
 static __always_inline struct task_ctx *task_ctx(struct task_struct *p)
 {
 	return bpf_task_storage_get(&task_ctxs, p, 0, 0);
+}
+
+static __always_inline u32 dom_of(s32 cpu)
+{
+	u64 c = (u32)cpu;
+
+	/* keep clang from checking one register and indexing with another */
+	barrier_var(c);
+	if (c >= TM_MAX_CPUS)
+		return TM_NO_DOM;
+	return cpu_dom[c];
+}
+
+/* The CPUs of domain @d (RCU-protected), NULL if none. */
+static __always_inline struct bpf_cpumask *dom_cpus(u32 d)
+{
+	struct dom_ctx *dc;
+
+	if (d >= TM_MAX_DOMS)
+		return NULL;
+	dc = bpf_map_lookup_elem(&dom_ctxs, &d);
+	return dc ? dc->cpus : NULL;
+}
+
+static __always_inline struct bpf_cpumask *tmp_mask(void)
+{
+	u32 key = bpf_get_smp_processor_id();
+	struct dom_ctx *dc = bpf_map_lookup_elem(&tmp_masks, &key);
+
+	return dc ? dc->cpus : NULL;
+}
+
+/* The first domain of @home, TM_NO_DOM if none. */
+static __always_inline u32 home_first(u64 home)
+{
+	u32 d;
+
+	bpf_for (d, 0, nr_doms) {
+		if (home >> d & 1)
+			return d;
+	}
+	return TM_NO_DOM;
+}
+
+/*
+ * An idle CPU in @doms that @p may use, claimed (its idle bit cleared);
+ * -1 if none. @p NULL: any CPU of @doms.
+ */
+static s32 pick_idle_in(struct task_struct *p, u64 doms)
+{
+	struct bpf_cpumask *tmp = p ? tmp_mask() : NULL;
+	u32 d;
+
+	if (p && !tmp)
+		return -1;
+	bpf_for (d, 0, nr_doms) {
+		struct bpf_cpumask *m;
+		s32 cpu;
+
+		if (!(doms >> d & 1))
+			continue;
+		m = dom_cpus(d);
+		if (!m)
+			continue;
+		if (p && tmp) {
+			bpf_cpumask_and(tmp, (const struct cpumask *)m, p->cpus_ptr);
+			cpu = scx_bpf_pick_idle_cpu((const struct cpumask *)tmp, 0);
+		} else {
+			cpu = scx_bpf_pick_idle_cpu((const struct cpumask *)m, 0);
+		}
+		if (cpu >= 0)
+			return cpu;
+	}
+	return -1;
+}
+
+/* Domains without ONLINE homes, where BE should go first. */
+static __always_inline u64 doms_off_homes(void)
+{
+	u64 all = nr_doms >= 64 ? ~0ULL : (1ULL << nr_doms) - 1;
+
+	return all & ~home_doms;
+}
+
+/*
+ * BE should not start on this CPU of domain @d: the domain hosts ONLINE
+ * homes and another domain has an idle CPU (kicked here to take the BE).
+ */
+static bool be_avoid_here(u32 d)
+{
+	s32 cpu;
+
+	if (!be_avoid_homes || !nr_doms || !tm_home_has(home_doms, d) || d == TM_NO_DOM ||
+	    !home_doms)
+		return false;
+	cpu = pick_idle_in(NULL, doms_off_homes());
+	if (cpu < 0)
+		return false;
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	stat_inc(TM_STAT_BE_AVOIDED);
+	return true;
 }
 
 /* Task weight scaled by the cpu.weight of the task's cgroup. */
@@ -224,8 +367,7 @@ static u32 resolve_class(struct cgroup *cg)
 	int level = BPF_CORE_READ(cg, level);
 	u32 i;
 
-	bpf_for(i, 0, TM_MAX_CGROUP_DEPTH)
-	{
+	bpf_for (i, 0, TM_MAX_CGROUP_DEPTH) {
 		struct cgroup *anc = NULL;
 		u32 *cls;
 		u64 id;
@@ -243,6 +385,55 @@ static u32 resolve_class(struct cgroup *cg)
 	return TM_CLASS_SYSTEM;
 }
 
+/*
+ * Home of the nearest placed ancestor of @cg, keeping only the domains @p's
+ * affinity reaches (a task whose affinity excludes its home runs as
+ * unhomed, never an error).
+ */
+static void resolve_home(struct task_struct *p, struct cgroup *cg, struct task_ctx *tctx)
+{
+	int level = BPF_CORE_READ(cg, level);
+	struct tm_home *h = NULL;
+	u64 reach = 0;
+	u32 i;
+
+	tctx->home = 0;
+	tctx->soft = 0;
+	if (!nr_doms)
+		return;
+	bpf_for (i, 0, TM_MAX_CGROUP_DEPTH) {
+		struct cgroup *anc = NULL;
+		u64 id;
+		int l = level - (int)i;
+
+		if (l < 0)
+			break;
+		if (bpf_probe_read_kernel(&anc, sizeof(anc), &cg->ancestors[l]) || !anc)
+			break;
+		id = BPF_CORE_READ(anc, kn, id);
+		h = bpf_map_lookup_elem(&homes, &id);
+		if (h)
+			break;
+	}
+	if (!h || !h->doms)
+		return;
+	bpf_for (i, 0, nr_doms) {
+		struct bpf_cpumask *m;
+
+		if (!(h->doms >> i & 1))
+			continue;
+		m = dom_cpus(i);
+		if (m && bpf_cpumask_intersects((const struct cpumask *)m, p->cpus_ptr))
+			reach |= 1ULL << i;
+	}
+	if (!reach) {
+		stat_inc(TM_STAT_HOME_UNREACHABLE);
+		return;
+	}
+	tctx->home = reach;
+	tctx->soft = h->soft ? 1 : 0;
+}
+
 /* The task's class, resolved again when its cgroup or the rules changed. */
 static u32 task_class(struct task_struct *p, struct task_ctx *tctx)
 {
@@ -250,7 +441,7 @@ static u32 task_class(struct task_struct *p, struct task_ctx *tctx)
 	u64 cgid;
 
 	if (p->flags & PF_EXITING)
-		return TM_CLASS_SYSTEM;	/* let it exit: never throttle */
+		return TM_CLASS_SYSTEM; /* let it exit: never throttle */
 	if (!tctx)
 		return TM_CLASS_SYSTEM;
 	cg = BPF_CORE_READ(p, cgroups, dfl_cgrp);
@@ -259,6 +450,10 @@ static u32 task_class(struct task_struct *p, struct task_ctx *tctx)
 	cgid = BPF_CORE_READ(cg, kn, id);
 	if (cgid != tctx->cgid || tctx->gen != class_gen) {
 		tctx->class = resolve_class(cg);
+		if (tctx->class == TM_CLASS_ONLINE)
+			resolve_home(p, cg, tctx);
+		else
+			tctx->home = 0;
 		tctx->cgid = cgid;
 		tctx->gen = class_gen;
 		stat_inc(TM_STAT_RECLASSIFY);
@@ -277,7 +472,7 @@ static __always_inline bool be_budget_left(void)
  */
 static __always_inline bool claim_be_cpu_only(struct task_struct *p, u32 cpu)
 {
-	struct cpu_ctx *c;
+	struct tm_cpu_ctx *c;
 
 	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 		return false;
@@ -298,20 +493,21 @@ static __always_inline bool claim_be_cpu(struct task_struct *p, u32 cpu)
 	return true;
 }
 
-/* Preempt a CPU running BE among those @p may use. */
-static bool preempt_be_for(struct task_struct *p)
+/*
+ * Claim a CPU running BE among those @p may use within @home (0: any),
+ * this CPU first (no IPI needed). The caller kicks it. -1 if none.
+ */
+static s32 claim_be_in(struct task_struct *p, u64 home)
 {
 	u32 i, self = bpf_get_smp_processor_id();
 
-	/* this CPU first: no IPI needed */
-	if (claim_be_cpu(p, self))
-		return true;
-	bpf_for(i, 0, nr_cpus)
-	{
-		if (i != self && claim_be_cpu(p, i))
-			return true;
+	if (tm_home_has(home, dom_of(self)) && claim_be_cpu_only(p, self))
+		return self;
+	bpf_for (i, 0, nr_cpus) {
+		if (i != self && tm_home_has(home, dom_of(i)) && claim_be_cpu_only(p, i))
+			return i;
 	}
-	return false;
+	return -1;
 }
 
 s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
@@ -320,14 +516,35 @@ s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 	bool is_idle = false;
 	s32 cpu;
 
-	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
+	u32 cls = task_class(p, tctx);
+
+	if (cls == TM_CLASS_ONLINE && tctx && tctx->home) {
+		/* homed: an idle home CPU, its previous one first */
+		if (tm_home_has(tctx->home, dom_of(prev_cpu)) &&
+		    bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr) &&
+		    scx_bpf_test_and_clear_cpu_idle(prev_cpu))
+			cpu = prev_cpu;
+		else
+			cpu = pick_idle_in(p, tctx->home);
+		if (cpu < 0)
+			return prev_cpu; /* enqueue finds it a home CPU */
+		is_idle = true;
+	} else if (cls == TM_CLASS_BE && be_avoid_homes && home_doms && be_budget_left() &&
+		   (cpu = pick_idle_in(p, doms_off_homes())) >= 0) {
+		/* BE: an idle CPU away from the ONLINE homes first */
+		is_idle = true;
+	} else {
+		cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
+	}
 	if (!is_idle)
 		return cpu;
 	/* An idle CPU may take a BE task only while BE has budget. */
-	if (task_class(p, tctx) == TM_CLASS_BE && !be_budget_left())
+	if (cls == TM_CLASS_BE && !be_budget_left())
 		return cpu;
-	if (tctx)
+	if (tctx) {
 		tctx->enq_at = bpf_ktime_get_ns();
+		tctx->q_home = cls == TM_CLASS_ONLINE ? tctx->home : 0;
+	}
 	stat_inc(TM_STAT_ENQ_DIRECT);
 	tm_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
 	return cpu;
@@ -355,14 +572,24 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	u64 vtime;
 	s32 cpu;
 
-	if (tctx)
+	u64 home = 0;
+
+	if (tctx) {
 		tctx->enq_at = bpf_ktime_get_ns();
+		tctx->pinned = 0;
+		/* exiting tasks are SYSTEM whatever their cgroup: no home */
+		if (cls == TM_CLASS_ONLINE)
+			home = tctx->home;
+		tctx->q_home = home;
+	}
 
 	if (cls == TM_CLASS_BE) {
 		stat_inc(TM_STAT_ENQ_BE);
 		tm_insert(p, TM_DSQ_BE, slice_ns, enq_flags);
 		if (be_budget_left()) {
-			cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+			cpu = be_avoid_homes && home_doms ? pick_idle_in(p, doms_off_homes()) : -1;
+			if (cpu < 0)
+				cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 			if (cpu >= 0) {
 				stat_inc(TM_STAT_KICK_IDLE);
 				scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
@@ -381,6 +608,8 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	if (((p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1) || migration_disabled(p)) {
 		stat_inc(TM_STAT_ENQ_LOCAL_PINNED);
+		if (tctx)
+			tctx->pinned = 1;
 		tm_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags);
 		cpu = scx_bpf_task_cpu(p);
 		if (!claim_be_cpu(p, cpu))
@@ -394,7 +623,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	 * BE is passed: had ONLINE/SYSTEM been waiting, the CPU would not run BE.
 	 */
 	cpu = scx_bpf_task_cpu(p);
-	if (claim_be_cpu_only(p, cpu)) {
+	if (tm_home_has(home, dom_of(cpu)) && claim_be_cpu_only(p, cpu)) {
 		tm_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags | SCX_ENQ_PREEMPT);
 		return;
 	}
@@ -404,6 +633,34 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	if (enq_flags & SCX_ENQ_WAKEUP)
 		vtime = tm_vtime_wakeup(vtime, vtime_now, slice_ns, eff_weight(p, tctx));
 	stat_inc(TM_STAT_ENQ_HI);
+
+	if (home) {
+		/*
+		 * Homed: an idle home CPU, else a home CPU running BE; queued
+		 * on the queue of that CPU's domain, which only the domain's
+		 * CPUs serve (soft homes: others too, after home_wait_us).
+		 */
+		u64 kick = SCX_KICK_IDLE;
+		s32 target = pick_idle_in(p, home);
+		u32 d;
+
+		if (target < 0) {
+			target = claim_be_in(p, home);
+			kick = SCX_KICK_PREEMPT;
+		}
+		d = target >= 0 ? dom_of(target) : dom_of(cpu);
+		if (!tm_home_has(home, d) || d == TM_NO_DOM)
+			d = home_first(home);
+		tm_insert_vtime(p, tm_dom_dsq(d, tctx && tctx->soft), slice_ns, vtime, enq_flags);
+		if (target >= 0) {
+			if (kick == SCX_KICK_IDLE)
+				stat_inc(TM_STAT_KICK_IDLE);
+			scx_bpf_kick_cpu(target, kick);
+		} else {
+			stat_inc(TM_STAT_HI_NO_CPU);
+		}
+		return;
+	}
 	tm_insert_vtime(p, TM_DSQ_HI, slice_ns, vtime, enq_flags);
 	if (p->nr_cpus_allowed == 1) {
 		/* only its own CPU can take it (not running BE: tried above) */
@@ -417,7 +674,10 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
-	if (!preempt_be_for(p))
+	cpu = claim_be_in(p, 0);
+	if (cpu >= 0)
+		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	else
 		stat_inc(TM_STAT_HI_NO_CPU);
 }
 
@@ -429,8 +689,7 @@ static u64 be_head_wait(u64 now)
 
 	/* the window timer is not an RCU section of its own */
 	bpf_rcu_read_lock();
-	bpf_for_each(scx_dsq, p, TM_DSQ_BE, 0)
-	{
+	bpf_for_each (scx_dsq, p, TM_DSQ_BE, 0) {
 		struct task_ctx *tctx = task_ctx(p);
 
 		if (tctx && time_before(tctx->enq_at, now))
@@ -446,7 +705,7 @@ static u64 be_head_wait(u64 now)
  * enforced by the CPU's grant timer. Forced grants (floor, bounded wait)
  * do not come out of the budget.
  */
-static void be_grant_start(struct task_struct *p, struct cpu_ctx *c, u64 grant, bool forced,
+static void be_grant_start(struct task_struct *p, struct tm_cpu_ctx *c, u64 grant, bool forced,
 			   u64 now)
 {
 	struct grant_timer *gt;
@@ -470,7 +729,7 @@ static void be_grant_start(struct task_struct *p, struct cpu_ctx *c, u64 grant, 
 }
 
 /* What a regular grant did not use goes back to the budget and floor. */
-static __always_inline void be_grant_return(struct cpu_ctx *c)
+static __always_inline void be_grant_return(struct tm_cpu_ctx *c)
 {
 	if (!c->forced && c->grant_left) {
 		__sync_fetch_and_add(&be_budget, c->grant_left);
@@ -492,7 +751,7 @@ static __always_inline u64 be_regular_grant(void)
  * its class and, for BE, to its grant; a run past the grant (the timer was
  * late) comes out of the budget. Done at every tick and at stopping.
  */
-static __always_inline void charge(struct cpu_ctx *c, u32 cls, u64 now)
+static __always_inline void charge(struct tm_cpu_ctx *c, u32 cls, u64 now)
 {
 	u64 ran = time_before(c->started, now) ? now - c->started : 0, in_grant;
 
@@ -522,34 +781,87 @@ static void requeue_reclassified(void)
 	if (be_scan_gen == gen)
 		return;
 	be_scan_gen = gen;
-	bpf_for_each(scx_dsq, p, TM_DSQ_BE, 0)
-	{
+	bpf_for_each (scx_dsq, p, TM_DSQ_BE, 0) {
 		struct task_ctx *tctx = task_ctx(p);
 		u64 vtime;
 
 		if (task_class(p, tctx) == TM_CLASS_BE)
 			continue;
 		vtime = tm_vtime_wakeup(p->scx.dsq_vtime, vtime_now, slice_ns, eff_weight(p, tctx));
-		tm_move_vtime(BPF_FOR_EACH_ITER, p, TM_DSQ_HI, vtime);
+		if (tctx && tctx->class == TM_CLASS_ONLINE && tctx->home) {
+			tctx->q_home = tctx->home;
+			tm_move_vtime(BPF_FOR_EACH_ITER, p,
+				      tm_dom_dsq(home_first(tctx->home), tctx->soft), vtime);
+		} else if (tctx) {
+			tctx->q_home = 0;
+			tm_move_vtime(BPF_FOR_EACH_ITER, p, TM_DSQ_HI, vtime);
+		} else
+			tm_move_vtime(BPF_FOR_EACH_ITER, p, TM_DSQ_HI, vtime);
+	}
+}
+
+/* Vtime of the head of @dsq; false if it is empty. */
+static __always_inline bool head_vtime(u64 dsq, u64 *vt)
+{
+	struct task_struct *p;
+	bool found = false;
+
+	bpf_for_each (scx_dsq, p, dsq, 0) {
+		*vt = p->scx.dsq_vtime;
+		found = true;
+		break;
+	}
+	return found;
+}
+
+/*
+ * The ONLINE/SYSTEM queues a CPU of domain @d serves, in vtime order of
+ * their heads: the shared one and the domain's strict and soft queues.
+ */
+struct hi_queues {
+	u64 dsq[3];
+	u64 vt[3];
+	u32 n;
+};
+
+static __always_inline void hi_queues_of(u32 d, struct hi_queues *q)
+{
+	u64 ids[3] = {TM_DSQ_HI, 0, 0}, vt;
+	u32 i, j, nids = 1;
+
+	if (nr_doms && d < nr_doms) {
+		ids[1] = tm_dom_dsq(d, false);
+		ids[2] = tm_dom_dsq(d, true);
+		nids = 3;
+	}
+	q->n = 0;
+	for (i = 0; i < 3; i++) {
+		if (i >= nids || !head_vtime(ids[i], &vt))
+			continue;
+		/* insertion: at most three */
+		for (j = q->n; j > 0 && j < 3 && time_before(vt, q->vt[j - 1]); j--) {
+			q->vt[j] = q->vt[j - 1];
+			q->dsq[j] = q->dsq[j - 1];
+		}
+		if (j < 3) {
+			q->vt[j] = vt;
+			q->dsq[j] = ids[i];
+		}
+		q->n++;
 	}
 }
 
 /* Charge @prev's vtime for the slice it just used; keep it running when no
- * queued ONLINE/SYSTEM task is further behind. */
-static bool keep_hi_prev(struct task_struct *prev, struct task_ctx *ptx)
+ * queued ONLINE/SYSTEM task this CPU serves is further behind. */
+static bool keep_hi_prev(struct task_struct *prev, struct task_ctx *ptx, const struct hi_queues *q)
 {
-	struct task_struct *p;
 	u64 now = bpf_ktime_get_ns(), used;
-	bool keep = true;
+	bool keep;
 
 	used = time_before(ptx->ran_at, now) ? now - ptx->ran_at : 0;
 	ptx->ran_at = now;
 	prev->scx.dsq_vtime += tm_vtime_delta(used, eff_weight(prev, ptx));
-	bpf_for_each(scx_dsq, p, TM_DSQ_HI, 0)
-	{
-		keep = !time_before(p->scx.dsq_vtime, prev->scx.dsq_vtime);
-		break;
-	}
+	keep = !q->n || !time_before(q->vt[0], prev->scx.dsq_vtime);
 	if (keep) {
 		prev->scx.slice = slice_ns;
 		if (time_before(vtime_now, prev->scx.dsq_vtime))
@@ -558,9 +870,41 @@ static bool keep_hi_prev(struct task_struct *prev, struct task_ctx *ptx)
 	return keep;
 }
 
+/*
+ * A soft-homed task that has waited home_wait_ns for its home may run on
+ * this CPU of domain @d: the oldest head of another domain's soft queue.
+ */
+static bool steal_soft(u32 d)
+{
+	u64 now = bpf_ktime_get_ns();
+	u32 e;
+
+	bpf_for (e, 0, nr_doms) {
+		struct task_struct *p;
+		u64 dsq = tm_dom_dsq(e, true);
+		bool moved = false;
+
+		if (e == d || !scx_bpf_dsq_nr_queued(dsq))
+			continue;
+		bpf_for_each (scx_dsq, p, dsq, 0) {
+			struct task_ctx *tctx = task_ctx(p);
+
+			if (tctx && tctx->enq_at && time_before(tctx->enq_at, now) &&
+			    now - tctx->enq_at >= home_wait_ns)
+				moved = tm_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL);
+			break;
+		}
+		if (moved)
+			return true;
+	}
+	return false;
+}
+
 void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 {
-	struct cpu_ctx *c = cpu_ctx(cpu);
+	struct tm_cpu_ctx *c = cpu_ctx(cpu);
+	struct hi_queues q;
+	u32 d = dom_of(cpu), i;
 	bool be_queued;
 
 	if (!c)
@@ -603,36 +947,51 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 	 * cpu.weight 300 vs 100 came out 2:1. Charge it now and keep it when
 	 * it is still the furthest behind.
 	 */
+	hi_queues_of(d, &q);
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
 		struct task_ctx *ptx = task_ctx(prev);
 
-		if (ptx && ptx->class != TM_CLASS_BE && keep_hi_prev(prev, ptx)) {
+		/* its cgroup or class may have changed while it ran */
+		if (ptx && task_class(prev, ptx) != TM_CLASS_BE && tm_home_has(ptx->home, d) &&
+		    keep_hi_prev(prev, ptx, &q)) {
 			stat_inc(TM_STAT_KEEP_RUNNING);
 			return;
 		}
 	}
-	if (tm_move_to_local(TM_DSQ_HI)) {
+	for (i = 0; i < 3; i++) {
+		if (i < q.n && tm_move_to_local(q.dsq[i])) {
+			stat_inc(TM_STAT_DISPATCH_HI);
+			return;
+		}
+	}
+	if (nr_doms && home_wait_ns < TM_HOME_WAIT_US_MAX * 1000ULL && steal_soft(d)) {
 		stat_inc(TM_STAT_DISPATCH_HI);
 		return;
 	}
-	if (be_queued && be_budget_left() && tm_move_to_local(TM_DSQ_BE)) {
-		stat_inc(TM_STAT_DISPATCH_BE);
-		return;
+	if (be_queued && be_budget_left()) {
+		if (be_avoid_here(d))
+			return;
+		if (tm_move_to_local(TM_DSQ_BE)) {
+			stat_inc(TM_STAT_DISPATCH_BE);
+			return;
+		}
 	}
 	/* Nothing else may run: the previous task goes on, BE on a new grant. */
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
 		struct task_ctx *tctx = task_ctx(prev);
 
+		if (tctx && !tm_home_has(tctx->home, d))
+			return; /* re-enqueued (ENQ_LAST) towards its home */
 		if (tctx && tctx->class == TM_CLASS_BE) {
 			u64 now = bpf_ktime_get_ns();
 
-			if (!be_budget_left())
+			if (!be_budget_left() || be_avoid_here(d))
 				return;
 			charge(c, TM_CLASS_BE, now);
 			be_grant_return(c);
 			be_grant_start(prev, c, be_regular_grant(), false, now);
 		} else {
-			/* ONLINE/SYSTEM were kept above; this is a task without context */
+			/* ONLINE/SYSTEM behind a queued task it cannot be swapped with */
 			prev->scx.slice = slice_ns;
 		}
 		stat_inc(TM_STAT_KEEP_RUNNING);
@@ -658,7 +1017,7 @@ static __always_inline void cg_wait_add(u64 cgid, u32 bucket)
 void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 {
 	struct task_ctx *tctx = task_ctx(p);
-	struct cpu_ctx *c = cpu_ctx(scx_bpf_task_cpu(p));
+	struct tm_cpu_ctx *c = cpu_ctx(scx_bpf_task_cpu(p));
 	struct tm_cpu_stats *s;
 	u64 now = bpf_ktime_get_ns();
 	u32 cls = tctx ? tctx->class : TM_CLASS_SYSTEM;
@@ -682,6 +1041,19 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 		tctx->enq_at = 0;
 		tctx->ran_at = now;
 	}
+	if (tctx && nr_doms) {
+		u32 d = dom_of(scx_bpf_task_cpu(p));
+
+		if (d != TM_NO_DOM) {
+			if (tctx->last_dom != TM_NO_DOM && tctx->last_dom != d)
+				stat_inc(TM_STAT_XDOM_SYSTEM + cls);
+			tctx->last_dom = d;
+			if (tctx->q_home && !tm_home_has(tctx->q_home, d))
+				stat_inc(tctx->pinned ? TM_STAT_RUN_OUT_PINNED
+					 : tctx->soft ? TM_STAT_RUN_OUT_SOFT
+						      : TM_STAT_RUN_OUT_HOME);
+		}
+	}
 	if (c && cls == TM_CLASS_BE) {
 		if (c->next_grant)
 			be_grant_start(p, c, c->next_grant, true, now);
@@ -695,7 +1067,7 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 
 void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 {
-	struct cpu_ctx *c = cpu_ctx(scx_bpf_task_cpu(p));
+	struct tm_cpu_ctx *c = cpu_ctx(scx_bpf_task_cpu(p));
 	struct task_ctx *tctx = task_ctx(p);
 	u32 cls = tctx ? tctx->class : TM_CLASS_SYSTEM;
 	u64 now = bpf_ktime_get_ns(), used = 0;
@@ -717,7 +1089,7 @@ void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 void BPF_STRUCT_OPS(tidemark_tick, struct task_struct *p)
 {
 	struct task_ctx *tctx = task_ctx(p);
-	struct cpu_ctx *c = cpu_ctx(scx_bpf_task_cpu(p));
+	struct tm_cpu_ctx *c = cpu_ctx(scx_bpf_task_cpu(p));
 
 	if (!tctx)
 		return;
@@ -733,7 +1105,7 @@ void BPF_STRUCT_OPS(tidemark_tick, struct task_struct *p)
 /* A BE grant ran out: end the slice now rather than at the next tick. */
 static int grant_timer_fn(void *map, int *key, struct grant_timer *gt)
 {
-	struct cpu_ctx *c = cpu_ctx(*key);
+	struct tm_cpu_ctx *c = cpu_ctx(*key);
 
 	if (c && c->class == TM_CLASS_BE &&
 	    !time_before(bpf_ktime_get_ns() + TM_BE_GRANT_SLACK_NS, c->be_until)) {
@@ -755,9 +1127,50 @@ s32 BPF_STRUCT_OPS(tidemark_init_task, struct task_struct *p, struct scx_init_ta
 	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!tctx)
 		return -ENOMEM;
-	tctx->gen = (u32)-1;	/* resolve at first enqueue */
+	tctx->gen = (u32)-1; /* resolve at first enqueue */
 	tctx->class = TM_CLASS_SYSTEM;
+	tctx->last_dom = TM_NO_DOM;
 	return 0;
+}
+
+/* New affinity: the reachable part of its home is worked out again. */
+void BPF_STRUCT_OPS(tidemark_set_cpumask, struct task_struct *p, const struct cpumask *cpumask)
+{
+	struct task_ctx *tctx = task_ctx(p);
+
+	if (tctx)
+		tctx->gen = (u32)-1;
+}
+
+/*
+ * A soft-homed task that waited home_wait_ns may run anywhere: wake an idle
+ * CPU for it (a busy one finds it at its next dispatch).
+ */
+static void kick_for_soft(u64 now)
+{
+	u32 d;
+
+	bpf_rcu_read_lock();
+	bpf_for (d, 0, nr_doms) {
+		struct task_struct *p;
+		u64 dsq = tm_dom_dsq(d, true);
+
+		if (!scx_bpf_dsq_nr_queued(dsq))
+			continue;
+		bpf_for_each (scx_dsq, p, dsq, 0) {
+			struct task_ctx *tctx = task_ctx(p);
+			s32 cpu;
+
+			if (tctx && tctx->enq_at && time_before(tctx->enq_at, now) &&
+			    now - tctx->enq_at >= home_wait_ns) {
+				cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+				if (cpu >= 0)
+					scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+			}
+			break;
+		}
+	}
+	bpf_rcu_read_unlock();
 }
 
 /*
@@ -777,9 +1190,8 @@ static int window_fn(void *map, int *key, struct window *w)
 	class_gen = t->class_gen;
 	max_be_wait_ns = (u64)t->max_be_wait_ms * 1000000;
 
-	bpf_for(i, 0, nr_cpus)
-	{
-		struct cpu_ctx *c = cpu_ctx(i);
+	bpf_for (i, 0, nr_cpus) {
+		struct tm_cpu_ctx *c = cpu_ctx(i);
 		u32 k;
 
 		if (!c)
@@ -821,23 +1233,79 @@ static int window_fn(void *map, int *key, struct window *w)
 		stat_add(TM_STAT_BE_THROTTLED_NS, dt);
 	/* the prediction was for a period of pred_dt: rescale to this one */
 	pred = w->pred_dt ? w->hi_pred * dt / w->pred_dt : hi;
-	be_budget = tm_be_budget_next(left, (s64)hi - (s64)pred, allow, cap / 100 * t->suppress_pct);
+	be_budget =
+		tm_be_budget_next(left, (s64)hi - (s64)pred, allow, cap / 100 * t->suppress_pct);
 	/* ONLINE+SYSTEM of the last period predicts the next one */
 	w->hi_pred = hi;
 	w->pred_dt = dt;
 
 	kicks = scx_bpf_dsq_nr_queued(TM_DSQ_BE);
 	if (kicks && (be_budget > 0 || be_head_wait(now) >= max_be_wait_ns)) {
-		bpf_for(i, 0, nr_cpus)
-		{
+		bpf_for (i, 0, nr_cpus) {
 			if (!kicks)
 				break;
 			scx_bpf_kick_cpu(i, SCX_KICK_IDLE);
 			kicks--;
 		}
 	}
+	if (nr_doms && home_wait_ns < TM_HOME_WAIT_US_MAX * 1000ULL)
+		kick_for_soft(now);
 	window_end = now + window_ns;
 	bpf_timer_start(&w->timer, window_ns, 0);
+	return 0;
+}
+
+/* Store a fresh empty cpumask in @dc. */
+static s32 new_mask(struct dom_ctx *dc)
+{
+	struct bpf_cpumask *m = bpf_cpumask_create(), *old;
+
+	if (!m)
+		return -ENOMEM;
+	old = bpf_kptr_xchg(&dc->cpus, m);
+	if (old)
+		bpf_cpumask_release(old);
+	return 0;
+}
+
+/* Domain queues and CPU masks, and each CPU's scratch mask. */
+static s32 init_domains(void)
+{
+	u32 i;
+	s32 ret;
+
+	bpf_for (i, 0, nr_cpus) {
+		struct dom_ctx *dc = bpf_map_lookup_elem(&tmp_masks, &i);
+
+		if (!dc)
+			return -ENOENT;
+		ret = new_mask(dc);
+		if (ret)
+			return ret;
+	}
+	bpf_for (i, 0, nr_doms) {
+		struct dom_ctx *dc = bpf_map_lookup_elem(&dom_ctxs, &i);
+
+		if (!dc)
+			return -ENOENT;
+		ret = new_mask(dc);
+		if (ret)
+			return ret;
+		ret = scx_bpf_create_dsq(tm_dom_dsq(i, false), -1);
+		if (!ret)
+			ret = scx_bpf_create_dsq(tm_dom_dsq(i, true), -1);
+		if (ret)
+			return ret;
+	}
+	bpf_for (i, 0, nr_cpus) {
+		struct bpf_cpumask *m;
+
+		bpf_rcu_read_lock();
+		m = dom_cpus(dom_of(i));
+		if (m)
+			bpf_cpumask_set_cpu(i, m);
+		bpf_rcu_read_unlock();
+	}
 	return 0;
 }
 
@@ -853,9 +1321,11 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(tidemark_init)
 	ret = scx_bpf_create_dsq(TM_DSQ_BE, -1);
 	if (ret)
 		return ret;
-	bpf_for(zero, 0, nr_cpus)
-	{
-		struct cpu_ctx *c = cpu_ctx(zero);
+	ret = init_domains();
+	if (ret)
+		return ret;
+	bpf_for (zero, 0, nr_cpus) {
+		struct tm_cpu_ctx *c = cpu_ctx(zero);
 		struct grant_timer *gt = bpf_map_lookup_elem(&grant_timers, &zero);
 
 		if (c)
@@ -905,8 +1375,9 @@ void BPF_STRUCT_OPS(tidemark_exit, struct scx_exit_info *ei)
 
 void BPF_STRUCT_OPS(tidemark_dump, struct scx_dump_ctx *dctx)
 {
-	scx_bpf_dump("tidemark: be_budget=%lld be_floor=%llu be_floor_left=%lld class_gen=%u",
-		     be_budget, be_floor_ns, be_floor_left, class_gen);
+	scx_bpf_dump("tidemark: be_budget=%lld be_floor=%llu be_floor_left=%lld class_gen=%u "
+		     "home_doms=%llx",
+		     be_budget, be_floor_ns, be_floor_left, class_gen, home_doms);
 	scx_bpf_dump(" hi_queued=%d be_queued=%d be_head_wait_ns=%llu\n",
 		     scx_bpf_dsq_nr_queued(TM_DSQ_HI), scx_bpf_dsq_nr_queued(TM_DSQ_BE),
 		     be_head_wait(bpf_ktime_get_ns()));
@@ -917,24 +1388,18 @@ void BPF_STRUCT_OPS(tidemark_dump_task, struct scx_dump_ctx *dctx, struct task_s
 	struct task_ctx *tctx = task_ctx(p);
 
 	if (tctx)
-		scx_bpf_dump("tidemark: class=%u cgid=%llu enq_at=%llu", tctx->class, tctx->cgid,
-			     tctx->enq_at);
+		scx_bpf_dump("tidemark: class=%u cgid=%llu enq_at=%llu home=%llx", tctx->class,
+			     tctx->cgid, tctx->enq_at, tctx->home);
 }
 
-SCX_OPS_DEFINE(tidemark_ops,
-	       .select_cpu	= (void *)tidemark_select_cpu,
-	       .enqueue		= (void *)tidemark_enqueue,
-	       .dispatch	= (void *)tidemark_dispatch,
-	       .running		= (void *)tidemark_running,
-	       .stopping	= (void *)tidemark_stopping,
-	       .tick		= (void *)tidemark_tick,
-	       .enable		= (void *)tidemark_enable,
-	       .init_task	= (void *)tidemark_init_task,
-	       .cgroup_init	= (void *)tidemark_cgroup_init,
-	       .cgroup_exit	= (void *)tidemark_cgroup_exit,
+SCX_OPS_DEFINE(tidemark_ops, .select_cpu = (void *)tidemark_select_cpu,
+	       .enqueue = (void *)tidemark_enqueue, .dispatch = (void *)tidemark_dispatch,
+	       .running = (void *)tidemark_running, .stopping = (void *)tidemark_stopping,
+	       .tick = (void *)tidemark_tick, .enable = (void *)tidemark_enable,
+	       .set_cpumask = (void *)tidemark_set_cpumask, .init_task = (void *)tidemark_init_task,
+	       .cgroup_init = (void *)tidemark_cgroup_init,
+	       .cgroup_exit = (void *)tidemark_cgroup_exit,
 	       .cgroup_set_weight = (void *)tidemark_cgroup_set_weight,
-	       .init		= (void *)tidemark_init,
-	       .exit		= (void *)tidemark_exit,
-	       .dump		= (void *)tidemark_dump,
-	       .dump_task	= (void *)tidemark_dump_task,
-	       .name		= "tidemark");
+	       .init = (void *)tidemark_init, .exit = (void *)tidemark_exit,
+	       .dump = (void *)tidemark_dump, .dump_task = (void *)tidemark_dump_task,
+	       .name = "tidemark");

@@ -17,14 +17,46 @@ enum tm_limits {
 	TM_MAX_CPUS = 512,
 	/* ONLINE cgroups with their own wait histogram (map "cg_waits") */
 	TM_MAX_CG_HIST = 4096,
+	/* cache domains the scheduler places cgroups in (home masks are u64) */
+	TM_MAX_DOMS = 64,
+	/* ONLINE cgroups with a home (map "homes") */
+	TM_MAX_HOMES = 4096,
 };
 
 /* User DSQ ids (bit 63 clear). Every CPU drains both, so no task is ever
  * stranded by its affinity. */
 enum tm_dsq {
-	TM_DSQ_HI = 0,	/* ONLINE and SYSTEM: weighted vtime */
-	TM_DSQ_BE = 1,	/* best-effort: FIFO, so the head is the longest waiter */
+	TM_DSQ_HI = 0, /* ONLINE and SYSTEM: weighted vtime */
+	TM_DSQ_BE = 1, /* best-effort: FIFO, so the head is the longest waiter */
+	/* per cache domain, ONLINE tasks homed there: strict, then soft */
+	TM_DSQ_DOM_BASE = 16,
 };
+
+/* Domain of a CPU that is in no cache domain (offline at discovery). */
+#define TM_NO_DOM 0xff
+
+static inline __u64 tm_dom_dsq(__u32 dom, bool soft)
+{
+	return TM_DSQ_DOM_BASE + dom * 2 + (soft ? 1 : 0);
+}
+
+/*
+ * Home of an ONLINE cgroup (map "homes", cgroup id -> home, written by the
+ * loader's placement): the cache domains its tasks run in. Strict: only
+ * there. Soft: elsewhere too, once a task has waited home_wait_us.
+ */
+struct tm_home {
+	__u64 doms; /* bit d: domain d */
+	__u32 soft;
+	__u32 pad;
+};
+_Static_assert(sizeof(struct tm_home) == 16, "tm_home layout");
+
+/* Is a task with home @home (0: none) at home on domain @dom? */
+static inline bool tm_home_has(__u64 home, __u32 dom)
+{
+	return !home || (dom < TM_MAX_DOMS && (home >> dom & 1));
+}
 
 /*
  * Classes. A task's class is that of its nearest classified ancestor cgroup;
@@ -36,7 +68,7 @@ enum tm_class {
 	TM_CLASS_ONLINE = 1,
 	TM_CLASS_BE = 2,
 	TM_NR_CLASSES = 3,
-	TM_CLASS_NONE = 255,	/* per-CPU state: nothing of ours running */
+	TM_CLASS_NONE = 255, /* per-CPU state: nothing of ours running */
 };
 
 /* Deepest cgroup level searched for a classified ancestor. */
@@ -49,10 +81,10 @@ enum tm_class {
  * scheduler every window, so changes apply without reloading.
  */
 struct tm_tunables {
-	__u32 suppress_pct;	/* node CPU line for BE, % of capacity */
-	__u32 max_be_wait_ms;	/* a queued BE task runs at least this often */
-	__u32 be_floor_mcpu;	/* CPU kept for BE whatever ONLINE does, milli-CPUs */
-	__u32 class_gen;	/* bumped on every class map change */
+	__u32 suppress_pct;   /* node CPU line for BE, % of capacity */
+	__u32 max_be_wait_ms; /* a queued BE task runs at least this often */
+	__u32 be_floor_mcpu;  /* CPU kept for BE whatever ONLINE does, milli-CPUs */
+	__u32 class_gen;      /* bumped on every class map change */
 };
 _Static_assert(sizeof(struct tm_tunables) == 16, "tm_tunables layout");
 
@@ -75,42 +107,61 @@ enum tm_defaults {
 	TM_WINDOW_US_DFL = 5000,
 	TM_WINDOW_US_MIN = 1000,
 	TM_WINDOW_US_MAX = 100000,
+	/* soft homes: wait before a task may run outside its home */
+	TM_HOME_WAIT_US_DFL = 2000,
+	TM_HOME_WAIT_US_MIN = 0,
+	TM_HOME_WAIT_US_MAX = 1000000,
 };
 
 /* BE grants: shortest run worth a context switch, length of a forced run
  * (bounded wait), and how early a grant timer may end a grant. */
-#define TM_BE_GRANT_MIN_NS 100000ULL
-#define TM_BE_FORCED_NS 1000000ULL
+#define TM_BE_GRANT_MIN_NS   100000ULL
+#define TM_BE_FORCED_NS	     1000000ULL
 #define TM_BE_GRANT_SLACK_NS 20000ULL
 
 /* enum scx_exit_kind: values from here on are errors (kernel ABI). */
 #define TM_EXIT_KIND_ERROR 1024
 
-
 /*
  * Counters: X(enum suffix, name shown to users, help text). Per-CPU in BPF,
  * summed by userspace; names are stable (tools parse the JSON form).
  */
-#define TM_STATS(X)                                                                    \
-	X(RUN_NS_SYSTEM, "run_ns_system", "CPU time of SYSTEM tasks, ns")              \
-	X(RUN_NS_ONLINE, "run_ns_online", "CPU time of ONLINE tasks, ns")              \
-	X(RUN_NS_BE, "run_ns_be", "CPU time of BE tasks, ns")                          \
-	X(ENQ_DIRECT, "enq_direct", "wakeups placed straight on an idle CPU")          \
-	X(ENQ_HI, "enq_hi", "ONLINE/SYSTEM tasks queued")                              \
-	X(ENQ_BE, "enq_be", "BE tasks queued")                                         \
-	X(ENQ_LOCAL_PINNED, "enq_local_pinned", "per-CPU kthreads, migration-disabled tasks queued on their CPU") \
-	X(DISPATCH_HI, "dispatch_hi", "ONLINE/SYSTEM tasks moved to a CPU")            \
-	X(DISPATCH_BE, "dispatch_be", "BE tasks moved to a CPU within the budget")     \
-	X(BE_PREEMPTED, "be_preempted", "BE tasks preempted by a waking ONLINE/SYSTEM task") \
-	X(HI_NO_CPU, "hi_no_cpu", "ONLINE/SYSTEM wakeups with no idle CPU and no BE to preempt") \
-	X(BE_THROTTLED, "be_throttled", "BE runs ended by their grant timer")          \
-	X(BE_THROTTLED_NS, "be_throttled_ns", "time BE waited with its budget spent, ns") \
-	X(BE_FORCED, "be_forced", "BE runs forced by max_be_wait_ms")                  \
-	X(BE_FLOOR, "be_floor", "BE runs ahead of ONLINE to keep the BE floor")        \
-	X(KICK_IDLE, "kick_idle", "idle CPUs woken for queued work")                   \
-	X(KEEP_RUNNING, "keep_running", "slices extended because nothing else waited") \
-	X(RECLASSIFY, "reclassify", "class lookups (cgroup move or class change)")      \
-	X(CG_HIST_FULL, "cg_hist_full", "ONLINE waits not kept per cgroup: cg_waits map full")
+#define TM_STATS(X)                                                                                \
+	X(RUN_NS_SYSTEM, "run_ns_system", "CPU time of SYSTEM tasks, ns")                          \
+	X(RUN_NS_ONLINE, "run_ns_online", "CPU time of ONLINE tasks, ns")                          \
+	X(RUN_NS_BE, "run_ns_be", "CPU time of BE tasks, ns")                                      \
+	X(ENQ_DIRECT, "enq_direct", "wakeups placed straight on an idle CPU")                      \
+	X(ENQ_HI, "enq_hi", "ONLINE/SYSTEM tasks queued")                                          \
+	X(ENQ_BE, "enq_be", "BE tasks queued")                                                     \
+	X(ENQ_LOCAL_PINNED, "enq_local_pinned",                                                    \
+	  "per-CPU kthreads, migration-disabled tasks queued on their CPU")                        \
+	X(DISPATCH_HI, "dispatch_hi", "ONLINE/SYSTEM tasks moved to a CPU")                        \
+	X(DISPATCH_BE, "dispatch_be", "BE tasks moved to a CPU within the budget")                 \
+	X(BE_PREEMPTED, "be_preempted", "BE tasks preempted by a waking ONLINE/SYSTEM task")       \
+	X(HI_NO_CPU, "hi_no_cpu", "ONLINE/SYSTEM wakeups with no idle CPU and no BE to preempt")   \
+	X(BE_THROTTLED, "be_throttled", "BE runs ended by their grant timer")                      \
+	X(BE_THROTTLED_NS, "be_throttled_ns", "time BE waited with its budget spent, ns")          \
+	X(BE_FORCED, "be_forced", "BE runs forced by max_be_wait_ms")                              \
+	X(BE_FLOOR, "be_floor", "BE runs ahead of ONLINE to keep the BE floor")                    \
+	X(KICK_IDLE, "kick_idle", "idle CPUs woken for queued work")                               \
+	X(KEEP_RUNNING, "keep_running", "slices extended because nothing else waited")             \
+	X(RECLASSIFY, "reclassify", "class lookups (cgroup move or class change)")                 \
+	X(CG_HIST_FULL, "cg_hist_full", "ONLINE waits not kept per cgroup: cg_waits map full")     \
+	X(RUN_OUT_HOME, "runs_outside_home",                                                       \
+	  "runs of strictly homed ONLINE tasks outside their home (0 expected)")                   \
+	X(RUN_OUT_SOFT, "runs_outside_soft_home",                                                  \
+	  "runs of soft-homed ONLINE tasks outside their home after home_wait_us")                 \
+	X(RUN_OUT_PINNED, "runs_outside_home_pinned",                                              \
+	  "runs outside home of tasks the kernel pinned there (migration disabled)")               \
+	X(HOME_UNREACHABLE, "home_unreachable",                                                    \
+	  "homed tasks whose affinity excludes their home: placed as unhomed")                     \
+	X(XDOM_SYSTEM, "xdom_migrations_system",                                                   \
+	  "SYSTEM task runs on another cache domain than its last run")                            \
+	X(XDOM_ONLINE, "xdom_migrations_online",                                                   \
+	  "ONLINE task runs on another cache domain than its last run")                            \
+	X(XDOM_BE, "xdom_migrations_be", "BE task runs on another cache domain than its last run") \
+	X(BE_AVOIDED, "be_avoided",                                                                \
+	  "BE sent from a domain hosting ONLINE homes to an idle CPU elsewhere")
 
 #define TM_STAT_ENUM(e, n, h) TM_STAT_##e,
 enum tm_stat_idx { TM_STATS(TM_STAT_ENUM) TM_NR_STATS };
@@ -123,6 +174,20 @@ struct tm_cpu_stats {
 };
 _Static_assert(sizeof(struct tm_cpu_stats) == (TM_NR_STATS + TM_NR_CLASSES * TM_HIST_BUCKETS) * 8,
 	       "tm_cpu_stats layout");
+
+/* What each CPU runs now (map "cpu_ctxs"), read by other CPUs to find BE to
+ * preempt, and by the loader for the per-domain load. */
+struct tm_cpu_ctx {
+	__u64 started;		     /* when the current task started running or was charged */
+	__u64 run_ns[TM_NR_CLASSES]; /* cumulative runtime per class */
+	__u64 grant_left;	     /* BE: reserved runtime not yet charged, ns */
+	__u64 be_until;		     /* BE: when the grant runs out */
+	__u64 next_grant;	     /* BE run forced by dispatch (floor, bounded wait), ns */
+	__u32 class;		     /* TM_CLASS_NONE when none of ours runs */
+	__u8 forced;		     /* BE: this run is beyond the budget (floor, bounded wait) */
+	__u8 pad[3];
+};
+_Static_assert(sizeof(struct tm_cpu_ctx) == 8 * (4 + TM_NR_CLASSES) + 8, "tm_cpu_ctx layout");
 
 /* Run-queue wait of the ONLINE tasks of one cgroup (the task's own cgroup). */
 struct tm_cg_wait {
@@ -228,8 +293,7 @@ static inline __u32 tm_eff_weight(__u32 task_weight, __u32 cg_weight)
  * it monopolises the CPU: cap the credit it can bank at one slice (scaled by
  * weight) behind the queue's current vtime.
  */
-static inline __u64 tm_vtime_wakeup(__u64 task_vtime, __u64 now_vtime, __u64 slice_ns,
-				    __u32 weight)
+static inline __u64 tm_vtime_wakeup(__u64 task_vtime, __u64 now_vtime, __u64 slice_ns, __u32 weight)
 {
 	__u64 credit = tm_vtime_delta(slice_ns, weight);
 	__u64 floor = now_vtime > credit ? now_vtime - credit : 0;

@@ -27,6 +27,10 @@ bool scx_bpf_dsq_move_vtime___tm(struct bpf_iter_scx_dsq *it, struct task_struct
 				 u64 enq_flags) __ksym __weak;
 bool scx_bpf_dispatch_vtime_from_dsq___tm(struct bpf_iter_scx_dsq *it, struct task_struct *p,
 					  u64 dsq_id, u64 enq_flags) __ksym __weak;
+bool scx_bpf_dsq_move___tm(struct bpf_iter_scx_dsq *it, struct task_struct *p, u64 dsq_id,
+			   u64 enq_flags) __ksym __weak;
+bool scx_bpf_dispatch_from_dsq___tm(struct bpf_iter_scx_dsq *it, struct task_struct *p,
+				    u64 dsq_id, u64 enq_flags) __ksym __weak;
 void scx_bpf_dsq_move_set_vtime___tm(struct bpf_iter_scx_dsq *it, u64 vtime) __ksym __weak;
 void scx_bpf_dispatch_from_dsq_set_vtime___tm(struct bpf_iter_scx_dsq *it, u64 vtime) __ksym __weak;
 
@@ -65,6 +69,15 @@ static __always_inline bool tm_move_vtime(struct bpf_iter_scx_dsq *it, struct ta
 	}
 	scx_bpf_dispatch_from_dsq_set_vtime___tm(it, vtime);
 	return scx_bpf_dispatch_vtime_from_dsq___tm(it, p, dsq_id, 0);
+}
+
+/* Move @p, met while iterating @it, to @dsq_id (e.g. SCX_DSQ_LOCAL). */
+static __always_inline bool tm_move(struct bpf_iter_scx_dsq *it, struct task_struct *p,
+				    u64 dsq_id)
+{
+	if (bpf_ksym_exists(scx_bpf_dsq_move___tm))
+		return scx_bpf_dsq_move___tm(it, p, dsq_id, 0);
+	return scx_bpf_dispatch_from_dsq___tm(it, p, dsq_id, 0);
 }
 
 #endif /* __TIDEMARK_COMPAT_BPF_H */

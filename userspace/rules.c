@@ -33,7 +33,7 @@ static int add(struct tm_ruleset *rs, const char *path, __u32 cls, bool optional
 		snprintf(err, errlen, "more than %d class rules", TM_MAX_RULES);
 		return -1;
 	}
-	rs->r[rs->n++] = (struct tm_rule){ path, cls, optional, builtin };
+	rs->r[rs->n++] = (struct tm_rule){path, cls, optional, builtin};
 	return 0;
 }
 
@@ -63,16 +63,18 @@ int tm_rules_add_kubelet(struct tm_ruleset *rs, enum tm_kubelet k, char *err, si
 	static const struct {
 		const char *path;
 		__u32 cls;
-	} systemd[] = {
-		{ "kubepods.slice", TM_CLASS_ONLINE },
-		{ "kubepods.slice/kubepods-burstable.slice", TM_CLASS_ONLINE },
-		{ "kubepods.slice/kubepods-besteffort.slice", TM_CLASS_BE },
-	}, cgroupfs[] = {
-		{ "kubepods", TM_CLASS_ONLINE },
-		{ "kubepods/burstable", TM_CLASS_ONLINE },
-		{ "kubepods/besteffort", TM_CLASS_BE },
-	};
-	struct tm_ruleset tmp = { .n = 0 };
+	} systemd[] =
+		{
+			{"kubepods.slice", TM_CLASS_ONLINE},
+			{"kubepods.slice/kubepods-burstable.slice", TM_CLASS_ONLINE},
+			{"kubepods.slice/kubepods-besteffort.slice", TM_CLASS_BE},
+		},
+	  cgroupfs[] = {
+		  {"kubepods", TM_CLASS_ONLINE},
+		  {"kubepods/burstable", TM_CLASS_ONLINE},
+		  {"kubepods/besteffort", TM_CLASS_BE},
+	  };
+	struct tm_ruleset tmp = {.n = 0};
 
 	if (k == TM_KUBELET_AUTO || k == TM_KUBELET_SYSTEMD)
 		for (int i = 0; i < 3; i++)
@@ -114,7 +116,7 @@ static int put(struct tm_class_entry **v, size_t *n, size_t *cap, __u64 id, __u3
 		*v = nv;
 		*cap = nc;
 	}
-	(*v)[(*n)++] = (struct tm_class_entry){ id, cls, rule };
+	(*v)[(*n)++] = (struct tm_class_entry){id, cls, rule};
 	return 0;
 }
 
@@ -143,7 +145,8 @@ int tm_rules_resolve(const struct tm_ruleset *rs, const char *root, bool check_c
 	struct statfs sfs;
 
 	if (check_cgroup2 && (statfs(root, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC)) {
-		snprintf(err, errlen, "%s is not a cgroup v2 mount (cgroup v1-only hosts are not supported)",
+		snprintf(err, errlen,
+			 "%s is not a cgroup v2 mount (cgroup v1-only hosts are not supported)",
 			 root);
 		return -1;
 	}

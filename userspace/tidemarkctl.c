@@ -26,8 +26,10 @@
 static int usage(FILE *f)
 {
 	fprintf(f, "usage: tidemarkctl class PATH online|be|system|none\n"
-		   "       tidemarkctl class PATH          (effective class and the cgroup it comes from)\n"
-		   "       tidemarkctl set NAME=VALUE...  (suppress_pct, max_be_wait_ms, be_floor_mcpu)\n"
+		   "       tidemarkctl class PATH          (effective class and the cgroup it "
+		   "comes from)\n"
+		   "       tidemarkctl set NAME=VALUE...  (suppress_pct, max_be_wait_ms, "
+		   "be_floor_mcpu)\n"
 		   "       tidemarkctl show\n"
 		   "       tidemarkctl topology [--input XML_OR_SYNTHETIC] [--json]\n");
 	return f == stdout ? 0 : 2;
@@ -105,7 +107,8 @@ static int cmd_class(int argc, char **argv)
 	if (strcmp(argv[1], "none")) {
 		cls = tm_class_parse(argv[1]);
 		if (cls < 0) {
-			fprintf(stderr, "tidemarkctl: unknown class '%s' (online, be, system, none)\n",
+			fprintf(stderr,
+				"tidemarkctl: unknown class '%s' (online, be, system, none)\n",
 				argv[1]);
 			return 2;
 		}
@@ -183,8 +186,8 @@ static int cmd_show(void)
 		return 1;
 	if (bpf_map_lookup_elem(tfd, &zero, &t))
 		return 1;
-	printf("suppress_pct=%u max_be_wait_ms=%u be_floor_mcpu=%u class_gen=%u\n",
-	       t.suppress_pct, t.max_be_wait_ms, t.be_floor_mcpu, t.class_gen);
+	printf("suppress_pct=%u max_be_wait_ms=%u be_floor_mcpu=%u class_gen=%u\n", t.suppress_pct,
+	       t.max_be_wait_ms, t.be_floor_mcpu, t.class_gen);
 	while (!bpf_map_get_next_key(cfd, prev, &next)) {
 		key = next;
 		prev = &key;
@@ -222,10 +225,11 @@ static int cmd_topology(int argc, char **argv)
 	if (!input) {
 		bad = tm_topo_check_sysfs(&t, "/sys/devices/system/cpu", report, sizeof(report));
 		if (bad > 0)
-			fprintf(stderr, "tidemarkctl: hwloc and sysfs disagree on %d CPUs:\n%s", bad,
-				report);
+			fprintf(stderr, "tidemarkctl: hwloc and sysfs disagree on %d CPUs:\n%s",
+				bad, report);
 		else if (bad < 0 && t.kind == TM_DOMAIN_L3)
-			fprintf(stderr, "tidemarkctl: sysfs has no L3 information to cross-check\n");
+			fprintf(stderr,
+				"tidemarkctl: sysfs has no L3 information to cross-check\n");
 	}
 	return 0;
 }

@@ -44,14 +44,16 @@ int tm_cgroup_id(const char *path, __u64 *id, char *err, size_t errlen)
 		return -1;
 	}
 	if (statfs(TM_CGROUP_ROOT, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		snprintf(err, errlen, "%s is not a cgroup v2 mount (cgroup v1-only hosts are not supported)",
+		snprintf(err, errlen,
+			 "%s is not a cgroup v2 mount (cgroup v1-only hosts are not supported)",
 			 TM_CGROUP_ROOT);
 		return -1;
 	}
 	if (!strncmp(path, TM_CGROUP_ROOT, rl) && (path[rl] == '/' || !path[rl]))
 		snprintf(full, sizeof(full), "%s", path);
 	else
-		snprintf(full, sizeof(full), "%s/%s", TM_CGROUP_ROOT, path[0] == '/' ? path + 1 : path);
+		snprintf(full, sizeof(full), "%s/%s", TM_CGROUP_ROOT,
+			 path[0] == '/' ? path + 1 : path);
 	if (stat(full, &st)) {
 		snprintf(err, errlen, "cgroup %s: %s", full, strerror(errno));
 		return -1;
@@ -71,9 +73,9 @@ int tm_tunable_set(struct tm_tunables *t, const char *assign, char *err, size_t 
 		const char *name;
 		size_t off;
 	} fields[] = {
-		{ "suppress_pct", offsetof(struct tm_tunables, suppress_pct) },
-		{ "max_be_wait_ms", offsetof(struct tm_tunables, max_be_wait_ms) },
-		{ "be_floor_mcpu", offsetof(struct tm_tunables, be_floor_mcpu) },
+		{"suppress_pct", offsetof(struct tm_tunables, suppress_pct)},
+		{"max_be_wait_ms", offsetof(struct tm_tunables, max_be_wait_ms)},
+		{"be_floor_mcpu", offsetof(struct tm_tunables, be_floor_mcpu)},
 	};
 	const char *eq = strchr(assign, '=');
 	unsigned long long v;
@@ -90,13 +92,15 @@ int tm_tunable_set(struct tm_tunables *t, const char *assign, char *err, size_t 
 		errno = 0;
 		v = strtoull(eq + 1, &end, 10);
 		if (!eq[1] || eq[1] == '-' || *end || errno || v > UINT32_MAX) {
-			snprintf(err, errlen, "%s needs a whole number, got '%s'", fields[i].name, eq + 1);
+			snprintf(err, errlen, "%s needs a whole number, got '%s'", fields[i].name,
+				 eq + 1);
 			return -1;
 		}
 		*(__u32 *)((char *)t + fields[i].off) = v;
 		return 0;
 	}
-	snprintf(err, errlen, "unknown tunable '%.*s' (suppress_pct, max_be_wait_ms, be_floor_mcpu)",
+	snprintf(err, errlen,
+		 "unknown tunable '%.*s' (suppress_pct, max_be_wait_ms, be_floor_mcpu)",
 		 (int)(eq - assign), assign);
 	return -1;
 }
@@ -132,7 +136,7 @@ static int walk(const char *root, const char *rel, int depth, struct tm_cg_path 
 
 	snprintf(dir, sizeof(dir), "%s%s", root, rel);
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
-		return 0;	/* removed meanwhile */
+		return 0; /* removed meanwhile */
 	if (*n == *cap) {
 		size_t nc = *cap ? *cap * 2 : 256;
 		struct tm_cg_path *nv = realloc(*v, nc * sizeof(**v));
@@ -199,7 +203,7 @@ void tm_cgroup_paths_free(struct tm_cg_path *v, size_t n)
 
 const char *tm_cgroup_path_of(const struct tm_cg_path *v, size_t n, __u64 id)
 {
-	struct tm_cg_path key = { .id = id };
+	struct tm_cg_path key = {.id = id};
 	const struct tm_cg_path *hit = n ? bsearch(&key, v, n, sizeof(*v), cmp_cg_path) : NULL;
 
 	return hit ? hit->path : NULL;

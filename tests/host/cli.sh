@@ -24,6 +24,15 @@ expect_reject "negative slice" "needs a whole number" --slice-us -5
 expect_reject "watchdog over 30 s rejected" "--timeout-ms 30001 is out of range" --timeout-ms 30001
 expect_reject "stray argument rejected" "unexpected argument 'foo'" foo
 expect_reject "unknown option rejected" "unrecognized option" --bogus
+expect_reject "--home without a mode" "expected PATH=strict|soft" --home /online/a
+expect_reject "--home bad mode" "mode 'loose' must be strict or soft" --home /online/a=loose
+expect_reject "--home bad demand" "demand '2k' must be a whole number" --home /online/a=soft,2k
+expect_reject "--home-mode bad" "--home-mode 'hard': use strict or soft" --home-mode hard
+expect_reject "--placement bad" "--placement 'yes': use on or off" --placement yes
+expect_reject "--be-avoid-homes bad" "--be-avoid-homes 'maybe': use on or off" --be-avoid-homes maybe
+expect_reject "--home-slack-pct over 100" "--home-slack-pct 101 is out of range" --home-slack-pct 101
+expect_reject "--home-wait-us over 1 s" "--home-wait-us 1000001 is out of range" --home-wait-us 1000001
+expect_reject "--peak-window-s under 10" "--peak-window-s 5 is out of range" --peak-window-s 5
 
 out=$("$bin" --help 2>&1)
 rc=$?
@@ -31,5 +40,10 @@ if [ $rc -eq 0 ] && grep -q "slice-us US" <<<"$out" && grep -q "default 5000" <<
 	ok "--help documents slice_us with its default"
 else
 	not_ok "--help documents slice_us with its default" "exit $rc: $out"
+fi
+if grep -q "home-wait-us US" <<<"$out" && grep -q "default 2000" <<<"$out"; then
+	ok "--help documents home_wait_us with its default"
+else
+	not_ok "--help documents home_wait_us with its default" "$out"
 fi
 tap_done

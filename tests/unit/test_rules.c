@@ -55,7 +55,8 @@ FIXTURE_SETUP(tree)
 	/* kubelet, systemd driver */
 	mk(self->root, "kubepods.slice/kubepods-pod1111.slice/cri-containerd-a.scope");
 	mk(self->root, "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod2222.slice");
-	mk(self->root, "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod3333.slice");
+	mk(self->root,
+	   "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod3333.slice");
 	/* kubelet, cgroupfs driver */
 	mk(self->root, "kubepods/pod4444");
 	mk(self->root, "kubepods/burstable/pod5555");
@@ -78,7 +79,7 @@ FIXTURE_TEARDOWN(tree)
 
 TEST_F(tree, kubelet_auto_covers_both_drivers)
 {
-	struct tm_ruleset rs = { .n = 0 };
+	struct tm_ruleset rs = {.n = 0};
 	struct tm_class_entry *v;
 	size_t n;
 
@@ -101,7 +102,7 @@ TEST_F(tree, kubelet_auto_covers_both_drivers)
 
 TEST_F(tree, kubelet_missing_layout_is_not_an_error)
 {
-	struct tm_ruleset rs = { .n = 0 };
+	struct tm_ruleset rs = {.n = 0};
 	struct tm_class_entry *v;
 	char cmd[160];
 	size_t n;
@@ -117,7 +118,7 @@ TEST_F(tree, kubelet_missing_layout_is_not_an_error)
 
 TEST_F(tree, glob_matches_and_skips_files)
 {
-	struct tm_ruleset rs = { .n = 0 };
+	struct tm_ruleset rs = {.n = 0};
 	struct tm_class_entry *v;
 	char f[PATH_MAX];
 	size_t n;
@@ -137,7 +138,7 @@ TEST_F(tree, glob_matches_and_skips_files)
 
 TEST_F(tree, glob_matching_nothing_is_fine)
 {
-	struct tm_ruleset rs = { .n = 0 };
+	struct tm_ruleset rs = {.n = 0};
 	struct tm_class_entry *v;
 	size_t n;
 
@@ -150,7 +151,7 @@ TEST_F(tree, glob_matching_nothing_is_fine)
 
 TEST_F(tree, last_rule_wins_user_over_kubelet)
 {
-	struct tm_ruleset rs = { .n = 0 };
+	struct tm_ruleset rs = {.n = 0};
 	struct tm_class_entry *v;
 	size_t n;
 
@@ -158,8 +159,8 @@ TEST_F(tree, last_rule_wins_user_over_kubelet)
 	ASSERT_EQ(0, tm_rules_add(&rs, "kubepods/besteffort", TM_CLASS_ONLINE, self->err,
 				  sizeof(self->err)));
 	ASSERT_EQ(0, tm_rules_add(&rs, "batch/*", TM_CLASS_BE, self->err, sizeof(self->err)));
-	ASSERT_EQ(0, tm_rules_add(&rs, "/batch/job-2", TM_CLASS_SYSTEM, self->err,
-				  sizeof(self->err)));
+	ASSERT_EQ(0,
+		  tm_rules_add(&rs, "/batch/job-2", TM_CLASS_SYSTEM, self->err, sizeof(self->err)));
 	/* kubelet rules are added after the user's but placed first */
 	ASSERT_EQ(0, tm_rules_add_kubelet(&rs, TM_KUBELET_CGROUPFS, self->err, sizeof(self->err)));
 	ASSERT_EQ(0, tm_rules_resolve(&rs, self->root, false, false, &v, &n, self->err,
@@ -175,7 +176,7 @@ TEST_F(tree, last_rule_wins_user_over_kubelet)
 
 TEST_F(tree, missing_plain_path_is_an_error_naming_it)
 {
-	struct tm_ruleset rs = { .n = 0 };
+	struct tm_ruleset rs = {.n = 0};
 	struct tm_class_entry *v = NULL;
 	size_t n = 0;
 
@@ -195,7 +196,7 @@ TEST_F(tree, missing_plain_path_is_an_error_naming_it)
 
 TEST_F(tree, not_cgroup2_is_refused)
 {
-	struct tm_ruleset rs = { .n = 0 };
+	struct tm_ruleset rs = {.n = 0};
 	struct tm_class_entry *v = NULL;
 	size_t n = 0;
 
@@ -207,7 +208,7 @@ TEST_F(tree, not_cgroup2_is_refused)
 
 TEST(bad_rules_refused)
 {
-	struct tm_ruleset rs = { .n = 0 };
+	struct tm_ruleset rs = {.n = 0};
 	char err[256];
 
 	EXPECT_EQ(-1, tm_rules_add(&rs, "", TM_CLASS_BE, err, sizeof(err)));

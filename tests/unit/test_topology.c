@@ -53,8 +53,8 @@ TEST(zen4_two_sockets)
 TEST(linux_smt_numbering_keeps_siblings_in_their_domain)
 {
 	/* 2 CCX x 4 cores x 2 threads, siblings numbered c and c+8 as Linux does */
-	ASSERT_EQ(0, tm_topo_load("pack:1 l3:2 core:4 pu:2(indexes=2*8:1*2)", &t, err,
-				  sizeof(err)));
+	ASSERT_EQ(0,
+		  tm_topo_load("pack:1 l3:2 core:4 pu:2(indexes=2*8:1*2)", &t, err, sizeof(err)));
 	EXPECT_EQ(2, t.nr_domains);
 	EXPECT_STREQ("0-3,8-11", fmt(&t.d[0].cpus));
 	EXPECT_STREQ("4-7,12-15", fmt(&t.d[1].cpus));
@@ -69,6 +69,20 @@ TEST(no_l3_falls_back_to_l2_then_package)
 	EXPECT_EQ(TM_DOMAIN_PACKAGE, t.kind);
 	EXPECT_EQ(2, t.nr_domains);
 	EXPECT_EQ(0ULL, t.d[0].cache_bytes);
+}
+
+TEST(asymmetric_xml_export)
+{
+	ASSERT_EQ(0, tm_topo_load("tests/fixtures/asym-3l3.xml", &t, err, sizeof(err)));
+	EXPECT_EQ(TM_DOMAIN_L3, t.kind);
+	ASSERT_EQ(3, t.nr_domains);
+	EXPECT_FALSE(t.symmetric);
+	EXPECT_STREQ("0-7", fmt(&t.d[0].cpus));
+	EXPECT_STREQ("8-11,14-15", fmt(&t.d[1].cpus));
+	EXPECT_STREQ("16-23", fmt(&t.d[2].cpus));
+	EXPECT_EQ(3U, t.d[1].nr_cores);
+	EXPECT_EQ(t.d[0].package, t.d[1].package);
+	EXPECT_NE(t.d[0].package, t.d[2].package);
 }
 
 TEST(bad_input_is_refused_with_a_message)

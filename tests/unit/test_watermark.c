@@ -68,7 +68,7 @@ TEST(budget_payback_capped_at_one_window)
 
 TEST(tunables_check_rules)
 {
-	struct tm_tunables t = { .suppress_pct = 65, .max_be_wait_ms = 1000, .be_floor_mcpu = 100 };
+	struct tm_tunables t = {.suppress_pct = 65, .max_be_wait_ms = 1000, .be_floor_mcpu = 100};
 
 	EXPECT_EQ(NULL, tm_tunables_check(&t, 2));
 	t.suppress_pct = 0;
@@ -95,12 +95,12 @@ TEST(tunables_check_rules)
 
 TEST(hist_buckets_log2_us)
 {
-	EXPECT_EQ(0U, tm_hist_bucket(999));	/* < 1 us */
-	EXPECT_EQ(1U, tm_hist_bucket(1000));	/* [1,2) us */
-	EXPECT_EQ(2U, tm_hist_bucket(2000));	/* [2,4) */
+	EXPECT_EQ(0U, tm_hist_bucket(999));  /* < 1 us */
+	EXPECT_EQ(1U, tm_hist_bucket(1000)); /* [1,2) us */
+	EXPECT_EQ(2U, tm_hist_bucket(2000)); /* [2,4) */
 	EXPECT_EQ(2U, tm_hist_bucket(3999));
 	EXPECT_EQ(3U, tm_hist_bucket(4000));
-	EXPECT_EQ(11U, tm_hist_bucket(1024000));	/* ~1 ms */
+	EXPECT_EQ(11U, tm_hist_bucket(1024000)); /* ~1 ms */
 	/* far beyond the last bucket: clamped */
 	EXPECT_EQ((__u32)TM_HIST_BUCKETS - 1, tm_hist_bucket(~0ULL));
 }

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+# Where the threads of some cgroups run, measured from outside the scheduler.
+#
+#   tests/migr.py --seconds S --domains LIST [--delay S] [--cgroup NAME=PATH ...]
+#
+# --domains: the cache domains as CPU lists separated by '/', e.g.
+#            "0-3/4-7/8-11/12-15".
+# Two sources, both the kernel's own:
+# - the sched:sched_migrate_task trace event (every change of a task's CPU,
+#   wakeup placement and load balancing alike): migrations and cross-domain
+#   migrations per cgroup;
+# - the CPU each thread last ran on (/proc/PID/task/TID/stat field 39),
+#   sampled every 100 ms: samples per domain.
+# Prints one JSON object: {NAME: {"threads", "migrations", "xdom",
+# "samples": {domain: n}}}. One python process for the whole run: under
+# TCG, forks are expensive and would disturb what is measured.
+import argparse
+import json
+import os
+import sys
+import time
+
+TRACEFS = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+
+
+def parse_cpus(s):
+    out = set()
+    for part in s.split(","):
+        if "-" in part:
+            a, b = part.split("-")
+            out.update(range(int(a), int(b) + 1))
+        elif part:
+            out.add(int(part))
+    return out
+
+
+def wr(path, val):
+    with open(path, "w") as f:
+        f.write(val)
+
+
+def threads_of(cg):
+    try:
+        with open(os.path.join("/sys/fs/cgroup", cg.lstrip("/"), "cgroup.threads")) as f:
+            return {int(x) for x in f.read().split()}
+    except OSError:
+        return set()
+
+
+def last_cpu(tid):
+    try:
+        with open(f"/proc/{tid}/stat") as f:
+            s = f.read()
+    except OSError:
+        return None
+    # the command may hold spaces and parentheses: fields start after the last ')'
+    return int(s[s.rindex(")") + 2:].split()[36])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, required=True)
+    ap.add_argument("--delay", type=float, default=0)
+    ap.add_argument("--domains", required=True)
+    ap.add_argument("--cgroup", action="append", default=[])
+    a = ap.parse_args()
+    doms = [parse_cpus(x) for x in a.domains.split("/")]
+    dom_of = {c: i for i, d in enumerate(doms) for c in d}
+    cgs = dict(x.split("=", 1) for x in a.cgroup)
+    tr = next((t for t in TRACEFS if os.path.exists(t + "/events/sched/sched_migrate_task")), None)
+    if not tr:
+        print("migr.py: no sched_migrate_task trace event (tracefs not mounted?)", file=sys.stderr)
+        return 2
+
+    if a.delay:
+        time.sleep(a.delay)
+    wr(tr + "/tracing_on", "0")
+    wr(tr + "/buffer_size_kb", "16384")
+    wr(tr + "/trace", "")
+    wr(tr + "/events/sched/sched_migrate_task/enable", "1")
+    wr(tr + "/tracing_on", "1")
+    tids = {n: set() for n in cgs}
+    samples = {n: {} for n in cgs}
+    end = time.monotonic() + a.seconds
+    while time.monotonic() < end:
+        for n, cg in cgs.items():
+            for t in threads_of(cg):
+                tids[n].add(t)
+                c = last_cpu(t)
+                if c is not None and c in dom_of:
+                    d = dom_of[c]
+                    samples[n][d] = samples[n].get(d, 0) + 1
+        time.sleep(0.1)
+    wr(tr + "/tracing_on", "0")
+    wr(tr + "/events/sched/sched_migrate_task/enable", "0")
+
+    owner = {t: n for n, ts in tids.items() for t in ts}
+    res = {n: {"threads": len(tids[n]), "migrations": 0, "xdom": 0,
+               "samples": {str(k): v for k, v in sorted(samples[n].items())}} for n in cgs}
+    lost = 0
+    with open(tr + "/trace") as f:
+        for line in f:
+            if "sched_migrate_task:" not in line:
+                if "LOST" in line:
+                    lost += 1
+                continue
+            kv = dict(x.split("=", 1) for x in line.split("sched_migrate_task:", 1)[1].split()
+                      if "=" in x)
+            try:
+                pid, o, d = int(kv["pid"]), int(kv["orig_cpu"]), int(kv["dest_cpu"])
+            except (KeyError, ValueError):
+                continue
+            n = owner.get(pid)
+            if n is None:
+                continue
+            res[n]["migrations"] += 1
+            if dom_of.get(o) != dom_of.get(d):
+                res[n]["xdom"] += 1
+    wr(tr + "/trace", "")
+    res["_lost_events"] = lost
+    print(json.dumps(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+# Body of the VM placement tests (tests/vm/placement-*.sh), sourced after
+# lib.sh and vmlib.sh with DOMAINS ("0-3/4-7/...") and DEMAND (mCPU, more
+# than half a domain, so two cgroups cannot share one) set.
+#
+# Two ONLINE services (tm-probe: request/response, wakeup-heavy) and BE hogs
+# on every spare CPU, run twice with the same load: under EEVDF and under
+# tidemark. Checked from outside the scheduler (tests/migr.py: the
+# sched_migrate_task trace event and each thread's last CPU): with tidemark
+# each service stays inside its own domain and crosses domains >= 10x less.
+# Demand comes from two sources: cpu.max for a, a --home rule for b.
+# c is soft (4 hogs, a --home demand of 1 CPU): it overflows its home after
+# home_wait_us. A task of a pinned outside a's home runs where it is pinned.
+cg=/sys/fs/cgroup
+echo "+cpu +cpuset" >$cg/cgroup.subtree_control
+mkdir -p $cg/online/a $cg/online/b $cg/online/c $cg/be
+echo "+cpu +cpuset" >$cg/online/cgroup.subtree_control
+echo "$((DEMAND * 100)) 100000" >$cg/online/a/cpu.max
+ndom=$(tr '/' '\n' <<<"$DOMAINS" | wc -l)
+ncpu=$(nproc)
+# each service: 2 messengers x 4 workers, work 1 ms; rate for ~60% of DEMAND
+rate=$((DEMAND * 6 / 10))
+PROBE="build/tm-probe --messengers 2 --workers 4 --rate $rate --work-us 1000 --seconds 120"
+
+start_load() {
+	in_cgroup online/a $PROBE >/dev/null 2>&1
+	pa=$!
+	in_cgroup online/b $PROBE >/dev/null 2>&1
+	pb=$!
+	hogs=()
+	for _ in 1 2 3 4; do
+		in_cgroup online/c timeout 120 bash -c 'while :; do :; done'
+		hogs+=($!)
+	done
+	# BE saturates the node: one hog per CPU
+	for _ in $(seq "$ncpu"); do
+		in_cgroup be timeout 120 bash -c 'while :; do :; done'
+		hogs+=($!)
+	done
+}
+
+stop_load() {
+	kill $pa $pb "${hogs[@]}" 2>/dev/null
+	wait $pa $pb "${hogs[@]}" 2>/dev/null
+}
+
+measure() { # out
+	tests/migr.py --delay 3 --seconds 10 --domains "$DOMAINS" \
+		--cgroup a=/online/a --cgroup b=/online/b --cgroup c=/online/c --cgroup be=/be >"$1"
+}
+
+jq_() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
+
+err=$(build/scx_tidemark --online /online/a --be /be --home /be=strict 2>&1 >/dev/null)
+rc=$?
+if [ $rc -ne 0 ] && grep -q -- "--home /be: not an ONLINE cgroup" <<<"$err" && [ "$(scx_state)" = disabled ]; then
+	ok "--home on a cgroup that is not placed: refused, nothing loaded"
+else
+	not_ok "--home on a cgroup that is not placed is refused" "exit $rc, state $(scx_state): $err"
+fi
+
+note "EEVDF: same load, no sched_ext scheduler"
+start_load
+measure /tmp/eevdf.json
+note "BE hogs running: $(wc -l <$cg/be/cgroup.procs) processes"
+
+stop_load
+note "eevdf: $(cat /tmp/eevdf.json)"
+
+log=/tmp/scx.log
+build/scx_tidemark --online /online/a --online /online/b --online /online/c --be /be \
+	--home "/online/b=strict,$DEMAND" --home /online/c=soft,1000 --stats 1 --json >/tmp/scx.out 2>"$log" &
+pid=$!
+wait_state enabled 20 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+ok "scheduler loads"
+be_usage() { sed -n 's/^usage_usec \([0-9]*\)/\1/p' $cg/be/cpu.stat; }
+be0=$(be_usage)
+start_load
+measure /tmp/tm.json
+be_use=$(($(be_usage) - be0))
+ha=$(sed -n 's/.*home \/online\/a -> [A-Za-z0-9]* \([0-9,]*\) .*/\1/p' "$log" | tail -1)
+# a thread of a pinned to a CPU outside a's home: runs there, no error
+other=$(( (${ha:-0} + 1) % ndom ))
+pin=$(tr '/' '\n' <<<"$DOMAINS" | sed -n "$((other + 1))p" | cut -d- -f1)
+in_cgroup online/a taskset -c "$pin" timeout 120 bash -c 'while :; do :; done'
+pinned=$!
+sleep 3
+pin_cpu=$(awk '{print $39}' /proc/$pinned/stat 2>/dev/null)
+pin_ticks=$(awk '{print $14}' /proc/$pinned/stat 2>/dev/null)
+kill $pinned 2>/dev/null
+wait $pinned 2>/dev/null
+sleep 1.5
+stop_load
+kill -INT $pid
+wait $pid
+expect_eq "loader exits 0" 0 "$?"
+note "tidemark: $(cat /tmp/tm.json)"
+while read -r l; do note "$l"; done < <(grep -- "-> " "$log")
+
+hb=$(sed -n 's/.*home \/online\/b -> [A-Za-z0-9]* \([0-9,]*\) .*/\1/p' "$log" | tail -1)
+if grep -q "home /online/a .*demand $DEMAND mCPU from cpu.max" "$log"; then ok "a: demand from cpu.max"; else not_ok "a: demand from cpu.max" "$(grep home "$log")"; fi
+if grep -q "home /online/b .*demand $DEMAND mCPU from rule" "$log"; then ok "b: demand from the --home rule"; else not_ok "b: demand from the --home rule" "$(grep home "$log")"; fi
+if [ -n "$ha" ] && [ -n "$hb" ] && [ "$ha" != "$hb" ] && [[ $ha != *,* ]] && [[ $hb != *,* ]]; then
+	ok "a and b each get a domain of their own ($ha, $hb)"
+else
+	not_ok "a and b each get a domain of their own" "a: '$ha' b: '$hb'"
+fi
+for s in a b; do
+	h=$([ $s = a ] && echo "$ha" || echo "$hb")
+	in=$(jq_ /tmp/tm.json "d['$s']['samples'].get('$h', 0)")
+	all=$(jq_ /tmp/tm.json "sum(d['$s']['samples'].values())")
+	if [ "$all" -gt 0 ] && [ "$in" -eq "$all" ]; then ok "$s: every sampled run inside domain $h ($in/$all)"; else not_ok "$s: every sampled run inside domain $h" "$in of $all samples"; fi
+done
+xe=$(jq_ /tmp/eevdf.json "d['a']['xdom'] + d['b']['xdom']")
+xt=$(jq_ /tmp/tm.json "d['a']['xdom'] + d['b']['xdom']")
+me=$(jq_ /tmp/eevdf.json "d['a']['migrations'] + d['b']['migrations']")
+mt=$(jq_ /tmp/tm.json "d['a']['migrations'] + d['b']['migrations']")
+note "ONLINE migrations in 10 s: EEVDF $me ($xe across domains), tidemark $mt ($xt across domains)"
+if [ "$xe" -gt 0 ] && [ $((xt * 10)) -le "$xe" ]; then ok "cross-domain migrations of ONLINE tasks >= 10x fewer than EEVDF ($xt vs $xe)"; else not_ok "cross-domain migrations >= 10x fewer than EEVDF" "tidemark $xt, EEVDF $xe"; fi
+if [ "$(jq_ /tmp/tm.json "d['_lost_events']")" = 0 ]; then ok "no trace events lost"; else not_ok "no trace events lost" "$(jq_ /tmp/tm.json "d['_lost_events']") LOST lines"; fi
+
+hc=$(sed -n 's/.*home \/online\/c -> [A-Za-z0-9]* \([0-9,]*\) .*/\1/p' "$log" | tail -1)
+out_c=$(jq_ /tmp/tm.json "sum(v for k, v in d['c']['samples'].items() if k != '$hc')")
+all_c=$(jq_ /tmp/tm.json "sum(d['c']['samples'].values())")
+if [ -n "$hc" ] && [ "$out_c" -gt 0 ]; then ok "c (soft, home $hc too small) also runs outside its home ($out_c of $all_c samples)"; else not_ok "c (soft) overflows its home" "home '$hc', $out_c of $all_c samples outside"; fi
+if [ "$pin_cpu" = "$pin" ] && [ "${pin_ticks:-0}" -gt 0 ]; then ok "a task of a pinned outside a's home runs on CPU $pin ($pin_ticks ticks)"; else not_ok "a pinned task runs where its affinity allows" "pinned to $pin, last CPU '$pin_cpu', utime '$pin_ticks'"; fi
+last=$(grep '^{' /tmp/scx.out | tail -1)
+expect_eq "runs_outside_home is 0 (strict homes)" 0 "$(json_field "$last" runs_outside_home)"
+if [ "$(json_field "$last" runs_outside_soft_home)" -gt 0 ]; then ok "runs_outside_soft_home counts c's overflow ($(json_field "$last" runs_outside_soft_home))"; else not_ok "runs_outside_soft_home counts c's overflow" "$last"; fi
+if [ "$(json_field "$last" home_unreachable)" -gt 0 ]; then ok "home_unreachable counts the pinned task ($(json_field "$last" home_unreachable))"; else not_ok "home_unreachable counts the pinned task" "$last"; fi
+note "runs_outside_home_pinned $(json_field "$last" runs_outside_home_pinned), be_avoided $(json_field "$last" be_avoided), xdom_migrations_online $(json_field "$last" xdom_migrations_online)"
+if [ "${be_use:-0}" -gt 1000000 ]; then ok "BE still runs ($((be_use / 1000)) ms of CPU in ~13 s)"; else not_ok "BE still runs" "BE usage ${be_use:-?} us"; fi
+# BE kept off the home domains: per-domain BE load from the last reports
+bes=$(grep '^{' /tmp/scx.out | tail -8 | python3 -c '
+import json, sys
+ha, hb = sys.argv[1], sys.argv[2]
+home = {int(ha), int(hb)}
+h = o = 0.0
+for line in sys.stdin:
+    for d in json.loads(line).get("domains", []):
+        if d["id"] in home: h += d["be_pct"]
+        else: o += d["be_pct"]
+print(int(h), int(o))' "${ha:-0}" "${hb:-0}")
+note "BE load summed over the last reports: home domains / others: $bes"
+note "last report: $(grep '^{' /tmp/scx.out | tail -1 | sed 's/.*"domains"/"domains"/')"
+read -r bh bo <<<"$bes"
+if [ "$ndom" -le 2 ]; then
+	note "every domain hosts a home: no domain to keep BE in"
+elif [ "$bo" -gt "$bh" ]; then
+	ok "BE runs mostly outside the home domains ($bh vs $bo)"
+else
+	not_ok "BE kept off the home domains" "home $bh, others $bo"
+fi
