@@ -24,7 +24,7 @@ BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -mlittle-endian \
 	     -Ibpf -I$(LIBBPF_INC) -I$(KSRC)/tools/sched_ext/include \
 	     -I$(KSRC)/tools/include/uapi
 
-BINS := $(BUILD)/scx_tidemark $(BUILD)/tidemarkctl $(BUILD)/tm-probe
+BINS := $(BUILD)/scx_tidemark $(BUILD)/tidemarkd $(BUILD)/tidemarkctl $(BUILD)/tm-probe
 
 .SECONDARY:
 
@@ -77,8 +77,16 @@ $(BUILD)/scx_tidemark: userspace/scx_tidemark.c $(BUILD)/tidemark.skel.h bpf/tid
 	$(CC) $(USER_CFLAGS) -Itopology -o $@ $< $(TMLIB_SRCS) userspace/place.c topology/topo.c \
 		$(USER_LIBS) -lhwloc
 
-$(BUILD)/tidemarkctl: userspace/tidemarkctl.c bpf/tidemark.h $(TMLIB) $(TOPO) $(LIBBPF_A)
-	$(CC) $(USER_CFLAGS) -Itopology -o $@ $< $(TMLIB_SRCS) topology/topo.c $(USER_LIBS) -lhwloc
+DAEMON_SRCS := userspace/tidemarkd.c userspace/config.c userspace/report.c userspace/httpc.c \
+	       userspace/strategy_cpusuppress.c userspace/strategy_memevict.c
+DAEMON_HDRS := userspace/daemon.h userspace/config.h userspace/evict.h userspace/nodeload.h \
+	       userspace/httpc.h
+
+$(BUILD)/tidemarkd: $(DAEMON_SRCS) $(DAEMON_HDRS) bpf/tidemark.h $(TMLIB) $(LIBBPF_A)
+	$(CC) $(USER_CFLAGS) -o $@ $(DAEMON_SRCS) $(TMLIB_SRCS) $(USER_LIBS) -ljansson -lmicrohttpd
+
+$(BUILD)/tidemarkctl: userspace/tidemarkctl.c userspace/httpc.c userspace/httpc.h bpf/tidemark.h $(TMLIB) $(TOPO) $(LIBBPF_A)
+	$(CC) $(USER_CFLAGS) -Itopology -o $@ $< userspace/httpc.c $(TMLIB_SRCS) topology/topo.c $(USER_LIBS) -lhwloc -ljansson
 
 # The ONLINE latency probe used by tests, the demo and benchmarks.
 $(BUILD)/tm-probe: tools/probe/tm-probe.c

@@ -13,6 +13,8 @@ PKGS=(
 	libelf-dev zlib1g-dev libzstd-dev zstd pkg-config libcap-dev
 	# topology, netlink (taskstats)
 	libhwloc-dev hwloc libnl-3-dev libnl-genl-3-dev
+	# tidemarkd: JSON configuration, HTTP reports; promtool checks /metrics
+	libjansson-dev libmicrohttpd-dev prometheus
 	# the test kernel build
 	bc bison flex libssl-dev dwarves cpio xz-utils python3
 	# VM test bed and loads

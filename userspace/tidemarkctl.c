@@ -19,6 +19,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <jansson.h>
+
+#include "httpc.h"
 #include "tmlib.h"
 #include "tmmaps.h"
 #include "topo.h"
@@ -31,7 +34,9 @@ static int usage(FILE *f)
 		   "       tidemarkctl set NAME=VALUE...  (suppress_pct, max_be_wait_ms, "
 		   "be_floor_mcpu)\n"
 		   "       tidemarkctl show\n"
-		   "       tidemarkctl topology [--input XML_OR_SYNTHETIC] [--json]\n");
+		   "       tidemarkctl topology [--input XML_OR_SYNTHETIC] [--json]\n"
+		   "       tidemarkctl status [--addr IP:PORT] [--json]  (tidemarkd's report; "
+		   "default 127.0.0.1:9477)\n");
 	return f == stdout ? 0 : 2;
 }
 
@@ -234,6 +239,91 @@ static int cmd_topology(int argc, char **argv)
 	return 0;
 }
 
+static double jnum(json_t *root, const char *path)
+{
+	char buf[256], *save, *k;
+	json_t *v = root;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (k = strtok_r(buf, ".", &save); k && v; k = strtok_r(NULL, ".", &save))
+		v = json_object_get(v, k);
+	return v && json_is_number(v) ? json_number_value(v) : 0;
+}
+
+/* tidemarkd's JSON report, at a glance. */
+static int cmd_status(int argc, char **argv)
+{
+	char addr[64] = "127.0.0.1", err[256], *resp, *colon;
+	unsigned long port = 9477;
+	bool json = false;
+	json_error_t je;
+	json_t *r;
+	int status;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "--addr") && i + 1 < argc) {
+			char *end;
+
+			snprintf(addr, sizeof(addr), "%s", argv[++i]);
+			colon = strrchr(addr, ':');
+			if (!colon || (*colon = 0, port = strtoul(colon + 1, &end, 10), *end) ||
+			    port < 1 || port > 65535) {
+				fprintf(stderr, "tidemarkctl: --addr '%s': expected IPv4:PORT\n",
+					argv[i]);
+				return 2;
+			}
+		} else {
+			return usage(stderr);
+		}
+	}
+	if (tm_http_request(addr, port, "GET", "/report", NULL, 3000, &resp, &status, err,
+			    sizeof(err))) {
+		fprintf(stderr, "tidemarkctl: cannot reach tidemarkd: %s\n", err);
+		return 1;
+	}
+	if (status != 200) {
+		fprintf(stderr, "tidemarkctl: tidemarkd answered HTTP %d\n", status);
+		free(resp);
+		return 1;
+	}
+	if (json) {
+		fputs(resp, stdout);
+		free(resp);
+		return 0;
+	}
+	r = json_loads(resp, 0, &je);
+	free(resp);
+	if (!r) {
+		fprintf(stderr, "tidemarkctl: bad report from tidemarkd: %s\n", je.text);
+		return 1;
+	}
+	printf("scheduler     %s, suppress line %.0f%%\n",
+	       json_is_true(json_object_get(json_object_get(r, "scheduler"), "up")) ? "up" : "DOWN",
+	       jnum(r, "scheduler.suppress_pct"));
+	printf("cpu           %.2f of %.0f CPUs used (online %.2f, be %.2f, system %.2f)\n",
+	       jnum(r, "nodeMetric.cpu.used_mcpu") / 1000,
+	       jnum(r, "nodeMetric.cpu.capacity_mcpu") / 1000,
+	       jnum(r, "classUsage.online.cpu_mcpu") / 1000,
+	       jnum(r, "classUsage.be.cpu_mcpu") / 1000, jnum(r, "systemUsage.cpu_mcpu") / 1000);
+	printf("memory        %.0f of %.0f MiB used (online %.0f, be %.0f)\n",
+	       jnum(r, "nodeMetric.memory.used_bytes") / 1048576,
+	       jnum(r, "nodeMetric.memory.total_bytes") / 1048576,
+	       jnum(r, "classUsage.online.memory_bytes") / 1048576,
+	       jnum(r, "classUsage.be.memory_bytes") / 1048576);
+	printf("cpu p99       5m %.2f  10m %.2f  30m %.2f CPUs\n",
+	       jnum(r, "aggregated.cpu_mcpu.300s.p99") / 1000,
+	       jnum(r, "aggregated.cpu_mcpu.600s.p99") / 1000,
+	       jnum(r, "aggregated.cpu_mcpu.1800s.p99") / 1000);
+	printf("be allocatable %.2f CPUs, %.0f MiB\n", jnum(r, "beAllocatable.cpu_mcpu") / 1000,
+	       jnum(r, "beAllocatable.memory_bytes") / 1048576);
+	printf("forbid new BE %s\n",
+	       json_is_true(json_object_get(r, "forbidScheduling")) ? "YES" : "no");
+	json_decref(r);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -248,6 +338,8 @@ int main(int argc, char **argv)
 		return cmd_show();
 	if (!strcmp(argv[1], "topology"))
 		return cmd_topology(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "status"))
+		return cmd_status(argc - 2, argv + 2);
 	fprintf(stderr, "tidemarkctl: unknown command '%s'\n", argv[1]);
 	return usage(stderr);
 }

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests for tidemarkd's configuration validation (userspace/config.c). */
+#include <string.h>
+#include "kselftest_harness.h"
+#include "config.h"
+
+static struct tm_config c;
+static char err[512];
+
+/* Parse @json into c; the message when refused is in err. */
+static int parse(const char *json)
+{
+	err[0] = 0;
+	return tm_config_parse(json, &c, err, sizeof(err));
+}
+
+TEST(minimal_config_gets_the_defaults)
+{
+	ASSERT_EQ(0, parse("{\"version\": 1}"));
+	EXPECT_EQ(65U, c.cpu.suppress_pct);
+	EXPECT_EQ(70U, c.memory.evict_pct);
+	EXPECT_EQ(68U, c.memory.evict_lower_pct);
+	EXPECT_TRUE(c.memevict.enabled);
+	EXPECT_TRUE(c.memevict.throttle_first);
+	EXPECT_FALSE(c.memevict.dry_run);
+	EXPECT_STREQ("127.0.0.1", c.report.listen_addr);
+	EXPECT_EQ(9477, c.report.listen_port);
+}
+
+TEST(full_config)
+{
+	ASSERT_EQ(
+		0,
+		parse("{\"version\":1,"
+		      "\"watermarks\":{\"cpu\":{\"forbid_pct\":50,\"suppress_pct\":60,\"evict_"
+		      "pct\":80},"
+		      "\"memory\":{\"forbid_pct\":60,\"evict_lower_pct\":75,\"evict_pct\":80}},"
+		      "\"scheduler\":{\"max_be_wait_ms\":500,\"be_floor_mcpu\":200},"
+		      "\"memory_eviction\":{\"dry_run\":true,\"throttle_first\":false,\"poll_ms\":"
+		      "50,\"cooldown_ms\":0},"
+		      "\"cgroups\":{\"be\":[\"/be\",{\"path\":\"/batch/"
+		      "*\",\"priority\":-5}],\"online\":[\"/online\"]},"
+		      "\"report\":{\"listen\":\"0.0.0.0:9100\",\"sample_s\":5,\"reclaim_pct\":90,"
+		      "\"push_url\":\"http://10.0.0.1:8080/nodemetric\",\"push_interval_s\":30}}"));
+	EXPECT_EQ(60U, c.cpu.suppress_pct);
+	EXPECT_EQ(75U, c.memory.evict_lower_pct);
+	EXPECT_EQ(500U, c.max_be_wait_ms);
+	EXPECT_TRUE(c.memevict.dry_run);
+	EXPECT_EQ(50U, c.memevict.poll_ms);
+	ASSERT_EQ(2, c.nr_be);
+	EXPECT_STREQ("/batch/*", c.be[1].path);
+	EXPECT_EQ(-5, c.be[1].priority);
+	EXPECT_EQ(1, c.nr_online);
+	EXPECT_STREQ("0.0.0.0", c.report.listen_addr);
+	EXPECT_EQ(9100, c.report.listen_port);
+	EXPECT_STREQ("http://10.0.0.1:8080/nodemetric", c.report.push_url);
+}
+
+TEST(watermark_order_is_enforced_with_the_field_named)
+{
+	EXPECT_EQ(-1, parse("{\"version\":1,\"watermarks\":{\"cpu\":{\"suppress_pct\":70,\"evict_"
+			    "pct\":70}}}"));
+	EXPECT_STREQ("watermarks.cpu.suppress_pct: 70 must be below evict_pct (70)", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"watermarks\":{\"cpu\":{\"forbid_pct\":66}}}"));
+	EXPECT_STREQ("watermarks.cpu.forbid_pct: 66 must not be above suppress_pct (65)", err);
+	EXPECT_EQ(-1,
+		  parse("{\"version\":1,\"watermarks\":{\"memory\":{\"evict_lower_pct\":72}}}"));
+	EXPECT_STREQ("watermarks.memory.evict_lower_pct: 72 must be below evict_pct (70)", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"watermarks\":{\"memory\":{\"forbid_pct\":69}}}"));
+	EXPECT_STREQ("watermarks.memory.forbid_pct: 69 must not be above evict_lower_pct (68)",
+		     err);
+}
+
+TEST(bad_input_names_the_field)
+{
+	EXPECT_EQ(-1, parse("{\"version\":2}"));
+	EXPECT_STREQ("version: must be 1", err);
+	EXPECT_EQ(-1, parse("{}"));
+	EXPECT_NE(NULL, strstr(err, "version: missing"));
+	EXPECT_EQ(-1, parse("{\"version\":1,\"watermarks\":{\"cpu\":{\"suppress_pct\":\"65\"}}}"));
+	EXPECT_STREQ("watermarks.cpu.suppress_pct: must be a whole number", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"watermarks\":{\"cpu\":{\"suppress_pct\":101}}}"));
+	EXPECT_STREQ("watermarks.cpu.suppress_pct: 101 is out of range 1-100", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"memory_eviction\":{\"dryrun\":true}}"));
+	EXPECT_STREQ("memory_eviction.dryrun: unknown field", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"memory_eviction\":{\"dry_run\":1}}"));
+	EXPECT_STREQ("memory_eviction.dry_run: must be true or false", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"cgroups\":{\"be\":[\"/a/../b\"]}}"));
+	EXPECT_STREQ("cgroups.be[0]: '..' is not allowed in a cgroup path", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"cgroups\":{\"be\":[{\"priority\":1}]}}"));
+	EXPECT_STREQ("cgroups.be[0]: needs a \"path\" string", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"listen\":\"localhost:80\"}}"));
+	EXPECT_STREQ("report.listen: address 'localhost' must be an IPv4 address", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"listen\":\"127.0.0.1:0\"}}"));
+	EXPECT_STREQ("report.listen: port '0' must be 1-65535", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"push_url\":\"https://x\"}}"));
+	EXPECT_STREQ("report.push_url: must start with http://", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"version\":1}"));
+	EXPECT_NE(NULL, strstr(err, "duplicate"));
+	EXPECT_EQ(-1, parse("{\"version\":1,"));
+	EXPECT_NE(NULL, strstr(err, "line 1"));
+	EXPECT_EQ(-1, parse("[1]"));
+	EXPECT_STREQ("(top level): must be a JSON object", err);
+}
+
+TEST(a_refused_config_leaves_the_old_one_untouched)
+{
+	ASSERT_EQ(0, parse("{\"version\":1,\"watermarks\":{\"cpu\":{\"forbid_pct\":40,\"suppress_"
+			   "pct\":50}}}"));
+	EXPECT_EQ(-1, parse("{\"version\":1,\"watermarks\":{\"cpu\":{\"suppress_pct\":55}},"
+			    "\"bogus\":1}"));
+	EXPECT_EQ(50U, c.cpu.suppress_pct);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# vm: --cpus 2 --mem 2048 --timeout 300
+# tidemarkd: memory watermark eviction (reaction, victims, ONLINE untouched),
+# dry-run, SIGHUP reload (good and bad), /metrics through promtool, the JSON
+# report against the load, and the scheduler outliving the daemon.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../vmlib.sh"
+
+cg=/sys/fs/cgroup
+echo "+cpu +memory" >$cg/cgroup.subtree_control
+mkdir -p $cg/online $cg/be
+echo "+cpu +memory" >$cg/be/cgroup.subtree_control
+mkdir -p $cg/be/hog $cg/be/small
+
+build/scx_tidemark --online /online --be /be >/tmp/scx.log 2>&1 &
+spid=$!
+wait_state enabled 20 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
+ok "scheduler loads"
+
+mem_pct() { awk '/^MemTotal/{t=$2} /^MemAvailable/{a=$2} END{print int((t-a)*100/t)}' /proc/meminfo; }
+total_mib=$(awk '/^MemTotal/{print int($2/1024)}' /proc/meminfo)
+# ONLINE memory user first: 150 MiB it keeps
+in_cgroup online python3 -c 'import time; b = bytearray(150 << 20); b[::4096] = b"x" * len(b[::4096]); time.sleep(600)'
+online=$!
+sleep 3
+base=$(mem_pct)
+evict=$((base + 20))
+lower=$((evict - 3))
+note "memory: ${total_mib} MiB, ${base}% used before the hogs; evict at ${evict}%, down to ${lower}%"
+
+config() { # dry_run suppress
+	cat >/tmp/td.json <<EOC
+{"version": 1,
+ "watermarks": {"cpu": {"forbid_pct": 50, "suppress_pct": $2, "evict_pct": 90},
+                "memory": {"forbid_pct": $((lower - 1)), "evict_lower_pct": $lower, "evict_pct": $evict}},
+ "memory_eviction": {"dry_run": $1, "poll_ms": 100, "cooldown_ms": 1000},
+ "cgroups": {"be": ["/be/*"], "online": ["/online"]},
+ "report": {"listen": "127.0.0.1:9477", "sample_s": 1}}
+EOC
+}
+config false 55
+build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
+dpid=$!
+wait_log /tmp/td.log "tidemarkd: running" 10 || { not_ok "daemon starts" "$(cat /tmp/td.log)"; tap_done; }
+ok "daemon starts"
+wait_log /tmp/td.log "action=set" 5
+expect_eq "daemon set the scheduler's suppress_pct" "55" "$(build/tidemarkctl show | sed -n 's/^suppress_pct=\([0-9]*\) .*/\1/p')"
+
+# a BE memory hog grows until it crosses the watermark; tests/memwatch.py
+# records the crossing time (CLOCK_REALTIME, like the audit lines)
+hog_mib=$(( total_mib * (evict - base + 15) / 100 ))
+tests/memwatch.py --pct "$evict" --seconds 40 >/tmp/cross &
+mw=$!
+in_cgroup be/hog stress-ng --temp-path /tmp --vm 1 --vm-bytes ${hog_mib}M --vm-keep --vm-populate --timeout 60s
+hog=$!
+in_cgroup be/small python3 -c 'import time; b = bytearray(20 << 20); b[::4096] = b"x" * len(b[::4096]); time.sleep(600)'
+small=$!
+wait $mw
+cross=$(cat /tmp/cross)
+for _ in $(seq 100); do [ -z "$(cat $cg/be/hog/cgroup.procs)" ] && break; sleep 0.1; done
+first=$(grep -m1 "strategy=memevict action=" /tmp/td.log | sed -n 's/.*ts=\([0-9.]*\).*/\1/p')
+note "$(grep "strategy=memevict" /tmp/td.log | head -5)"
+if [ -n "$cross" ] && [ -n "$first" ]; then
+	react=$(python3 -c "print(int((float('$first') - float('$cross')) * 1000))")
+	if [ "$react" -le 500 ]; then ok "first action ${react} ms after crossing ${evict}% (bar 500 ms)"; else not_ok "first action within 500 ms" "${react} ms"; fi
+else
+	not_ok "watermark crossed and acted on" "crossing '$cross', first action '$first'"
+fi
+if grep -q "action=throttle dry_run=false cgroup=/be/hog" /tmp/td.log; then ok "throttled first (memory.high)"; else not_ok "throttled first" "$(grep memevict /tmp/td.log)"; fi
+if grep -q "action=kill dry_run=false cgroup=/be/hog" /tmp/td.log; then ok "the big BE cgroup is killed"; else not_ok "the big BE cgroup is killed" "$(grep memevict /tmp/td.log)"; fi
+expect_eq "the hog's cgroup is empty" "" "$(cat $cg/be/hog/cgroup.procs)"
+if kill -0 $online 2>/dev/null; then ok "ONLINE memory user untouched"; else not_ok "ONLINE memory user untouched"; fi
+expect_eq "ONLINE memory.high untouched" "max" "$(cat $cg/online/memory.high)"
+if ! grep -q "cgroup=/online" /tmp/td.log; then ok "no action names ONLINE"; else not_ok "no action names ONLINE" "$(grep cgroup=/online /tmp/td.log)"; fi
+if kill -0 $small 2>/dev/null; then ok "the small BE cgroup was not needed as a victim"; else not_ok "small BE cgroup spared"; fi
+wait $hog 2>/dev/null
+
+# reports
+sleep 2
+python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:9477/metrics", timeout=5).read().decode(), end="")' >/tmp/metrics.txt
+if promtool check metrics </tmp/metrics.txt >/tmp/promtool.out 2>&1; then ok "/metrics passes promtool check metrics"; else not_ok "/metrics passes promtool" "$(head -5 /tmp/promtool.out)"; fi
+if grep -q '^tidemark_actions_total{strategy="memevict",action="kill",dry_run="false"} [1-9]' /tmp/metrics.txt; then ok "kill counted in tidemark_actions_total"; else not_ok "kill counted" "$(grep actions_total /tmp/metrics.txt)"; fi
+python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:9477/report", timeout=5).read().decode())' >/tmp/report.json
+chk=$(python3 - /tmp/report.json <<'EOP'
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = a = 0
+for l in open("/proc/meminfo"):
+    k, v = l.split()[:2]
+    if k == "MemTotal:": t = int(v) * 1024
+    if k == "MemAvailable:": a = int(v) * 1024
+used = r["nodeMetric"]["memory"]["used_bytes"]
+ok = abs(used - (t - a)) < 0.1 * t and r["nodeMetric"]["memory"]["total_bytes"] == t
+ok = ok and r["scheduler"]["up"] and r["classUsage"]["online"]["memory_bytes"] > 140 << 20
+ok = ok and r["aggregated"]["cpu_mcpu"]["300s"]["n"] >= 3 and r["nodeMetric"]["cpu"]["capacity_mcpu"] == 2000
+print("match" if ok else "mismatch: used %d vs %d, online %d" % (used, t - a, r["classUsage"]["online"]["memory_bytes"]))
+EOP
+)
+expect_eq "JSON report parses and matches the node (memory, ONLINE usage, scheduler up)" match "$chk"
+st=$(build/tidemarkctl status)
+if grep -q "^scheduler *up, suppress line 55%" <<<"$st"; then ok "tidemarkctl status"; else not_ok "tidemarkctl status" "$st"; fi
+
+# SIGHUP: a bad configuration is refused, the good one stays
+echo '{"version":1,"watermarks":{"cpu":{"suppress_pct":95}}}' >/tmp/td.json
+kill -HUP $dpid
+wait_log /tmp/td.log "reload refused" 5
+if grep -q "reload refused.*watermarks.cpu.suppress_pct: 95 must be below evict_pct (70)" /tmp/td.log; then ok "bad reload refused with the field named"; else not_ok "bad reload refused" "$(tail -3 /tmp/td.log)"; fi
+kill -0 $dpid && ok "daemon still running after a bad reload" || not_ok "daemon still running after a bad reload"
+
+# dry-run, via a good reload: decides and logs, acts on nothing
+config true 60
+kill -HUP $dpid
+wait_log /tmp/td.log "configuration reloaded" 5
+wait_log /tmp/td.log "suppress_pct=55->60" 5 && ok "reload applied (suppress 55 -> 60)" || not_ok "reload applied" "$(tail -3 /tmp/td.log)"
+in_cgroup be/hog stress-ng --temp-path /tmp --vm 1 --vm-bytes ${hog_mib}M --vm-keep --vm-populate --timeout 12s
+hog=$!
+wait_log /tmp/td.log "action=kill dry_run=true" 20 && ok "dry-run decides a kill" || not_ok "dry-run decides a kill" "$(grep dry_run=true /tmp/td.log)"
+if kill -0 $hog 2>/dev/null && [ -n "$(cat $cg/be/hog/cgroup.procs)" ]; then ok "dry-run killed nothing"; else not_ok "dry-run killed nothing"; fi
+expect_eq "dry-run left memory.high alone" "max" "$(cat $cg/be/small/memory.high)"
+kill $hog 2>/dev/null
+wait $hog 2>/dev/null
+
+# the daemon dies: the scheduler keeps its policy; a new daemon re-attaches
+kill -9 $dpid
+wait $dpid 2>/dev/null
+sleep 1
+expect_eq "scheduler still enabled without the daemon" enabled "$(scx_state)"
+expect_eq "suppress line kept without the daemon" 60 "$(build/tidemarkctl show | sed -n 's/^suppress_pct=\([0-9]*\) .*/\1/p')"
+config false 50
+build/tidemarkd --config /tmp/td.json 2>/tmp/td2.log &
+dpid=$!
+wait_log /tmp/td2.log "suppress_pct=60->50" 10 && ok "restarted daemon re-attaches and applies its configuration" || not_ok "restarted daemon re-attaches" "$(cat /tmp/td2.log)"
+kill $dpid
+wait $dpid
+expect_eq "daemon exits 0 on SIGTERM" 0 "$?"
+
+kill $online $small 2>/dev/null
+kill -INT $spid
+wait $spid
+expect_eq "loader exits 0" 0 "$?"
+tap_done

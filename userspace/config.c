@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tidemarkd configuration: see config.h. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+void tm_config_defaults(struct tm_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->version = TM_CONFIG_VERSION;
+	c->cpu.forbid_pct = 60;
+	c->cpu.suppress_pct = 65;
+	c->cpu.evict_pct = 70;
+	c->memory.forbid_pct = 65;
+	c->memory.evict_lower_pct = 68;
+	c->memory.evict_pct = 70;
+	c->max_be_wait_ms = 1000;
+	c->be_floor_mcpu = 100;
+	c->memevict.enabled = true;
+	c->memevict.throttle_first = true;
+	c->memevict.poll_ms = 100;
+	c->memevict.cooldown_ms = 2000;
+	snprintf(c->report.listen_addr, sizeof(c->report.listen_addr), "127.0.0.1");
+	c->report.listen_port = 9477;
+	c->report.sample_s = 10;
+	c->report.reclaim_pct = 100;
+	c->report.push_interval_s = 60;
+	snprintf(c->pin_dir, sizeof(c->pin_dir), "/sys/fs/bpf/tidemark");
+}
+
+struct ctx {
+	char *err;
+	size_t errlen;
+	int failed;
+};
+
+static int fail(struct ctx *x, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (x->failed++)
+		return -1; /* the first error is the one reported */
+	n = snprintf(x->err, x->errlen, "%s: ", field);
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < x->errlen)
+		vsnprintf(x->err + n, x->errlen - n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Every key of @obj must be one of @keys (NULL-terminated). */
+static void known_keys(struct ctx *x, const char *where, json_t *obj, const char *const *keys)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(obj, k, v)
+	{
+		bool ok = false;
+
+		for (int i = 0; keys[i] && !ok; i++)
+			ok = !strcmp(k, keys[i]);
+		if (!ok) {
+			char f[256];
+
+			snprintf(f, sizeof(f), "%s%s%s", where, *where ? "." : "", k);
+			fail(x, f, "unknown field");
+			return;
+		}
+	}
+}
+
+static json_t *object(struct ctx *x, json_t *parent, const char *key, const char *field)
+{
+	json_t *o = json_object_get(parent, key);
+
+	if (o && !json_is_object(o)) {
+		fail(x, field, "must be an object");
+		return NULL;
+	}
+	return o;
+}
+
+static void u32_field(struct ctx *x, json_t *obj, const char *key, const char *field, uint32_t min,
+		      uint32_t max, uint32_t *out)
+{
+	json_t *v = json_object_get(obj, key);
+	json_int_t n;
+
+	if (!v)
+		return;
+	if (!json_is_integer(v)) {
+		fail(x, field, "must be a whole number");
+		return;
+	}
+	n = json_integer_value(v);
+	if (n < min || n > max) {
+		fail(x, field, "%lld is out of range %u-%u", (long long)n, min, max);
+		return;
+	}
+	*out = (uint32_t)n;
+}
+
+static void bool_field(struct ctx *x, json_t *obj, const char *key, const char *field, bool *out)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!v)
+		return;
+	if (!json_is_boolean(v)) {
+		fail(x, field, "must be true or false");
+		return;
+	}
+	*out = json_is_true(v);
+}
+
+static void str_field(struct ctx *x, json_t *obj, const char *key, const char *field, char *out,
+		      size_t len)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!v)
+		return;
+	if (!json_is_string(v)) {
+		fail(x, field, "must be a string");
+		return;
+	}
+	if (strlen(json_string_value(v)) >= len) {
+		fail(x, field, "longer than %zu bytes", len - 1);
+		return;
+	}
+	snprintf(out, len, "%s", json_string_value(v));
+}
+
+static bool path_ok(struct ctx *x, const char *field, const char *p)
+{
+	if (!*p)
+		return fail(x, field, "empty cgroup path"), false;
+	if (strstr(p, ".."))
+		return fail(x, field, "'..' is not allowed in a cgroup path"), false;
+	return true;
+}
+
+/* "cgroups": {"be": ["/be", {"path": "/be/low", "priority": -1}], "online": ["/online"]} */
+static void cgroups(struct ctx *x, json_t *o, struct tm_config *c)
+{
+	static const char *const keys[] = {"be", "online", NULL};
+	json_t *be, *on, *v;
+	size_t i;
+	char f[64];
+
+	known_keys(x, "cgroups", o, keys);
+	be = json_object_get(o, "be");
+	if (be && !json_is_array(be))
+		fail(x, "cgroups.be", "must be an array");
+	else if (be) {
+		c->nr_be = 0;
+		json_array_foreach(be, i, v)
+		{
+			struct tm_cfg_cgroup *g = &c->be[c->nr_be];
+
+			snprintf(f, sizeof(f), "cgroups.be[%zu]", i);
+			if (c->nr_be >= TM_CFG_MAX_CGROUPS) {
+				fail(x, f, "more than %d BE cgroups", TM_CFG_MAX_CGROUPS);
+				return;
+			}
+			memset(g, 0, sizeof(*g));
+			if (json_is_string(v)) {
+				if (strlen(json_string_value(v)) >= sizeof(g->path)) {
+					fail(x, f, "path too long");
+					return;
+				}
+				snprintf(g->path, sizeof(g->path), "%s", json_string_value(v));
+			} else if (json_is_object(v)) {
+				static const char *const gk[] = {"path", "priority", NULL};
+				json_t *pr = json_object_get(v, "priority");
+
+				known_keys(x, f, v, gk);
+				if (!json_is_string(json_object_get(v, "path"))) {
+					fail(x, f, "needs a \"path\" string");
+					return;
+				}
+				snprintf(g->path, sizeof(g->path), "%s",
+					 json_string_value(json_object_get(v, "path")));
+				if (pr && (!json_is_integer(pr) || json_integer_value(pr) < -1000 ||
+					   json_integer_value(pr) > 1000)) {
+					fail(x, f,
+					     "priority must be a whole number in -1000..1000");
+					return;
+				}
+				g->priority = pr ? (int)json_integer_value(pr) : 0;
+			} else {
+				fail(x, f, "must be a path or {\"path\", \"priority\"}");
+				return;
+			}
+			if (!path_ok(x, f, g->path))
+				return;
+			c->nr_be++;
+		}
+	}
+	on = json_object_get(o, "online");
+	if (on && !json_is_array(on))
+		fail(x, "cgroups.online", "must be an array");
+	else if (on) {
+		c->nr_online = 0;
+		json_array_foreach(on, i, v)
+		{
+			snprintf(f, sizeof(f), "cgroups.online[%zu]", i);
+			if (c->nr_online >= TM_CFG_MAX_CGROUPS) {
+				fail(x, f, "more than %d ONLINE cgroups", TM_CFG_MAX_CGROUPS);
+				return;
+			}
+			if (!json_is_string(v) || strlen(json_string_value(v)) >= TM_CFG_PATH_MAX) {
+				fail(x, f, "must be a cgroup path string");
+				return;
+			}
+			snprintf(c->online[c->nr_online], TM_CFG_PATH_MAX, "%s",
+				 json_string_value(v));
+			if (!path_ok(x, f, c->online[c->nr_online]))
+				return;
+			c->nr_online++;
+		}
+	}
+}
+
+static void listen_field(struct ctx *x, json_t *o, struct tm_config *c)
+{
+	char buf[96], *colon, *end;
+	unsigned long port;
+	unsigned int a, b, d, e;
+	char tail;
+
+	buf[0] = 0;
+	str_field(x, o, "listen", "report.listen", buf, sizeof(buf));
+	if (!buf[0])
+		return;
+	colon = strrchr(buf, ':');
+	if (!colon) {
+		fail(x, "report.listen", "'%s' must be ADDRESS:PORT (IPv4)", buf);
+		return;
+	}
+	*colon = 0;
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno || *end || !colon[1] || port < 1 || port > 65535) {
+		fail(x, "report.listen", "port '%s' must be 1-65535", colon + 1);
+		return;
+	}
+	if (sscanf(buf, "%u.%u.%u.%u%c", &a, &b, &d, &e, &tail) != 4 || a > 255 || b > 255 ||
+	    d > 255 || e > 255) {
+		fail(x, "report.listen", "address '%s' must be an IPv4 address", buf);
+		return;
+	}
+	snprintf(c->report.listen_addr, sizeof(c->report.listen_addr), "%s", buf);
+	c->report.listen_port = port;
+}
+
+static void check_order(struct ctx *x, const struct tm_config *c)
+{
+	/* Koordinator issue 2477: a wrong order makes suppress and evict fight */
+	if (c->cpu.forbid_pct > c->cpu.suppress_pct)
+		fail(x, "watermarks.cpu.forbid_pct", "%u must not be above suppress_pct (%u)",
+		     c->cpu.forbid_pct, c->cpu.suppress_pct);
+	else if (c->cpu.suppress_pct >= c->cpu.evict_pct)
+		fail(x, "watermarks.cpu.suppress_pct", "%u must be below evict_pct (%u)",
+		     c->cpu.suppress_pct, c->cpu.evict_pct);
+	else if (c->memory.forbid_pct > c->memory.evict_lower_pct)
+		fail(x, "watermarks.memory.forbid_pct", "%u must not be above evict_lower_pct (%u)",
+		     c->memory.forbid_pct, c->memory.evict_lower_pct);
+	else if (c->memory.evict_lower_pct >= c->memory.evict_pct)
+		fail(x, "watermarks.memory.evict_lower_pct", "%u must be below evict_pct (%u)",
+		     c->memory.evict_lower_pct, c->memory.evict_pct);
+	else if (c->be_floor_mcpu > 0 && c->cpu.suppress_pct == 0)
+		fail(x, "watermarks.cpu.suppress_pct", "must be at least 1");
+}
+
+int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t errlen)
+{
+	static const char *const top[] = {"version", "watermarks", "scheduler", "memory_eviction",
+					  "cgroups", "report",	   NULL};
+	static const char *const wm[] = {"cpu", "memory", NULL};
+	static const char *const wcpu[] = {"forbid_pct", "suppress_pct", "evict_pct", NULL};
+	static const char *const wmem[] = {"forbid_pct", "evict_lower_pct", "evict_pct", NULL};
+	static const char *const sch[] = {"pin_dir", "max_be_wait_ms", "be_floor_mcpu", NULL};
+	static const char *const me[] = {"enabled", "dry_run",	   "throttle_first",
+					 "poll_ms", "cooldown_ms", NULL};
+	static const char *const rep[] = {"listen",
+					  "sample_s",
+					  "reclaim_pct",
+					  "system_reserved_mcpu",
+					  "system_reserved_mib",
+					  "push_url",
+					  "push_interval_s",
+					  NULL};
+	struct ctx x = {err, errlen, 0};
+	struct tm_config *c;
+	json_error_t je;
+	json_t *root, *o, *w;
+	int ret = -1;
+
+	c = malloc(sizeof(*c));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	tm_config_defaults(c);
+	root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+	if (!root) {
+		snprintf(err, errlen, "line %d column %d: %s", je.line, je.column, je.text);
+		goto out;
+	}
+	if (!json_is_object(root)) {
+		fail(&x, "(top level)", "must be a JSON object");
+		goto out;
+	}
+	known_keys(&x, "", root, top);
+	o = json_object_get(root, "version");
+	if (!o)
+		fail(&x, "version", "missing (this tidemarkd reads version %d)", TM_CONFIG_VERSION);
+	else if (!json_is_integer(o) || json_integer_value(o) != TM_CONFIG_VERSION)
+		fail(&x, "version", "must be %d", TM_CONFIG_VERSION);
+	if ((w = object(&x, root, "watermarks", "watermarks"))) {
+		known_keys(&x, "watermarks", w, wm);
+		if ((o = object(&x, w, "cpu", "watermarks.cpu"))) {
+			known_keys(&x, "watermarks.cpu", o, wcpu);
+			u32_field(&x, o, "forbid_pct", "watermarks.cpu.forbid_pct", 1, 100,
+				  &c->cpu.forbid_pct);
+			u32_field(&x, o, "suppress_pct", "watermarks.cpu.suppress_pct", 1, 100,
+				  &c->cpu.suppress_pct);
+			u32_field(&x, o, "evict_pct", "watermarks.cpu.evict_pct", 1, 100,
+				  &c->cpu.evict_pct);
+		}
+		if ((o = object(&x, w, "memory", "watermarks.memory"))) {
+			known_keys(&x, "watermarks.memory", o, wmem);
+			u32_field(&x, o, "forbid_pct", "watermarks.memory.forbid_pct", 1, 100,
+				  &c->memory.forbid_pct);
+			u32_field(&x, o, "evict_lower_pct", "watermarks.memory.evict_lower_pct", 1,
+				  100, &c->memory.evict_lower_pct);
+			u32_field(&x, o, "evict_pct", "watermarks.memory.evict_pct", 1, 100,
+				  &c->memory.evict_pct);
+		}
+	}
+	if ((o = object(&x, root, "scheduler", "scheduler"))) {
+		known_keys(&x, "scheduler", o, sch);
+		str_field(&x, o, "pin_dir", "scheduler.pin_dir", c->pin_dir, sizeof(c->pin_dir));
+		u32_field(&x, o, "max_be_wait_ms", "scheduler.max_be_wait_ms", 10, 10000,
+			  &c->max_be_wait_ms);
+		u32_field(&x, o, "be_floor_mcpu", "scheduler.be_floor_mcpu", 0, 512000,
+			  &c->be_floor_mcpu);
+	}
+	if ((o = object(&x, root, "memory_eviction", "memory_eviction"))) {
+		known_keys(&x, "memory_eviction", o, me);
+		bool_field(&x, o, "enabled", "memory_eviction.enabled", &c->memevict.enabled);
+		bool_field(&x, o, "dry_run", "memory_eviction.dry_run", &c->memevict.dry_run);
+		bool_field(&x, o, "throttle_first", "memory_eviction.throttle_first",
+			   &c->memevict.throttle_first);
+		u32_field(&x, o, "poll_ms", "memory_eviction.poll_ms", 10, 1000,
+			  &c->memevict.poll_ms);
+		u32_field(&x, o, "cooldown_ms", "memory_eviction.cooldown_ms", 0, 600000,
+			  &c->memevict.cooldown_ms);
+	}
+	if ((o = object(&x, root, "cgroups", "cgroups")))
+		cgroups(&x, o, c);
+	if ((o = object(&x, root, "report", "report"))) {
+		known_keys(&x, "report", o, rep);
+		listen_field(&x, o, c);
+		u32_field(&x, o, "sample_s", "report.sample_s", 1, 600, &c->report.sample_s);
+		u32_field(&x, o, "reclaim_pct", "report.reclaim_pct", 0, 100,
+			  &c->report.reclaim_pct);
+		u32_field(&x, o, "system_reserved_mcpu", "report.system_reserved_mcpu", 0, 512000,
+			  &c->report.system_reserved_mcpu);
+		u32_field(&x, o, "system_reserved_mib", "report.system_reserved_mib", 0, 1 << 24,
+			  &c->report.system_reserved_mib);
+		str_field(&x, o, "push_url", "report.push_url", c->report.push_url,
+			  sizeof(c->report.push_url));
+		if (c->report.push_url[0] && strncmp(c->report.push_url, "http://", 7))
+			fail(&x, "report.push_url", "must start with http://");
+		u32_field(&x, o, "push_interval_s", "report.push_interval_s", 1, 3600,
+			  &c->report.push_interval_s);
+	}
+	if (!x.failed)
+		check_order(&x, c);
+	if (!x.failed) {
+		*out = *c;
+		ret = 0;
+	}
+out:
+	json_decref(root);
+	free(c);
+	return ret;
+}
+
+int tm_config_load(const char *path, struct tm_config *c, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0, n;
+	FILE *f = fopen(path, "r");
+	int ret;
+
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* a configuration is small: refuse anything over 1 MiB */
+	buf = malloc(1 << 20);
+	if (!buf) {
+		fclose(f);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	n = fread(buf, 1, (1 << 20) - 1, f);
+	len = n;
+	if (!feof(f)) {
+		snprintf(err, errlen, "%s: larger than 1 MiB", path);
+		fclose(f);
+		free(buf);
+		return -1;
+	}
+	fclose(f);
+	buf[len] = 0;
+	ret = tm_config_parse(buf, c, err, errlen);
+	free(buf);
+	return ret;
+}

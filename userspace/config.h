@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tidemarkd configuration: one versioned JSON file (jansson), validated as a
+ * whole before anything is applied. Errors name the field and the rule
+ * ("watermarks.cpu.suppress_pct: must be below evict_pct (70)"). No exit().
+ */
+#ifndef __TM_CONFIG_H
+#define __TM_CONFIG_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TM_CONFIG_VERSION 1
+#define TM_CFG_MAX_CGROUPS 64
+#define TM_CFG_PATH_MAX 512
+
+struct tm_cfg_cgroup {
+	char path[TM_CFG_PATH_MAX];	/* relative to the cgroup root, may be a glob */
+	int priority;	/* BE: lower is evicted first (default 0) */
+};
+
+struct tm_config {
+	int version;
+	/* watermarks, % of the node; forbid <= suppress < evict */
+	struct {
+		uint32_t forbid_pct;	/* report: the node takes no new BE above this */
+		uint32_t suppress_pct;	/* the scheduler's BE line */
+		uint32_t evict_pct;	/* CPU eviction (issue 6) acts above this */
+	} cpu;
+	struct {
+		uint32_t forbid_pct;
+		uint32_t evict_lower_pct;	/* eviction stops at or below this */
+		uint32_t evict_pct;	/* eviction starts at or above this */
+	} memory;
+	/* scheduler tunables the daemon keeps in the pinned map */
+	uint32_t max_be_wait_ms;
+	uint32_t be_floor_mcpu;
+	/* memory eviction strategy */
+	struct {
+		bool enabled;
+		bool dry_run;
+		bool throttle_first;	/* memory.high / memory.reclaim before cgroup.kill */
+		uint32_t poll_ms;
+		uint32_t cooldown_ms;
+	} memevict;
+	/* BE cgroups the daemon may act on (globs); ONLINE/SYSTEM never */
+	struct tm_cfg_cgroup be[TM_CFG_MAX_CGROUPS];
+	int nr_be;
+	char online[TM_CFG_MAX_CGROUPS][TM_CFG_PATH_MAX];	/* never touched */
+	int nr_online;
+	/* node-load report */
+	struct {
+		char listen_addr[64];	/* IPv4 address, 127.0.0.1 by default */
+		uint16_t listen_port;
+		uint32_t sample_s;	/* usage sampling period for the windows */
+		uint32_t reclaim_pct;	/* BE allocatable = capacity x this ... */
+		uint32_t system_reserved_mcpu;
+		uint32_t system_reserved_mib;
+		char push_url[256];	/* "" = no push */
+		uint32_t push_interval_s;
+	} report;
+	char pin_dir[256];
+};
+
+/* Defaults for every field (a config file may give only what differs). */
+void tm_config_defaults(struct tm_config *c);
+
+/*
+ * Parse and validate @text (JSON). On success *c is the complete new
+ * configuration; on failure *c is untouched and @err names the field.
+ */
+int tm_config_parse(const char *text, struct tm_config *c, char *err, size_t errlen);
+
+/* Read @path and parse it. */
+int tm_config_load(const char *path, struct tm_config *c, char *err, size_t errlen);
+#endif

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tidemarkd: shared state and the strategy interface. Each strategy (one
+ * file each, like Koordinator's qosmanager plugins) decides from what the
+ * daemon samples and acts through the daemon's helpers, so every action is
+ * one audit line and one metric, and dry-run is honoured in one place.
+ */
+#ifndef __TM_DAEMON_H
+#define __TM_DAEMON_H
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "config.h"
+#include "nodeload.h"
+#include "tidemark.h"
+
+#define TM_MAX_ACTION_KINDS 16
+
+/* One row of the action metric: strategy x action x dry_run. */
+struct tm_action_count {
+	const char *strategy;
+	const char *action;
+	bool dry_run;
+	uint64_t n;
+};
+
+
+/* What the reports show; written by the sampler under @lock. */
+struct tm_snapshot {
+	uint64_t at_ms;
+	double cpu_used_mcpu;	/* node, all classes */
+	double cpu_system_mcpu;	/* outside ONLINE and BE cgroups */
+	double cpu_online_mcpu, cpu_be_mcpu;
+	uint64_t mem_total, mem_used;
+	uint64_t mem_online, mem_be;
+	uint32_t nr_cpus;
+	struct tm_wstat cpu_win[3], mem_win[3];	/* 5, 10, 30 min */
+	double online_peak_mcpu;	/* max of the 30 min window */
+	uint64_t online_peak_mem;
+	double be_alloc_mcpu;
+	int64_t be_alloc_mem;
+	bool forbid;	/* node above a forbid-scheduling watermark */
+	bool sched_up;
+	struct tm_tunables tun;
+	uint64_t sched_stats[TM_NR_STATS];
+};
+
+struct tm_daemon {
+	struct tm_config cfg;
+	const char *config_path;
+	const char *cgroup_root;
+	pthread_mutex_t lock;	/* guards snap and actions (HTTP thread reads them) */
+	struct tm_snapshot snap;
+	struct tm_action_count actions[TM_MAX_ACTION_KINDS];
+	int nr_actions;
+	uint64_t config_reloads, config_rejects;
+};
+
+struct tm_strategy {
+	const char *name;
+	/* a new configuration was accepted (also at start) */
+	void (*configure)(struct tm_daemon *d);
+	/* called every poll_ms (memory) or sample period; @now_ms monotonic */
+	void (*tick)(struct tm_daemon *d, uint64_t now_ms);
+};
+
+extern const struct tm_strategy tm_strategy_cpusuppress;
+extern const struct tm_strategy tm_strategy_memevict;
+
+/*
+ * Record an action: one audit line on stderr ("audit strategy=... action=...
+ * dry_run=... <details>") and the action metric. Returns true when the
+ * caller must really act (false in dry-run).
+ */
+bool tm_audit(struct tm_daemon *d, const char *strategy, const char *action, bool dry_run,
+	      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+uint64_t tm_now_ms(void);
+
+/* The class the scheduler gives cgroup @rel (path under the cgroup root),
+ * from the pinned classes map; -1 when no scheduler is running. */
+int tm_sched_class_of(const struct tm_daemon *d, const char *rel);
+
+/* Is @rel configured ONLINE, or classified ONLINE/SYSTEM by the scheduler?
+ * Such cgroups are never acted on. */
+bool tm_protected(const struct tm_daemon *d, const char *rel);
+
+/* Sampler and reports (report.c). */
+void tm_report_sample(struct tm_daemon *d, uint64_t now_ms);
+/* Render into a malloc'd buffer; NULL on allocation failure. */
+char *tm_report_prometheus(struct tm_daemon *d);
+char *tm_report_json(struct tm_daemon *d);
+#endif

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Eviction decisions, pure functions on plain arrays (host unit tests run
+ * exactly this code): how much must be released, and which BE cgroups go.
+ */
+#ifndef __TM_EVICT_H
+#define __TM_EVICT_H
+#include <stdbool.h>
+#include <stdint.h>
+
+struct tm_victim {
+	uint64_t id;
+	int priority;	/* lower goes first */
+	uint64_t bytes;	/* what killing it releases (memory.current) */
+	bool dying;	/* killed earlier, memory not yet released */
+};
+
+/*
+ * Bytes to release so that used memory goes down to @lower_pct of @total:
+ * 0 when already there.
+ */
+static inline uint64_t tm_evict_need(uint64_t total, uint64_t used, uint32_t lower_pct)
+{
+	uint64_t target = total / 100 * lower_pct + total % 100 * lower_pct / 100;
+
+	return used > target ? used - target : 0;
+}
+
+/* Node memory used, % of total, rounded down. */
+static inline uint32_t tm_mem_used_pct(uint64_t total, uint64_t used)
+{
+	return total ? (uint32_t)(used * 100 / total) : 0;
+}
+
+/* Does @a go before @b? Lowest priority first, then the largest. */
+static inline bool tm_victim_before(const struct tm_victim *a, const struct tm_victim *b)
+{
+	if (a->priority != b->priority)
+		return a->priority < b->priority;
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes;
+	return a->id < b->id;	/* stable, whatever the input order */
+}
+
+/*
+ * Choose victims to release @need bytes. Memory of victims already dying
+ * counts as released (they are not chosen again). @order receives the
+ * indexes of the chosen ones, in kill order; returns how many. Stops when
+ * enough is released or no candidate is left.
+ */
+static inline int tm_evict_pick(const struct tm_victim *v, int n, uint64_t need, int *order)
+{
+	uint64_t released = 0;
+	int k = 0, m = 0;
+
+	for (int i = 0; i < n; i++)
+		if (v[i].dying)
+			released += v[i].bytes;
+	/* candidates, insertion-sorted (n is small) */
+	for (int i = 0; i < n; i++) {
+		int j;
+
+		if (v[i].dying)
+			continue;
+		for (j = m; j > 0 && tm_victim_before(&v[i], &v[order[j - 1]]); j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+		m++;
+	}
+	while (k < m && released < need) {
+		released += v[order[k]].bytes;
+		k++;
+	}
+	return k;
+}
+#endif

@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Node-load sampling and the two reports: Prometheus text (/metrics) and a
+ * JSON document modelled on Koordinator's NodeMetric (/report).
+ *
+ * Every report.sample_s: node CPU from /proc/stat, memory from /proc/meminfo
+ * (used = MemTotal - MemAvailable), ONLINE and BE usage from the configured
+ * cgroups (cpu.stat usage_usec, memory.current); system = node - ONLINE - BE.
+ * Windows of 5, 10 and 30 minutes keep the samples for avg/p50/p90/p95/p99.
+ */
+#include <glob.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "daemon.h"
+#include "tmlib.h"
+
+#define WIN_MAX 1800 /* 30 min at 1 s */
+
+static const uint32_t win_s[3] = {300, 600, 1800};
+
+static const char *const stat_names[] = {
+#define TM_STAT_NAME(e, n, h) n,
+	TM_STATS(TM_STAT_NAME)
+#undef TM_STAT_NAME
+};
+
+static const char *const stat_help[] = {
+#define TM_STAT_HELP(e, n, h) h,
+	TM_STATS(TM_STAT_HELP)
+#undef TM_STAT_HELP
+};
+
+static struct {
+	uint64_t cpu_busy, cpu_total; /* /proc/stat jiffies at the last sample */
+	uint64_t online_us, be_us, at_us;
+	double cpu[WIN_MAX], mem[WIN_MAX], on_cpu[WIN_MAX], on_mem[WIN_MAX];
+	uint32_t head, n;
+	double scratch[WIN_MAX];
+} S;
+
+static int read_proc_stat(uint64_t *busy, uint64_t *total)
+{
+	unsigned long long v[10] = {};
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+		   &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
+	fclose(f);
+	if (n < 8)
+		return -1;
+	/* user nice system idle iowait irq softirq steal (guest is in user) */
+	*total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+	*busy = *total - v[3] - v[4];
+	return 0;
+}
+
+static int read_meminfo(uint64_t *total, uint64_t *avail)
+{
+	char key[64];
+	unsigned long long v;
+	int got = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (got != 3 && fscanf(f, "%63s %llu kB\n", key, &v) == 2) {
+		if (!strcmp(key, "MemTotal:"))
+			*total = v * 1024, got |= 1;
+		else if (!strcmp(key, "MemAvailable:"))
+			*avail = v * 1024, got |= 2;
+	}
+	fclose(f);
+	return got == 3 ? 0 : -1;
+}
+
+static uint64_t cg_u64(const char *root, const char *rel, const char *file, const char *key)
+{
+	char p[PATH_MAX], k[64];
+	unsigned long long v = 0, x;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s%s/%s", root, rel, file);
+	f = fopen(p, "r");
+	if (!f)
+		return 0;
+	if (!key) {
+		if (fscanf(f, "%llu", &x) == 1)
+			v = x;
+	} else {
+		while (fscanf(f, "%63s %llu", k, &x) == 2)
+			if (!strcmp(k, key)) {
+				v = x;
+				break;
+			}
+	}
+	fclose(f);
+	return v;
+}
+
+/* Sum over the cgroups matching @pats (no nested double counting: a match
+ * inside an earlier match is skipped). */
+static void cg_sum(const char *root, const char (*pats)[TM_CFG_PATH_MAX], int npat,
+		   const struct tm_cfg_cgroup *be, int nbe, uint64_t *cpu_us, uint64_t *mem)
+{
+	char seen[64][TM_CFG_PATH_MAX];
+	size_t rl = strlen(root);
+	int ns = 0;
+
+	*cpu_us = *mem = 0;
+	for (int i = 0; i < (pats ? npat : nbe); i++) {
+		const char *rel = pats ? pats[i] : be[i].path;
+		char pat[PATH_MAX];
+		glob_t g;
+
+		while (*rel == '/')
+			rel++;
+		snprintf(pat, sizeof(pat), "%s/%s", root, rel);
+		if (glob(pat, GLOB_ONLYDIR, NULL, &g))
+			continue;
+		for (size_t k = 0; k < g.gl_pathc; k++) {
+			const char *p = g.gl_pathv[k] + rl;
+			bool nested = false;
+
+			for (int j = 0; j < ns && !nested; j++) {
+				size_t l = strlen(seen[j]);
+
+				nested = !strncmp(seen[j], p, l) && (p[l] == '/' || !p[l]);
+			}
+			if (nested || strlen(p) >= TM_CFG_PATH_MAX)
+				continue;
+			if (ns < 64)
+				snprintf(seen[ns++], TM_CFG_PATH_MAX, "%s", p);
+			*cpu_us += cg_u64(root, p, "cpu.stat", "usage_usec");
+			*mem += cg_u64(root, p, "memory.current", NULL);
+		}
+		globfree(&g);
+	}
+}
+
+static bool sched_state(struct tm_daemon *d, struct tm_tunables *t, uint64_t *stats)
+{
+	char buf[32] = "", path[300];
+	__u32 zero = 0;
+	int ncpu, fd;
+	FILE *f = fopen("/sys/kernel/sched_ext/state", "r");
+	bool up;
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	up = !strncmp(buf, "enabled", 7);
+	memset(stats, 0, sizeof(uint64_t) * TM_NR_STATS);
+	snprintf(path, sizeof(path), "%s/tunables", d->cfg.pin_dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false; /* not ours, or none */
+	if (bpf_map_lookup_elem(fd, &zero, t))
+		memset(t, 0, sizeof(*t));
+	close(fd);
+	snprintf(path, sizeof(path), "%s/stats", d->cfg.pin_dir);
+	fd = bpf_obj_get(path);
+	ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	if (fd >= 0 && ncpu > 0) {
+		struct tm_cpu_stats *per = calloc(ncpu, sizeof(*per));
+
+		if (per && !bpf_map_lookup_elem(fd, &zero, per))
+			for (int c = 0; c < ncpu; c++)
+				for (int i = 0; i < TM_NR_STATS; i++)
+					stats[i] += per[c].cnt[i];
+		free(per);
+	}
+	if (fd >= 0)
+		close(fd);
+	return up;
+}
+
+void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
+{
+	const struct tm_config *c = &d->cfg;
+	uint64_t busy = 0, total = 0, mtot = 0, mavail = 0, on_us, be_us, on_mem, be_mem;
+	uint64_t now_us = now_ms * 1000;
+	struct tm_snapshot s = {};
+	double used_mcpu = 0, on_mcpu = 0, be_mcpu = 0, dt;
+
+	s.nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (read_proc_stat(&busy, &total) || read_meminfo(&mtot, &mavail))
+		return;
+	cg_sum(d->cgroup_root, c->online, c->nr_online, NULL, 0, &on_us, &on_mem);
+	cg_sum(d->cgroup_root, NULL, 0, c->be, c->nr_be, &be_us, &be_mem);
+	if (S.cpu_total && total > S.cpu_total)
+		used_mcpu = 1000.0 * s.nr_cpus * (busy - S.cpu_busy) / (total - S.cpu_total);
+	dt = S.at_us && now_us > S.at_us ? (double)(now_us - S.at_us) : 0;
+	if (dt > 0) {
+		on_mcpu = on_us >= S.online_us ? 1000.0 * (on_us - S.online_us) / dt : 0;
+		be_mcpu = be_us >= S.be_us ? 1000.0 * (be_us - S.be_us) / dt : 0;
+	}
+	bool first = !S.at_us;
+
+	S.cpu_busy = busy;
+	S.cpu_total = total;
+	S.online_us = on_us;
+	S.be_us = be_us;
+	S.at_us = now_us;
+	s.at_ms = now_ms;
+	s.cpu_used_mcpu = used_mcpu;
+	s.cpu_online_mcpu = on_mcpu;
+	s.cpu_be_mcpu = be_mcpu;
+	s.cpu_system_mcpu = used_mcpu > on_mcpu + be_mcpu ? used_mcpu - on_mcpu - be_mcpu : 0;
+	s.mem_total = mtot;
+	s.mem_used = mtot > mavail ? mtot - mavail : 0;
+	s.mem_online = on_mem;
+	s.mem_be = be_mem;
+	if (!first) {
+		S.cpu[S.head] = used_mcpu;
+		S.mem[S.head] = s.mem_used;
+		S.on_cpu[S.head] = on_mcpu;
+		S.on_mem[S.head] = on_mem;
+		S.head = (S.head + 1) % WIN_MAX;
+		if (S.n < WIN_MAX)
+			S.n++;
+	}
+	/* windows: the most recent samples covering 5, 10, 30 minutes */
+	for (int w = 0; w < 3; w++) {
+		uint32_t k = win_s[w] / (c->report.sample_s ? c->report.sample_s : 1);
+		double v[WIN_MAX], m[WIN_MAX];
+
+		if (k > S.n)
+			k = S.n;
+		if (k < 1)
+			k = S.n ? 1 : 0;
+		for (uint32_t i = 0; i < k; i++) {
+			uint32_t idx = (S.head + WIN_MAX - 1 - i) % WIN_MAX;
+
+			v[i] = S.cpu[idx];
+			m[i] = S.mem[idx];
+			if (w == 2) {
+				if (S.on_cpu[idx] > s.online_peak_mcpu)
+					s.online_peak_mcpu = S.on_cpu[idx];
+				if (S.on_mem[idx] > s.online_peak_mem)
+					s.online_peak_mem = S.on_mem[idx];
+			}
+		}
+		s.cpu_win[w] = tm_window_stats(v, k, S.scratch);
+		s.mem_win[w] = tm_window_stats(m, k, S.scratch);
+	}
+	s.be_alloc_mcpu =
+		tm_be_allocatable(1000.0 * s.nr_cpus, c->report.reclaim_pct, s.cpu_system_mcpu,
+				  c->report.system_reserved_mcpu, s.online_peak_mcpu);
+	s.be_alloc_mem = tm_be_allocatable(
+		(double)s.mem_total, c->report.reclaim_pct,
+		(double)(s.mem_used > s.mem_online + s.mem_be ? s.mem_used - s.mem_online - s.mem_be
+							      : 0),
+		(double)c->report.system_reserved_mib * 1048576, (double)s.online_peak_mem);
+	s.forbid = (s.nr_cpus && used_mcpu >= 10.0 * s.nr_cpus * c->cpu.forbid_pct) ||
+		   (s.mem_total && s.mem_used * 100 >= s.mem_total * c->memory.forbid_pct);
+	s.sched_up = sched_state(d, &s.tun, s.sched_stats);
+	pthread_mutex_lock(&d->lock);
+	d->snap = s;
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* A growing text buffer. */
+struct buf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void bprintf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bprintf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	for (;;) {
+		size_t room = b->cap - b->len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = true;
+			return;
+		}
+		if (b->p && (size_t)n < room) {
+			b->len += n;
+			return;
+		}
+		size_t nc = (b->cap ? b->cap * 2 : 4096) + n;
+		char *np = realloc(b->p, nc);
+
+		if (!np) {
+			b->oom = true;
+			return;
+		}
+		b->p = np;
+		b->cap = nc;
+	}
+}
+
+static char *bdone(struct buf *b)
+{
+	if (b->oom) {
+		free(b->p);
+		return NULL;
+	}
+	return b->p;
+}
+
+/* Prometheus wants base units: a counter in ns ("run_ns_be",
+ * "be_throttled_ns") is exported in seconds ("run_seconds_be"). */
+static bool prom_name(const char *stat, char *out, size_t len)
+{
+	const char *p = strstr(stat, "_ns");
+
+	if (!p || (p[3] && p[3] != '_')) {
+		snprintf(out, len, "%s", stat);
+		return false;
+	}
+	snprintf(out, len, "%.*s_seconds%s", (int)(p - stat), stat, p + 3);
+	return true;
+}
+
+static void gauge(struct buf *b, const char *name, const char *help)
+{
+	bprintf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+char *tm_report_prometheus(struct tm_daemon *d)
+{
+	static const char *const stat[] = {"avg", "p50", "p90", "p95", "p99"};
+	struct buf b = {};
+	struct tm_snapshot s;
+	struct tm_action_count a[TM_MAX_ACTION_KINDS];
+	uint64_t reloads, rejects;
+	int na;
+
+	pthread_mutex_lock(&d->lock);
+	s = d->snap;
+	na = d->nr_actions;
+	memcpy(a, d->actions, sizeof(a));
+	reloads = d->config_reloads;
+	rejects = d->config_rejects;
+	pthread_mutex_unlock(&d->lock);
+
+	gauge(&b, "tidemark_node_cpu_capacity_mcpu", "Online CPUs of the node, milli-CPUs.");
+	bprintf(&b, "tidemark_node_cpu_capacity_mcpu %u\n", s.nr_cpus * 1000);
+	gauge(&b, "tidemark_node_cpu_used_mcpu",
+	      "CPU used over the last sample period, milli-CPUs, by class.");
+	bprintf(&b, "tidemark_node_cpu_used_mcpu{class=\"all\"} %.0f\n", s.cpu_used_mcpu);
+	bprintf(&b, "tidemark_node_cpu_used_mcpu{class=\"online\"} %.0f\n", s.cpu_online_mcpu);
+	bprintf(&b, "tidemark_node_cpu_used_mcpu{class=\"be\"} %.0f\n", s.cpu_be_mcpu);
+	bprintf(&b, "tidemark_node_cpu_used_mcpu{class=\"system\"} %.0f\n", s.cpu_system_mcpu);
+	gauge(&b, "tidemark_node_memory_total_bytes", "MemTotal of the node.");
+	bprintf(&b, "tidemark_node_memory_total_bytes %" PRIu64 "\n", s.mem_total);
+	gauge(&b, "tidemark_node_memory_used_bytes",
+	      "Memory used (MemTotal - MemAvailable for all; memory.current of the class "
+	      "cgroups).");
+	bprintf(&b, "tidemark_node_memory_used_bytes{class=\"all\"} %" PRIu64 "\n", s.mem_used);
+	bprintf(&b, "tidemark_node_memory_used_bytes{class=\"online\"} %" PRIu64 "\n",
+		s.mem_online);
+	bprintf(&b, "tidemark_node_memory_used_bytes{class=\"be\"} %" PRIu64 "\n", s.mem_be);
+	gauge(&b, "tidemark_node_cpu_window_mcpu",
+	      "Node CPU used over a window, milli-CPUs: avg and percentiles of the samples.");
+	for (int w = 0; w < 3; w++) {
+		const double v[5] = {s.cpu_win[w].avg, s.cpu_win[w].p50, s.cpu_win[w].p90,
+				     s.cpu_win[w].p95, s.cpu_win[w].p99};
+
+		for (int k = 0; k < 5; k++)
+			bprintf(&b,
+				"tidemark_node_cpu_window_mcpu{window=\"%us\",stat=\"%s\"} %.0f\n",
+				win_s[w], stat[k], v[k]);
+	}
+	gauge(&b, "tidemark_node_memory_window_bytes",
+	      "Node memory used over a window: avg and percentiles of the samples.");
+	for (int w = 0; w < 3; w++) {
+		const double v[5] = {s.mem_win[w].avg, s.mem_win[w].p50, s.mem_win[w].p90,
+				     s.mem_win[w].p95, s.mem_win[w].p99};
+
+		for (int k = 0; k < 5; k++)
+			bprintf(&b,
+				"tidemark_node_memory_window_bytes{window=\"%us\",stat=\"%s\"} "
+				"%.0f\n",
+				win_s[w], stat[k], v[k]);
+	}
+	gauge(&b, "tidemark_be_allocatable_mcpu",
+	      "CPU the node can give BE: capacity x reclaim - max(system used, reserved) - ONLINE "
+	      "peak.");
+	bprintf(&b, "tidemark_be_allocatable_mcpu %.0f\n", s.be_alloc_mcpu);
+	gauge(&b, "tidemark_be_allocatable_bytes", "Memory the node can give BE, same formula.");
+	bprintf(&b, "tidemark_be_allocatable_bytes %" PRId64 "\n", s.be_alloc_mem);
+	gauge(&b, "tidemark_forbid_scheduling",
+	      "1 when the node is above a forbid-scheduling watermark (CPU or memory).");
+	bprintf(&b, "tidemark_forbid_scheduling %d\n", s.forbid);
+	gauge(&b, "tidemark_scheduler_up",
+	      "1 when the tidemark sched_ext scheduler is loaded and its maps are pinned.");
+	bprintf(&b, "tidemark_scheduler_up %d\n", s.sched_up);
+	gauge(&b, "tidemark_scheduler_suppress_pct", "The scheduler's BE line, % of the node.");
+	bprintf(&b, "tidemark_scheduler_suppress_pct %u\n", s.tun.suppress_pct);
+	for (int i = 0; i < TM_NR_STATS; i++) {
+		char name[96];
+		bool ns = prom_name(stat_names[i], name, sizeof(name));
+
+		bprintf(&b,
+			"# HELP tidemark_sched_%s_total %s%s.\n# TYPE tidemark_sched_%s_total "
+			"counter\n",
+			name, stat_help[i], ns ? " (in seconds here)" : "", name);
+		if (ns)
+			bprintf(&b, "tidemark_sched_%s_total %.6f\n", name, s.sched_stats[i] / 1e9);
+		else
+			bprintf(&b, "tidemark_sched_%s_total %" PRIu64 "\n", name,
+				s.sched_stats[i]);
+	}
+	bprintf(&b, "# HELP tidemark_actions_total Actions taken (or, dry_run=\"true\", decided) "
+		    "by the daemon's strategies.\n# TYPE tidemark_actions_total counter\n");
+	for (int i = 0; i < na; i++)
+		bprintf(&b,
+			"tidemark_actions_total{strategy=\"%s\",action=\"%s\",dry_run=\"%s\"} "
+			"%" PRIu64 "\n",
+			a[i].strategy, a[i].action, a[i].dry_run ? "true" : "false", a[i].n);
+	bprintf(&b, "# HELP tidemark_config_reloads_total Configurations accepted on SIGHUP.\n# "
+		    "TYPE tidemark_config_reloads_total counter\n");
+	bprintf(&b, "tidemark_config_reloads_total %" PRIu64 "\n", reloads);
+	bprintf(&b, "# HELP tidemark_config_rejects_total Configurations refused on SIGHUP (the "
+		    "last good one stays).\n# TYPE tidemark_config_rejects_total counter\n");
+	bprintf(&b, "tidemark_config_rejects_total %" PRIu64 "\n", rejects);
+	return bdone(&b);
+}
+
+static void jwin(struct buf *b, const char *name, const struct tm_wstat *w)
+{
+	bprintf(b, "\"%s\":{", name);
+	for (int i = 0; i < 3; i++)
+		bprintf(b,
+			"%s\"%us\":{\"n\":%u,\"avg\":%.0f,\"p50\":%.0f,\"p90\":%.0f,\"p95\":%.0f,"
+			"\"p99\":%.0f}",
+			i ? "," : "", win_s[i], w[i].n, w[i].avg, w[i].p50, w[i].p90, w[i].p95,
+			w[i].p99);
+	bprintf(b, "}");
+}
+
+char *tm_report_json(struct tm_daemon *d)
+{
+	struct buf b = {};
+	struct tm_snapshot s;
+
+	pthread_mutex_lock(&d->lock);
+	s = d->snap;
+	pthread_mutex_unlock(&d->lock);
+
+	bprintf(&b, "{\"kind\":\"NodeMetric\",\"version\":1,\"at_ms\":%" PRIu64 ",", s.at_ms);
+	bprintf(&b,
+		"\"nodeMetric\":{\"cpu\":{\"capacity_mcpu\":%u,\"used_mcpu\":%.0f},"
+		"\"memory\":{\"total_bytes\":%" PRIu64 ",\"used_bytes\":%" PRIu64 "}},",
+		s.nr_cpus * 1000, s.cpu_used_mcpu, s.mem_total, s.mem_used);
+	bprintf(&b, "\"systemUsage\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "},",
+		s.cpu_system_mcpu,
+		s.mem_used > s.mem_online + s.mem_be ? s.mem_used - s.mem_online - s.mem_be : 0);
+	bprintf(&b,
+		"\"classUsage\":{\"online\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "},"
+		"\"be\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "}},",
+		s.cpu_online_mcpu, s.mem_online, s.cpu_be_mcpu, s.mem_be);
+	bprintf(&b, "\"aggregated\":{");
+	jwin(&b, "cpu_mcpu", s.cpu_win);
+	bprintf(&b, ",");
+	jwin(&b, "memory_bytes", s.mem_win);
+	bprintf(&b, "},");
+	bprintf(&b, "\"onlinePeak\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "},",
+		s.online_peak_mcpu, s.online_peak_mem);
+	bprintf(&b, "\"beAllocatable\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRId64 "},",
+		s.be_alloc_mcpu, s.be_alloc_mem);
+	bprintf(&b, "\"forbidScheduling\":%s,", s.forbid ? "true" : "false");
+	bprintf(&b,
+		"\"watermarks\":{\"cpu\":{\"forbid_pct\":%u,\"suppress_pct\":%u,\"evict_pct\":%u},"
+		"\"memory\":{\"forbid_pct\":%u,\"evict_lower_pct\":%u,\"evict_pct\":%u}},",
+		d->cfg.cpu.forbid_pct, d->cfg.cpu.suppress_pct, d->cfg.cpu.evict_pct,
+		d->cfg.memory.forbid_pct, d->cfg.memory.evict_lower_pct, d->cfg.memory.evict_pct);
+	bprintf(&b, "\"scheduler\":{\"up\":%s,\"suppress_pct\":%u,\"counters\":{",
+		s.sched_up ? "true" : "false", s.tun.suppress_pct);
+	for (int i = 0; i < TM_NR_STATS; i++)
+		bprintf(&b, "%s\"%s\":%" PRIu64, i ? "," : "", stat_names[i], s.sched_stats[i]);
+	bprintf(&b, "}}}\n");
+	return bdone(&b);
+}

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory watermark eviction. Node memory used = MemTotal - MemAvailable.
+ * At or above evict_pct, act on the configured BE cgroups until used is at
+ * or below evict_lower_pct:
+ *  1. (throttle_first) lower each BE cgroup's memory.high by its share of
+ *     what must be released, so its allocations stall and reclaim;
+ *  2. if the node is still above evict_pct after a grace period, kill whole
+ *     BE cgroups (cgroup.kill): lowest priority first, then largest, counting
+ *     the memory of victims still dying as released.
+ * Then a cool-down. Cgroups the configuration or the scheduler calls ONLINE
+ * or SYSTEM are never touched. memory.high is restored once the node is
+ * back under evict_lower_pct.
+ */
+#include <errno.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "evict.h"
+
+#define MAX_CANDIDATES 256
+#define NAME	       "memevict"
+
+struct throttled {
+	char path[TM_CFG_PATH_MAX];
+};
+
+struct killed {
+	char path[TM_CFG_PATH_MAX];
+	uint64_t at_ms;
+};
+
+static struct {
+	int phase; /* 0 idle, 1 throttled, 2 killed (cooling down) */
+	uint64_t throttle_at, cooldown_until;
+	struct throttled thr[MAX_CANDIDATES];
+	int nr_thr;
+	struct killed kil[MAX_CANDIDATES];
+	int nr_kil;
+} st;
+
+struct cand {
+	char path[TM_CFG_PATH_MAX]; /* relative to the cgroup root, "/x/y" */
+	struct tm_victim v;
+};
+
+static int read_meminfo(uint64_t *total, uint64_t *avail)
+{
+	char key[64];
+	unsigned long long v;
+	int got = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (got != 3 && fscanf(f, "%63s %llu kB\n", key, &v) == 2) {
+		if (!strcmp(key, "MemTotal:")) {
+			*total = v * 1024;
+			got |= 1;
+		} else if (!strcmp(key, "MemAvailable:")) {
+			*avail = v * 1024;
+			got |= 2;
+		}
+	}
+	fclose(f);
+	return got == 3 ? 0 : -1;
+}
+
+static int cg_read_u64(const struct tm_daemon *d, const char *rel, const char *file, uint64_t *out)
+{
+	char p[PATH_MAX];
+	unsigned long long v;
+	FILE *f;
+	int ok;
+
+	snprintf(p, sizeof(p), "%s%s/%s", d->cgroup_root, rel, file);
+	f = fopen(p, "r");
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%llu", &v) == 1;
+	fclose(f);
+	if (ok)
+		*out = v;
+	return ok ? 0 : -1;
+}
+
+static int cg_write(const struct tm_daemon *d, const char *rel, const char *file, const char *val)
+{
+	char p[PATH_MAX];
+	FILE *f;
+	int ret;
+
+	snprintf(p, sizeof(p), "%s%s/%s", d->cgroup_root, rel, file);
+	f = fopen(p, "w");
+	if (!f)
+		return -1;
+	ret = fputs(val, f) < 0 ? -1 : 0;
+	if (fclose(f))
+		ret = -1;
+	return ret;
+}
+
+/* Killed in the last DYING_MS: its tasks are still exiting and freeing
+ * memory. Longer would mistake a new job started in the same cgroup for it. */
+#define DYING_MS 2000
+
+static bool recently_killed(const char *path, uint64_t now)
+{
+	for (int i = 0; i < st.nr_kil; i++)
+		if (!strcmp(st.kil[i].path, path) && now - st.kil[i].at_ms < DYING_MS)
+			return true;
+	return false;
+}
+
+/* Expand the configured BE globs into cgroups with their memory. */
+static int candidates(struct tm_daemon *d, struct cand *c, uint64_t now)
+{
+	size_t rl = strlen(d->cgroup_root);
+	int n = 0;
+
+	for (int i = 0; i < d->cfg.nr_be; i++) {
+		char pat[PATH_MAX];
+		const char *rel = d->cfg.be[i].path;
+		glob_t g;
+
+		while (*rel == '/')
+			rel++;
+		snprintf(pat, sizeof(pat), "%s/%s", d->cgroup_root, rel);
+		if (glob(pat, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g))
+			continue;
+		for (size_t k = 0; k < g.gl_pathc && n < MAX_CANDIDATES; k++) {
+			const char *p = g.gl_pathv[k] + rl;
+			bool dup = false;
+
+			if (strlen(p) >= TM_CFG_PATH_MAX || !*p)
+				continue;
+			for (int j = 0; j < n && !dup; j++)
+				dup = !strcmp(c[j].path, p);
+			if (dup || tm_protected(d, p))
+				continue; /* ONLINE/SYSTEM: never touched */
+			snprintf(c[n].path, sizeof(c[n].path), "%s", p);
+			c[n].v = (struct tm_victim){.id = n, .priority = d->cfg.be[i].priority};
+			if (cg_read_u64(d, p, "memory.current", &c[n].v.bytes))
+				continue; /* no memory controller there */
+			c[n].v.dying = recently_killed(p, now);
+			n++;
+		}
+		globfree(&g);
+	}
+	return n;
+}
+
+static void remember_throttled(const char *path)
+{
+	for (int i = 0; i < st.nr_thr; i++)
+		if (!strcmp(st.thr[i].path, path))
+			return;
+	if (st.nr_thr < MAX_CANDIDATES)
+		memcpy(st.thr[st.nr_thr++].path, path, sizeof(st.thr[0].path));
+}
+
+static void restore(struct tm_daemon *d, const char *why)
+{
+	for (int i = 0; i < st.nr_thr; i++) {
+		if (tm_audit(d, NAME, "unthrottle", d->cfg.memevict.dry_run,
+			     "cgroup=%s reason=\"%s\"", st.thr[i].path, why))
+			cg_write(d, st.thr[i].path, "memory.high", "max");
+	}
+	st.nr_thr = 0;
+}
+
+static void configure(struct tm_daemon *d)
+{
+	/* a reload does not forget what was throttled or killed */
+	if (!d->cfg.memevict.enabled && st.nr_thr)
+		restore(d, "memory eviction disabled");
+}
+
+static void tick(struct tm_daemon *d, uint64_t now)
+{
+	static struct cand c[MAX_CANDIDATES];
+	const struct tm_config *cfg = &d->cfg;
+	uint64_t total = 0, avail = 0, used, need, sum = 0;
+	uint32_t pct;
+	int order[MAX_CANDIDATES], n, k;
+
+	if (!cfg->memevict.enabled || read_meminfo(&total, &avail))
+		return;
+	used = total > avail ? total - avail : 0;
+	pct = tm_mem_used_pct(total, used);
+	need = tm_evict_need(total, used, cfg->memory.evict_lower_pct);
+	if (!need) {
+		if (st.nr_thr)
+			restore(d, "node memory back under evict_lower_pct");
+		if (st.phase && now >= st.cooldown_until)
+			st.phase = 0;
+		return;
+	}
+	/* an episode starts at evict_pct and goes on until evict_lower_pct */
+	if ((st.phase == 0 && pct < cfg->memory.evict_pct) || now < st.cooldown_until)
+		return;
+	n = candidates(d, c, now);
+	for (int i = 0; i < n; i++)
+		if (!c[i].v.dying)
+			sum += c[i].v.bytes;
+	if (cfg->memevict.throttle_first && st.phase == 0 && sum) {
+		for (int i = 0; i < n && st.nr_thr < MAX_CANDIDATES; i++) {
+			uint64_t share, high;
+			char val[32];
+
+			if (c[i].v.dying || !c[i].v.bytes)
+				continue;
+			share = (uint64_t)((double)need * c[i].v.bytes / sum);
+			high = c[i].v.bytes > share ? c[i].v.bytes - share : 0;
+			snprintf(val, sizeof(val), "%" PRIu64, high);
+			if (tm_audit(d, NAME, "throttle", cfg->memevict.dry_run,
+				     "cgroup=%s memory_current=%" PRIu64 " memory_high=%" PRIu64
+				     " node_used_pct=%u evict_pct=%u need_bytes=%" PRIu64,
+				     c[i].path, c[i].v.bytes, high, pct, cfg->memory.evict_pct,
+				     need)) {
+				if (cg_write(d, c[i].path, "memory.high", val))
+					fprintf(stderr,
+						"tidemarkd: %s: cannot set memory.high of %s: %s\n",
+						NAME, c[i].path, strerror(errno));
+			}
+			remember_throttled(c[i].path);
+		}
+		st.phase = 1;
+		st.throttle_at = now;
+		return;
+	}
+	/* the throttle gets a moment to work before anything is killed */
+	if (st.phase == 1 && now - st.throttle_at < 3ULL * cfg->memevict.poll_ms + 200)
+		return;
+	{
+		struct tm_victim v[MAX_CANDIDATES];
+
+		for (int i = 0; i < n; i++)
+			v[i] = c[i].v;
+		k = tm_evict_pick(v, n, need, order);
+	}
+	for (int j = 0; j < k; j++) {
+		struct cand *x = &c[order[j]];
+
+		if (tm_audit(d, NAME, "kill", cfg->memevict.dry_run,
+			     "cgroup=%s priority=%d memory_current=%" PRIu64
+			     " node_used_pct=%u evict_pct=%u need_bytes=%" PRIu64,
+			     x->path, x->v.priority, x->v.bytes, pct, cfg->memory.evict_pct,
+			     need)) {
+			if (cg_write(d, x->path, "cgroup.kill", "1"))
+				fprintf(stderr, "tidemarkd: %s: cannot kill %s: %s\n", NAME,
+					x->path, strerror(errno));
+		}
+		if (st.nr_kil == MAX_CANDIDATES)
+			memmove(st.kil, st.kil + 1, sizeof(st.kil[0]) * --st.nr_kil);
+		memcpy(st.kil[st.nr_kil].path, x->path, sizeof(st.kil[0].path));
+		st.kil[st.nr_kil++].at_ms = now;
+	}
+	if (!k && !cfg->memevict.throttle_first)
+		return;
+	st.phase = 2;
+	st.cooldown_until = now + cfg->memevict.cooldown_ms;
+}
+
+const struct tm_strategy tm_strategy_memevict = {
+	.name = NAME,
+	.configure = configure,
+	.tick = tick,
+};
