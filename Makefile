@@ -82,8 +82,9 @@ DAEMON_SRCS := userspace/tidemarkd.c userspace/config.c userspace/report.c users
 DAEMON_HDRS := userspace/daemon.h userspace/config.h userspace/evict.h userspace/nodeload.h \
 	       userspace/httpc.h
 
-$(BUILD)/tidemarkd: $(DAEMON_SRCS) $(DAEMON_HDRS) bpf/tidemark.h $(TMLIB) $(LIBBPF_A)
-	$(CC) $(USER_CFLAGS) -o $@ $(DAEMON_SRCS) $(TMLIB_SRCS) $(USER_LIBS) -ljansson -lmicrohttpd
+$(BUILD)/tidemarkd: $(DAEMON_SRCS) $(DAEMON_HDRS) bpf/tidemark.h $(TMLIB) $(TOPO) $(LIBBPF_A)
+	$(CC) $(USER_CFLAGS) -Itopology -o $@ $(DAEMON_SRCS) $(TMLIB_SRCS) topology/topo.c \
+		$(USER_LIBS) -ljansson -lmicrohttpd -lhwloc
 
 $(BUILD)/tidemarkctl: userspace/tidemarkctl.c userspace/httpc.c userspace/httpc.h bpf/tidemark.h $(TMLIB) $(TOPO) $(LIBBPF_A)
 	$(CC) $(USER_CFLAGS) -Itopology -o $@ $< userspace/httpc.c $(TMLIB_SRCS) topology/topo.c $(USER_LIBS) -lhwloc -ljansson

@@ -26,6 +26,22 @@ struct tm_action_count {
 
 
 /* What the reports show; written by the sampler under @lock. */
+#define TM_REPORT_MAX_CGROUPS 64
+#define TM_REPORT_MAX_DOMS 64
+
+struct tm_cg_usage {
+	char path[160];
+	int cls;	/* TM_CLASS_*, from the scheduler when it runs, else the config */
+	double cpu_mcpu;
+	uint64_t mem;
+};
+
+struct tm_dom_usage {
+	char cpus[96];	/* online CPUs, "0-3" */
+	uint32_t cap_mcpu;
+	double used_mcpu;
+};
+
 struct tm_snapshot {
 	uint64_t at_ms;
 	double cpu_used_mcpu;	/* node, all classes */
@@ -43,6 +59,11 @@ struct tm_snapshot {
 	bool sched_up;
 	struct tm_tunables tun;
 	uint64_t sched_stats[TM_NR_STATS];
+	struct tm_cg_usage cg[TM_REPORT_MAX_CGROUPS];
+	int nr_cg;
+	char dom_kind[8];	/* "L3", "L2", "package"; "" when unknown */
+	struct tm_dom_usage dom[TM_REPORT_MAX_DOMS];
+	int nr_dom;
 };
 
 struct tm_daemon {

@@ -20,6 +20,7 @@
 
 #include "daemon.h"
 #include "tmlib.h"
+#include "topo.h"
 
 #define WIN_MAX 1800 /* 30 min at 1 s */
 
@@ -109,9 +110,50 @@ static uint64_t cg_u64(const char *root, const char *rel, const char *file, cons
 
 /* Sum over the cgroups matching @pats (no nested double counting: a match
  * inside an earlier match is skipped). */
-static void cg_sum(const char *root, const char (*pats)[TM_CFG_PATH_MAX], int npat,
-		   const struct tm_cfg_cgroup *be, int nbe, uint64_t *cpu_us, uint64_t *mem)
+/* Usage of each reported cgroup at the last sample, for its rate. */
+static struct {
+	char path[160];
+	uint64_t usage_us, at_us;
+} prev_cg[TM_REPORT_MAX_CGROUPS];
+static int nr_prev_cg;
+
+/* One cgroup's line in the report: its class and usage since last time. */
+static void record_cg(struct tm_daemon *d, struct tm_snapshot *s, const char *path, int cls,
+		      uint64_t usage_us, uint64_t mem, uint64_t now_us)
 {
+	struct tm_cg_usage *u;
+	int sc, i;
+
+	if (s->nr_cg >= TM_REPORT_MAX_CGROUPS || strlen(path) >= sizeof(u->path))
+		return;
+	u = &s->cg[s->nr_cg++];
+	snprintf(u->path, sizeof(u->path), "%s", path);
+	sc = tm_sched_class_of(d, path);
+	u->cls = sc >= 0 ? sc : cls;
+	u->mem = mem;
+	u->cpu_mcpu = 0;
+	for (i = 0; i < nr_prev_cg; i++)
+		if (!strcmp(prev_cg[i].path, path))
+			break;
+	if (i < nr_prev_cg && now_us > prev_cg[i].at_us && usage_us >= prev_cg[i].usage_us)
+		u->cpu_mcpu =
+			1000.0 * (usage_us - prev_cg[i].usage_us) / (now_us - prev_cg[i].at_us);
+	if (i == nr_prev_cg) {
+		if (nr_prev_cg == TM_REPORT_MAX_CGROUPS)
+			i = 0; /* full: reuse (its rate restarts) */
+		else
+			nr_prev_cg++;
+		snprintf(prev_cg[i].path, sizeof(prev_cg[i].path), "%s", path);
+	}
+	prev_cg[i].usage_us = usage_us;
+	prev_cg[i].at_us = now_us;
+}
+
+static void cg_sum(struct tm_daemon *d, struct tm_snapshot *s, int cls,
+		   const char (*pats)[TM_CFG_PATH_MAX], int npat, const struct tm_cfg_cgroup *be,
+		   int nbe, uint64_t *cpu_us, uint64_t *mem, uint64_t now_us)
+{
+	const char *root = d->cgroup_root;
 	char seen[64][TM_CFG_PATH_MAX];
 	size_t rl = strlen(root);
 	int ns = 0;
@@ -140,8 +182,12 @@ static void cg_sum(const char *root, const char (*pats)[TM_CFG_PATH_MAX], int np
 				continue;
 			if (ns < 64)
 				snprintf(seen[ns++], TM_CFG_PATH_MAX, "%s", p);
-			*cpu_us += cg_u64(root, p, "cpu.stat", "usage_usec");
-			*mem += cg_u64(root, p, "memory.current", NULL);
+			uint64_t u = cg_u64(root, p, "cpu.stat", "usage_usec");
+			uint64_t m = cg_u64(root, p, "memory.current", NULL);
+
+			*cpu_us += u;
+			*mem += m;
+			record_cg(d, s, p, cls, u, m, now_us);
 		}
 		globfree(&g);
 	}
@@ -186,6 +232,69 @@ static bool sched_state(struct tm_daemon *d, struct tm_tunables *t, uint64_t *st
 	return up;
 }
 
+/* Cache domains, found once; per-CPU /proc/stat at the last sample. */
+static struct {
+	struct tm_topology *t;
+	bool tried;
+	uint64_t busy[TM_TOPO_MAX_CPUS], total[TM_TOPO_MAX_CPUS];
+} D;
+
+/* Free capacity per cache domain: its online CPUs minus what they used
+ * since the last sample (per-CPU lines of /proc/stat). */
+static void dom_usage(struct tm_snapshot *s)
+{
+	char err[256], line[512];
+	double used[TM_REPORT_MAX_DOMS] = {};
+	FILE *f;
+
+	if (!D.tried) {
+		D.tried = true;
+		D.t = calloc(1, sizeof(*D.t));
+		if (D.t && tm_topo_load(NULL, D.t, err, sizeof(err))) {
+			fprintf(stderr, "tidemarkd: no per-domain report: %s\n", err);
+			free(D.t);
+			D.t = NULL;
+		}
+	}
+	if (!D.t)
+		return;
+	f = fopen("/proc/stat", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v[8] = {}, busy, total;
+		unsigned int cpu;
+
+		if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9')
+			continue;
+		if (sscanf(line + 3, "%u %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0],
+			   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 9 ||
+		    cpu >= TM_TOPO_MAX_CPUS)
+			continue;
+		total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+		busy = total - v[3] - v[4];
+		if (D.total[cpu] && total > D.total[cpu]) {
+			for (int k = 0; k < D.t->nr_domains && k < TM_REPORT_MAX_DOMS; k++)
+				if (tm_cpuset_test(&D.t->d[k].cpus, cpu))
+					used[k] += 1000.0 * (busy - D.busy[cpu]) /
+						   (total - D.total[cpu]);
+		}
+		D.busy[cpu] = busy;
+		D.total[cpu] = total;
+	}
+	fclose(f);
+	snprintf(s->dom_kind, sizeof(s->dom_kind), "%s",
+		 D.t->kind == TM_DOMAIN_L3   ? "L3"
+		 : D.t->kind == TM_DOMAIN_L2 ? "L2"
+					     : "package");
+	for (int k = 0; k < D.t->nr_domains && k < TM_REPORT_MAX_DOMS; k++) {
+		tm_cpuset_format(&D.t->d[k].online, s->dom[k].cpus, sizeof(s->dom[k].cpus));
+		s->dom[k].cap_mcpu = tm_cpuset_count(&D.t->d[k].online) * 1000;
+		s->dom[k].used_mcpu = used[k];
+		s->nr_dom = k + 1;
+	}
+}
+
 void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 {
 	const struct tm_config *c = &d->cfg;
@@ -197,8 +306,9 @@ void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 	s.nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	if (read_proc_stat(&busy, &total) || read_meminfo(&mtot, &mavail))
 		return;
-	cg_sum(d->cgroup_root, c->online, c->nr_online, NULL, 0, &on_us, &on_mem);
-	cg_sum(d->cgroup_root, NULL, 0, c->be, c->nr_be, &be_us, &be_mem);
+	cg_sum(d, &s, TM_CLASS_ONLINE, c->online, c->nr_online, NULL, 0, &on_us, &on_mem, now_us);
+	cg_sum(d, &s, TM_CLASS_BE, NULL, 0, c->be, c->nr_be, &be_us, &be_mem, now_us);
+	dom_usage(&s);
 	if (S.cpu_total && total > S.cpu_total)
 		used_mcpu = 1000.0 * s.nr_cpus * (busy - S.cpu_busy) / (total - S.cpu_total);
 	dt = S.at_us && now_us > S.at_us ? (double)(now_us - S.at_us) : 0;
@@ -335,6 +445,21 @@ static bool prom_name(const char *stat, char *out, size_t len)
 	return true;
 }
 
+/* A label value: backslash, quote and newline escaped. */
+static void prom_label(struct buf *b, const char *v)
+{
+	bprintf(b, "\"");
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			bprintf(b, "\\%c", *v);
+		else if (*v == '\n')
+			bprintf(b, "\\n");
+		else
+			bprintf(b, "%c", *v);
+	}
+	bprintf(b, "\"");
+}
+
 static void gauge(struct buf *b, const char *name, const char *help)
 {
 	bprintf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
@@ -397,6 +522,30 @@ char *tm_report_prometheus(struct tm_daemon *d)
 				"%.0f\n",
 				win_s[w], stat[k], v[k]);
 	}
+	gauge(&b, "tidemark_cgroup_cpu_used_mcpu",
+	      "CPU used by a configured cgroup since the last sample, milli-CPUs.");
+	for (int i = 0; i < s.nr_cg; i++) {
+		bprintf(&b, "tidemark_cgroup_cpu_used_mcpu{cgroup=");
+		prom_label(&b, s.cg[i].path);
+		bprintf(&b, ",class=\"%s\"} %.0f\n", tm_class_name(s.cg[i].cls), s.cg[i].cpu_mcpu);
+	}
+	gauge(&b, "tidemark_cgroup_memory_used_bytes", "memory.current of a configured cgroup.");
+	for (int i = 0; i < s.nr_cg; i++) {
+		bprintf(&b, "tidemark_cgroup_memory_used_bytes{cgroup=");
+		prom_label(&b, s.cg[i].path);
+		bprintf(&b, ",class=\"%s\"} %" PRIu64 "\n", tm_class_name(s.cg[i].cls),
+			s.cg[i].mem);
+	}
+	gauge(&b, "tidemark_domain_cpu_free_mcpu",
+	      "Free CPU per cache domain since the last sample, milli-CPUs.");
+	for (int k = 0; k < s.nr_dom; k++) {
+		double f = s.dom[k].cap_mcpu - s.dom[k].used_mcpu;
+
+		bprintf(&b,
+			"tidemark_domain_cpu_free_mcpu{domain=\"%d\",kind=\"%s\",cpus=\"%s\"} "
+			"%.0f\n",
+			k, s.dom_kind, s.dom[k].cpus, f > 0 ? f : 0);
+	}
 	gauge(&b, "tidemark_be_allocatable_mcpu",
 	      "CPU the node can give BE: capacity x reclaim - max(system used, reserved) - ONLINE "
 	      "peak.");
@@ -439,6 +588,20 @@ char *tm_report_prometheus(struct tm_daemon *d)
 		    "last good one stays).\n# TYPE tidemark_config_rejects_total counter\n");
 	bprintf(&b, "tidemark_config_rejects_total %" PRIu64 "\n", rejects);
 	return bdone(&b);
+}
+
+static void json_str(struct buf *b, const char *str)
+{
+	bprintf(b, "\"");
+	for (const char *c = str; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			bprintf(b, "\\%c", *c);
+		else if ((unsigned char)*c < 0x20)
+			bprintf(b, "\\u%04x", *c);
+		else
+			bprintf(b, "%c", *c);
+	}
+	bprintf(b, "\"");
 }
 
 static void jwin(struct buf *b, const char *name, const struct tm_wstat *w)
@@ -484,6 +647,24 @@ char *tm_report_json(struct tm_daemon *d)
 	bprintf(&b, "\"beAllocatable\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRId64 "},",
 		s.be_alloc_mcpu, s.be_alloc_mem);
 	bprintf(&b, "\"forbidScheduling\":%s,", s.forbid ? "true" : "false");
+	bprintf(&b, "\"cgroups\":[");
+	for (int i = 0; i < s.nr_cg; i++) {
+		bprintf(&b, "%s{\"cgroup\":", i ? "," : "");
+		json_str(&b, s.cg[i].path);
+		bprintf(&b, ",\"class\":\"%s\",\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "}",
+			tm_class_name(s.cg[i].cls), s.cg[i].cpu_mcpu, s.cg[i].mem);
+	}
+	bprintf(&b, "],\"domains\":{\"kind\":\"%s\",\"list\":[", s.dom_kind);
+	for (int k = 0; k < s.nr_dom; k++) {
+		double free_mcpu = s.dom[k].cap_mcpu - s.dom[k].used_mcpu;
+
+		bprintf(&b,
+			"%s{\"id\":%d,\"cpus\":\"%s\",\"capacity_mcpu\":%u,\"used_mcpu\":%.0f,"
+			"\"free_mcpu\":%.0f}",
+			k ? "," : "", k, s.dom[k].cpus, s.dom[k].cap_mcpu, s.dom[k].used_mcpu,
+			free_mcpu > 0 ? free_mcpu : 0);
+	}
+	bprintf(&b, "]},");
 	bprintf(&b,
 		"\"watermarks\":{\"cpu\":{\"forbid_pct\":%u,\"suppress_pct\":%u,\"evict_pct\":%u},"
 		"\"memory\":{\"forbid_pct\":%u,\"evict_lower_pct\":%u,\"evict_pct\":%u}},",

@@ -35,9 +35,25 @@ config() { # dry_run suppress
                 "memory": {"forbid_pct": $((lower - 1)), "evict_lower_pct": $lower, "evict_pct": $evict}},
  "memory_eviction": {"dry_run": $1, "poll_ms": 100, "cooldown_ms": 1000},
  "cgroups": {"be": ["/be/*"], "online": ["/online"]},
- "report": {"listen": "127.0.0.1:9477", "sample_s": 1}}
+ "report": {"listen": "127.0.0.1:9477", "sample_s": 1,
+            "push_url": "http://127.0.0.1:9480/nodemetric", "push_interval_s": 1}}
 EOC
 }
+# a receiver for the pushed reports: each POST body becomes one line
+python3 -c '
+import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        n = int(self.headers["Content-Length"])
+        body = self.rfile.read(n).decode().strip()
+        with open("/tmp/pushed", "a") as f:
+            f.write(self.path + " " + body + "\n")
+        self.send_response(204)
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+http.server.HTTPServer(("127.0.0.1", 9480), H).serve_forever()' &
+recv=$!
 config false 55
 build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
 dpid=$!
@@ -93,10 +109,19 @@ used = r["nodeMetric"]["memory"]["used_bytes"]
 ok = abs(used - (t - a)) < 0.1 * t and r["nodeMetric"]["memory"]["total_bytes"] == t
 ok = ok and r["scheduler"]["up"] and r["classUsage"]["online"]["memory_bytes"] > 140 << 20
 ok = ok and r["aggregated"]["cpu_mcpu"]["300s"]["n"] >= 3 and r["nodeMetric"]["cpu"]["capacity_mcpu"] == 2000
+cg = {c["cgroup"]: c for c in r["cgroups"]}
+ok = ok and cg["/online"]["class"] == "online" and cg["/online"]["memory_bytes"] > 140 << 20
+ok = ok and cg["/be/small"]["class"] == "be" and cg["/be/small"]["memory_bytes"] > 15 << 20
+ok = ok and len(r["domains"]["list"]) >= 1 and r["domains"]["list"][0]["capacity_mcpu"] == 2000
 print("match" if ok else "mismatch: used %d vs %d, online %d" % (used, t - a, r["classUsage"]["online"]["memory_bytes"]))
 EOP
 )
 expect_eq "JSON report parses and matches the node (memory, ONLINE usage, scheduler up)" match "$chk"
+if head -1 /tmp/pushed 2>/dev/null | python3 -c 'import json,sys; p, b = sys.stdin.read().split(" ", 1); assert p == "/nodemetric"; assert json.loads(b)["kind"] == "NodeMetric"'; then
+	ok "the JSON report is pushed to report.push_url ($(wc -l </tmp/pushed) pushes)"
+else
+	not_ok "the JSON report is pushed" "$(head -c 300 /tmp/pushed 2>&1)"
+fi
 st=$(build/tidemarkctl status)
 if grep -q "^scheduler *up, suppress line 55%" <<<"$st"; then ok "tidemarkctl status"; else not_ok "tidemarkctl status" "$st"; fi
 
@@ -134,7 +159,7 @@ kill $dpid
 wait $dpid
 expect_eq "daemon exits 0 on SIGTERM" 0 "$?"
 
-kill $online $small 2>/dev/null
+kill $online $small $recv 2>/dev/null
 kill -INT $spid
 wait $spid
 expect_eq "loader exits 0" 0 "$?"
