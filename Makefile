@@ -28,7 +28,7 @@ BINS := $(BUILD)/scx_tidemark $(BUILD)/tidemarkd $(BUILD)/tidemarkctl $(BUILD)/t
 
 .SECONDARY:
 
-.PHONY: all deps kernel vmlinux-h test test-unit test-vm demo clean format
+.PHONY: all deps kernel vmlinux-h test test-unit test-vm demo clean format bench
 
 all: $(BINS)
 
@@ -78,7 +78,8 @@ $(BUILD)/scx_tidemark: userspace/scx_tidemark.c $(BUILD)/tidemark.skel.h bpf/tid
 		$(USER_LIBS) -lhwloc
 
 DAEMON_SRCS := userspace/tidemarkd.c userspace/config.c userspace/report.c userspace/httpc.c \
-	       userspace/strategy_cpusuppress.c userspace/strategy_memevict.c
+	       userspace/strategy_cpusuppress.c userspace/strategy_memevict.c \
+	       userspace/strategy_cpuevict.c
 DAEMON_HDRS := userspace/daemon.h userspace/config.h userspace/evict.h userspace/nodeload.h \
 	       userspace/httpc.h
 
@@ -95,6 +96,7 @@ $(BUILD)/tm-probe: tools/probe/tm-probe.c
 	$(CC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $< -lpthread
 
 include tests/tests.mk
+include tools/bench/bench.mk
 
 demo: all kernel
 	tools/demo.sh

@@ -1065,6 +1065,21 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 		vtime_now = p->scx.dsq_vtime;
 }
 
+/*
+ * A BE run ended before its grant did (preempted, or it slept): stop the
+ * grant timer, or it would interrupt whatever runs next, often the ONLINE
+ * task that preempted BE, for nothing.
+ */
+static __always_inline void grant_timer_cancel(void)
+{
+	u32 key = bpf_get_smp_processor_id();
+	struct grant_timer *gt = bpf_map_lookup_elem(&grant_timers, &key);
+
+	/* pushed far out rather than cancelled: the next BE run restarts it */
+	if (gt)
+		bpf_timer_start(&gt->timer, 1000000000ULL, BPF_F_TIMER_CPU_PIN);
+}
+
 void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 {
 	struct tm_cpu_ctx *c = cpu_ctx(scx_bpf_task_cpu(p));
@@ -1078,8 +1093,10 @@ void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 		used = now - tctx->ran_at;
 	if (c) {
 		charge(c, cls, now);
-		if (cls == TM_CLASS_BE)
+		if (cls == TM_CLASS_BE) {
 			be_grant_return(c);
+			grant_timer_cancel();
+		}
 		c->class = TM_CLASS_NONE;
 	}
 	if (cls != TM_CLASS_BE)

@@ -15,6 +15,8 @@ PKGS=(
 	libhwloc-dev hwloc libnl-3-dev libnl-genl-3-dev
 	# tidemarkd: JSON configuration, HTTP reports; promtool checks /metrics
 	libjansson-dev libmicrohttpd-dev prometheus
+	# make bench: plots
+	gnuplot-nox
 	# the test kernel build
 	bc bison flex libssl-dev dwarves cpio xz-utils python3
 	# VM test bed and loads

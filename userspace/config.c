@@ -25,6 +25,14 @@ void tm_config_defaults(struct tm_config *c)
 	c->memevict.throttle_first = true;
 	c->memevict.poll_ms = 100;
 	c->memevict.cooldown_ms = 2000;
+	c->cpuevict.enabled = true;
+	c->cpuevict.window_s = 300;
+	c->cpuevict.min_coverage_pct = 80;
+	c->cpuevict.lower_pct = 60;
+	c->cpuevict.upper_pct = 80;
+	c->cpuevict.usage_gate_pct = 90;
+	c->cpuevict.cooldown_s = 60;
+	c->cpuevict.max_per_round = 1;
 	snprintf(c->report.listen_addr, sizeof(c->report.listen_addr), "127.0.0.1");
 	c->report.listen_port = 9477;
 	c->report.sample_s = 10;
@@ -178,8 +186,10 @@ static void cgroups(struct ctx *x, json_t *o, struct tm_config *c)
 				}
 				snprintf(g->path, sizeof(g->path), "%s", json_string_value(v));
 			} else if (json_is_object(v)) {
-				static const char *const gk[] = {"path", "priority", NULL};
+				static const char *const gk[] = {"path", "priority", "request_mcpu",
+								 NULL};
 				json_t *pr = json_object_get(v, "priority");
+				json_t *rq = json_object_get(v, "request_mcpu");
 
 				known_keys(x, f, v, gk);
 				if (!json_is_string(json_object_get(v, "path"))) {
@@ -195,6 +205,13 @@ static void cgroups(struct ctx *x, json_t *o, struct tm_config *c)
 					return;
 				}
 				g->priority = pr ? (int)json_integer_value(pr) : 0;
+				if (rq && (!json_is_integer(rq) || json_integer_value(rq) < 1 ||
+					   json_integer_value(rq) > 512000)) {
+					fail(x, f,
+					     "request_mcpu must be a whole number in 1..512000");
+					return;
+				}
+				g->request_mcpu = rq ? (uint32_t)json_integer_value(rq) : 0;
 			} else {
 				fail(x, f, "must be a path or {\"path\", \"priority\"}");
 				return;
@@ -282,12 +299,16 @@ static void check_order(struct ctx *x, const struct tm_config *c)
 
 int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t errlen)
 {
-	static const char *const top[] = {"version", "watermarks", "scheduler", "memory_eviction",
-					  "cgroups", "report",	   NULL};
+	static const char *const top[] = {
+		"version",	"watermarks", "scheduler", "memory_eviction",
+		"cpu_eviction", "cgroups",    "report",	   NULL};
 	static const char *const wm[] = {"cpu", "memory", NULL};
 	static const char *const wcpu[] = {"forbid_pct", "suppress_pct", "evict_pct", NULL};
 	static const char *const wmem[] = {"forbid_pct", "evict_lower_pct", "evict_pct", NULL};
 	static const char *const sch[] = {"pin_dir", "max_be_wait_ms", "be_floor_mcpu", NULL};
+	static const char *const ce[] = {
+		"enabled",   "dry_run",	       "window_s",   "min_coverage_pct", "lower_pct",
+		"upper_pct", "usage_gate_pct", "cooldown_s", "max_per_round",	 NULL};
 	static const char *const me[] = {"enabled", "dry_run",	   "throttle_first",
 					 "poll_ms", "cooldown_ms", NULL};
 	static const char *const rep[] = {"listen",
@@ -364,6 +385,28 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 			  &c->memevict.poll_ms);
 		u32_field(&x, o, "cooldown_ms", "memory_eviction.cooldown_ms", 0, 600000,
 			  &c->memevict.cooldown_ms);
+	}
+	if ((o = object(&x, root, "cpu_eviction", "cpu_eviction"))) {
+		known_keys(&x, "cpu_eviction", o, ce);
+		bool_field(&x, o, "enabled", "cpu_eviction.enabled", &c->cpuevict.enabled);
+		bool_field(&x, o, "dry_run", "cpu_eviction.dry_run", &c->cpuevict.dry_run);
+		u32_field(&x, o, "window_s", "cpu_eviction.window_s", 10, 3600,
+			  &c->cpuevict.window_s);
+		u32_field(&x, o, "min_coverage_pct", "cpu_eviction.min_coverage_pct", 1, 100,
+			  &c->cpuevict.min_coverage_pct);
+		u32_field(&x, o, "lower_pct", "cpu_eviction.lower_pct", 1, 100,
+			  &c->cpuevict.lower_pct);
+		u32_field(&x, o, "upper_pct", "cpu_eviction.upper_pct", 1, 100,
+			  &c->cpuevict.upper_pct);
+		u32_field(&x, o, "usage_gate_pct", "cpu_eviction.usage_gate_pct", 1, 100,
+			  &c->cpuevict.usage_gate_pct);
+		u32_field(&x, o, "cooldown_s", "cpu_eviction.cooldown_s", 0, 3600,
+			  &c->cpuevict.cooldown_s);
+		u32_field(&x, o, "max_per_round", "cpu_eviction.max_per_round", 1, 100,
+			  &c->cpuevict.max_per_round);
+		if (!x.failed && c->cpuevict.lower_pct >= c->cpuevict.upper_pct)
+			fail(&x, "cpu_eviction.lower_pct", "%u must be below upper_pct (%u)",
+			     c->cpuevict.lower_pct, c->cpuevict.upper_pct);
 	}
 	if ((o = object(&x, root, "cgroups", "cgroups")))
 		cgroups(&x, o, c);

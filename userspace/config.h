@@ -17,6 +17,7 @@
 struct tm_cfg_cgroup {
 	char path[TM_CFG_PATH_MAX];	/* relative to the cgroup root, may be a glob */
 	int priority;	/* BE: lower is evicted first (default 0) */
+	uint32_t request_mcpu;	/* 0: from cpu.max, else cpu.weight */
 };
 
 struct tm_config {
@@ -43,6 +44,18 @@ struct tm_config {
 		uint32_t poll_ms;
 		uint32_t cooldown_ms;
 	} memevict;
+	/* satisfaction-based CPU eviction (strategy_cpuevict.c) */
+	struct {
+		bool enabled;
+		bool dry_run;
+		uint32_t window_s;	/* averaging window */
+		uint32_t min_coverage_pct;	/* samples needed in the window */
+		uint32_t lower_pct;	/* evict below this satisfaction */
+		uint32_t upper_pct;	/* release enough to get back to this */
+		uint32_t usage_gate_pct;	/* only while BE uses this much of what it may */
+		uint32_t cooldown_s;
+		uint32_t max_per_round;
+	} cpuevict;
 	/* BE cgroups the daemon may act on (globs); ONLINE/SYSTEM never */
 	struct tm_cfg_cgroup be[TM_CFG_MAX_CGROUPS];
 	int nr_be;

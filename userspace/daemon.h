@@ -87,6 +87,7 @@ struct tm_strategy {
 
 extern const struct tm_strategy tm_strategy_cpusuppress;
 extern const struct tm_strategy tm_strategy_memevict;
+extern const struct tm_strategy tm_strategy_cpuevict;
 
 /*
  * Record an action: one audit line on stderr ("audit strategy=... action=...

@@ -73,4 +73,44 @@ static inline int tm_evict_pick(const struct tm_victim *v, int n, uint64_t need,
 	}
 	return k;
 }
+
+/*
+ * CPU request of a BE cgroup from its cpu.weight, inverting kubelet's
+ * mapping (shares = mCPU x 1024 / 1000; weight = 1 + (shares - 2) x 9999 /
+ * 262142), so a pod's request comes back to within kubelet's rounding.
+ */
+static inline uint32_t tm_weight_to_mcpu(uint32_t weight)
+{
+	uint64_t shares;
+
+	if (weight < 1)
+		weight = 1;
+	shares = 2 + ((uint64_t)(weight - 1) * 262142 + 9998) / 9999;
+	return (uint32_t)(shares * 1000 / 1024);
+}
+
+/*
+ * BE satisfaction (see README "CPU eviction"): what the node lets BE use
+ * (the scheduler's budget: capacity x suppress - ONLINE/SYSTEM use) over
+ * what BE requested. Only meaningful while BE uses at least @gate_pct of
+ * what it may; otherwise BE is not short of CPU and false is returned.
+ */
+static inline bool tm_satisfaction(double allowed_mcpu, double used_mcpu, double request_mcpu,
+				   uint32_t gate_pct, double *sat)
+{
+	if (request_mcpu <= 0 || allowed_mcpu < 0)
+		return false;
+	if (used_mcpu * 100 < allowed_mcpu * gate_pct)
+		return false;
+	*sat = allowed_mcpu / request_mcpu;
+	return true;
+}
+
+/* CPU to release so that satisfaction comes back up to @upper_pct. */
+static inline double tm_sat_release_mcpu(double request_mcpu, double sat, uint32_t upper_pct)
+{
+	double r = request_mcpu * (upper_pct / 100.0 - sat);
+
+	return r > 0 ? r : 0;
+}
 #endif

@@ -4,6 +4,7 @@
  * stderr (one "audit" line per action), and:
  *  - keeps the scheduler's tunables equal to its configuration (cpusuppress),
  *  - evicts BE memory above the memory watermark (memevict),
+ *  - evicts BE that cannot make progress under suppression (cpuevict),
  *  - serves node-load reports over HTTP (/metrics, /report) and can push
  *    the JSON report.
  *
@@ -40,6 +41,7 @@ static volatile sig_atomic_t exit_req, reload_req;
 static const struct tm_strategy *const strategies[] = {
 	&tm_strategy_cpusuppress,
 	&tm_strategy_memevict,
+	&tm_strategy_cpuevict,
 };
 #define NR_STRATEGIES ((int)(sizeof(strategies) / sizeof(strategies[0])))
 
@@ -358,6 +360,7 @@ int main(int argc, char **argv)
 		}
 		now = tm_now_ms();
 		tm_strategy_memevict.tick(&d, now);
+		tm_strategy_cpuevict.tick(&d, now); /* once a second, by itself */
 		if (now >= next_slow) {
 			tm_strategy_cpusuppress.tick(&d, now);
 			next_slow = now + 1000;

@@ -103,6 +103,24 @@ TEST(bad_input_names_the_field)
 	EXPECT_STREQ("(top level): must be a JSON object", err);
 }
 
+TEST(cpu_eviction_fields)
+{
+	ASSERT_EQ(0, parse("{\"version\":1,\"cpu_eviction\":{\"window_s\":20,\"lower_pct\":50,"
+			   "\"upper_pct\":70,\"dry_run\":true},"
+			   "\"cgroups\":{\"be\":[{\"path\":\"/be/a\",\"request_mcpu\":1500}]}}"));
+	EXPECT_EQ(20U, c.cpuevict.window_s);
+	EXPECT_TRUE(c.cpuevict.dry_run);
+	EXPECT_EQ(1500U, c.be[0].request_mcpu);
+	EXPECT_EQ(-1,
+		  parse("{\"version\":1,\"cpu_eviction\":{\"lower_pct\":80,\"upper_pct\":80}}"));
+	EXPECT_STREQ("cpu_eviction.lower_pct: 80 must be below upper_pct (80)", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"cpu_eviction\":{\"window_s\":5}}"));
+	EXPECT_STREQ("cpu_eviction.window_s: 5 is out of range 10-3600", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"cgroups\":{\"be\":[{\"path\":\"/"
+			    "x\",\"request_mcpu\":0}]}}"));
+	EXPECT_STREQ("cgroups.be[0]: request_mcpu must be a whole number in 1..512000", err);
+}
+
 TEST(a_refused_config_leaves_the_old_one_untouched)
 {
 	ASSERT_EQ(0, parse("{\"version\":1,\"watermarks\":{\"cpu\":{\"forbid_pct\":40,\"suppress_"

@@ -82,4 +82,31 @@ TEST(be_allocatable)
 	EXPECT_EQ(0.0, tm_be_allocatable(4000, 100, 1000, 0, 5000));
 }
 
+TEST(kubelet_weight_maps_back_to_the_request)
+{
+	/* kubelet: 1000m -> shares 1024 -> weight 39; 250m -> 256 -> 10 */
+	EXPECT_LE(950U, tm_weight_to_mcpu(39));
+	EXPECT_GE(1000U, tm_weight_to_mcpu(39));
+	EXPECT_LE(230U, tm_weight_to_mcpu(10));
+	EXPECT_GE(260U, tm_weight_to_mcpu(10));
+	EXPECT_EQ(1U, tm_weight_to_mcpu(1)); /* shares 2: the minimum */
+	EXPECT_EQ(1U, tm_weight_to_mcpu(0)); /* an invalid 0 is read as 1 */
+}
+
+TEST(satisfaction_counted_only_while_be_uses_what_it_may)
+{
+	double sat = -1;
+
+	/* BE may use 1200 mCPU, uses 1150 (>= 90%), requested 3000: 40% */
+	EXPECT_TRUE(tm_satisfaction(1200, 1150, 3000, 90, &sat));
+	EXPECT_EQ(0.4, sat);
+	/* BE idle (uses 500 of 1200): not short of CPU, not counted */
+	EXPECT_FALSE(tm_satisfaction(1200, 500, 3000, 90, &sat));
+	/* no request: nothing to satisfy */
+	EXPECT_FALSE(tm_satisfaction(1200, 1200, 0, 90, &sat));
+	/* release: request x (upper - satisfaction) */
+	EXPECT_EQ(1200.0, tm_sat_release_mcpu(3000, 0.4, 80));
+	EXPECT_EQ(0.0, tm_sat_release_mcpu(3000, 0.9, 80));
+}
+
 TEST_HARNESS_MAIN

@@ -20,7 +20,7 @@ pid=$!
 wait_state enabled 10 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
 ok "scheduler loads"
 
-PROBE="build/tm-probe --messengers 1 --workers 4 --rate 200 --work-us 1000 --seconds 10 --json"
+PROBE="build/tm-probe --messengers 1 --workers 4 --rate 200 --work-us 1000 --seconds 20 --json"
 probe() { # out
 	(echo $BASHPID >/sys/fs/cgroup/online/cgroup.procs && exec $PROBE) >"$1" 2>&1
 }
@@ -49,11 +49,11 @@ else
 	not_ok "p99 wakeup with BE hogs within 1.5x of alone" "alone $a us, with BE $b us"
 fi
 served=$(python3 -c 'import json; d=json.load(open("/tmp/be.json")); print(int(d["requests"]))')
-if [ "$served" -ge 1980 ]; then ok "every request served with BE ($served of 2000)"; else not_ok "every request served with BE" "$served of 2000"; fi
+if [ "$served" -ge 3960 ]; then ok "every request served with BE ($served of 4000)"; else not_ok "every request served with BE" "$served of 4000"; fi
 stats=$(grep '^{' "$log" | tail -n 1)
 note "scheduler counters: $stats"
 n=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sum(c["n"] for c in d["online_cgroups"] if c["cgroup"] == "/online"))' "$stats")
-if [ "${n:-0}" -ge 4000 ]; then ok "per-cgroup ONLINE wait histogram for /online ($n waits)"; else not_ok "per-cgroup ONLINE wait histogram for /online" "$stats"; fi
+if [ "${n:-0}" -ge 8000 ]; then ok "per-cgroup ONLINE wait histogram for /online ($n waits)"; else not_ok "per-cgroup ONLINE wait histogram for /online" "$stats"; fi
 pre=$(json_field "$stats" be_preempted)
 if [ "${pre:-0}" -gt 0 ]; then ok "BE preempted for ONLINE wakeups ($pre)"; else not_ok "BE preempted for ONLINE wakeups" "$stats"; fi
 

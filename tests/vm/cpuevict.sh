@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# vm: --cpus 2 --timeout 240
+# Satisfaction-based CPU eviction (tidemarkd cpuevict): BE requests ~2 CPUs;
+# with no ONLINE load the node lets BE have 65% of 2 CPUs (satisfaction
+# ~65%, above the 60% bound: nothing happens). An ONLINE surge takes a CPU,
+# BE's budget falls to ~0.3 CPU (satisfaction ~15%) for the whole window:
+# dry-run decides and does nothing, then the real run kills the lowest
+# priority BE cgroup, one per round, and spares the other.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../vmlib.sh"
+
+cg=/sys/fs/cgroup
+echo "+cpu +memory" >$cg/cgroup.subtree_control
+mkdir -p $cg/online $cg/be
+echo "+cpu +memory" >$cg/be/cgroup.subtree_control
+mkdir -p $cg/be/low $cg/be/high
+echo 39 >$cg/be/high/cpu.weight	# kubelet's weight for a 1000m request
+build/scx_tidemark --online /online --be /be --suppress-pct 65 >/tmp/scx.log 2>&1 &
+spid=$!
+wait_state enabled 20 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
+ok "scheduler loads"
+
+config() { # dry_run
+	cat >/tmp/td.json <<EOC
+{"version": 1,
+ "watermarks": {"cpu": {"forbid_pct": 60, "suppress_pct": 65, "evict_pct": 70}},
+ "memory_eviction": {"enabled": false},
+ "cpu_eviction": {"dry_run": $1, "window_s": 10, "min_coverage_pct": 80, "lower_pct": 60,
+                  "upper_pct": 80, "usage_gate_pct": 80, "cooldown_s": 30, "max_per_round": 1},
+ "cgroups": {"be": [{"path": "/be/low", "priority": -1, "request_mcpu": 1000}, "/be/high"],
+             "online": ["/online"]},
+ "report": {"listen": "127.0.0.1:9477"}}
+EOC
+}
+config true
+in_cgroup be/low timeout 200 bash -c 'while :; do :; done'
+low=$!
+in_cgroup be/high timeout 200 bash -c 'while :; do :; done'
+high=$!
+build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
+dpid=$!
+wait_log /tmp/td.log "tidemarkd: running" 10 || { not_ok "daemon starts" "$(cat /tmp/td.log)"; tap_done; }
+ok "daemon starts"
+sleep 14
+if ! grep -q "strategy=cpuevict" /tmp/td.log; then ok "BE alone (satisfaction ~65%, bound 60%): no eviction"; else not_ok "BE alone: no eviction" "$(grep cpuevict /tmp/td.log)"; fi
+
+note "ONLINE surge: one CPU of ONLINE work"
+in_cgroup online timeout 200 bash -c 'while :; do :; done'
+on=$!
+wait_log /tmp/td.log "strategy=cpuevict action=kill dry_run=true" 30 && ok "dry-run decides a kill" || not_ok "dry-run decides a kill" "$(tail -5 /tmp/td.log)"
+note "$(grep -m1 "strategy=cpuevict" /tmp/td.log)"
+if grep -m1 "strategy=cpuevict" /tmp/td.log | grep -q "cgroup=/be/low "; then ok "the victim is the lowest priority BE cgroup"; else not_ok "victim is /be/low" "$(grep -m1 cpuevict /tmp/td.log)"; fi
+sat=$(grep -m1 "strategy=cpuevict" /tmp/td.log | sed -n 's/.*satisfaction_pct=\([0-9]*\).*/\1/p')
+if [ -n "$sat" ] && [ "$sat" -lt 60 ]; then ok "satisfaction under the bound ($sat%)"; else not_ok "satisfaction under the bound" "'$sat'"; fi
+if kill -0 $low && kill -0 $high; then ok "dry-run killed nothing"; else not_ok "dry-run killed nothing"; fi
+
+config false
+kill -HUP $dpid
+wait_log /tmp/td.log "strategy=cpuevict action=kill dry_run=false" 30 && ok "real run kills" || not_ok "real run kills" "$(tail -5 /tmp/td.log)"
+sleep 1
+if ! kill -0 $low 2>/dev/null; then ok "/be/low killed"; else not_ok "/be/low killed"; fi
+if kill -0 $high 2>/dev/null; then ok "/be/high spared (one victim per round)"; else not_ok "/be/high spared"; fi
+kill -0 $on && ok "ONLINE untouched" || not_ok "ONLINE untouched"
+n=$(grep -c "strategy=cpuevict action=kill dry_run=false" /tmp/td.log)
+expect_eq "one kill in the round (cool-down 30 s)" 1 "$n"
+
+kill $dpid
+wait $dpid
+kill $on $high 2>/dev/null
+wait $on $high $low 2>/dev/null
+kill -INT $spid
+wait $spid
+expect_eq "loader exits 0" 0 "$?"
+tap_done

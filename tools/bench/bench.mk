@@ -1,0 +1,22 @@
+# `make bench`: the colocation benchmark (tools/bench/run.sh). The peers
+# scx_simple and scx_flatcg are built from linux-source's tools/sched_ext
+# with the project's toolchain, unmodified.
+PEERS := $(BUILD)/peers/scx_simple $(BUILD)/peers/scx_flatcg
+
+$(BUILD)/peers/%.bpf.o: $(BUILD)/ksrc bpf/vmlinux.h $(LIBBPF_A) $(BPFTOOL)
+	@mkdir -p $(BUILD)/peers
+	$(CLANG) $(BPF_CFLAGS) -I$(KSRC)/tools/sched_ext -c $(KSRC)/tools/sched_ext/$*.bpf.c -o $@.tmp
+	$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(BUILD)/peers/%.bpf.skel.h: $(BUILD)/peers/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/peers/%: $(BUILD)/peers/%.bpf.skel.h
+	$(CC) -O2 -g -std=gnu11 -D_GNU_SOURCE -I$(BUILD)/peers -I$(KSRC)/tools/sched_ext \
+		-I$(LIBBPF_INC) -isystem $(KSRC)/tools/sched_ext/include \
+		-o $@ $(KSRC)/tools/sched_ext/$*.c $(USER_LIBS)
+
+# BENCH_MODE=quick (default, a few minutes) or full
+BENCH_MODE ?= quick
+bench: all $(PEERS) kernel
+	tools/bench/run.sh $(BENCH_MODE)

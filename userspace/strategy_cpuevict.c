@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Satisfaction-based CPU eviction (after Alibaba's design). Every second:
+ *   allowed = capacity x suppress_pct - ONLINE/SYSTEM use   (the BE budget)
+ *   satisfaction = allowed / BE request, counted only while BE uses at
+ *                  least usage_gate_pct of allowed (else BE is not short)
+ * all from the scheduler's own per-class run time (exact, not /proc/stat).
+ * When, over window_s with at least min_coverage_pct of the samples
+ * counted, the average and the current satisfaction are both below
+ * lower_pct, BE cgroups are killed to release request x (upper - current):
+ * lowest priority first, then the one that frees most, at most
+ * max_per_round per round, then a cool-down. BE request per cgroup: the
+ * configured request_mcpu, else its cpu.max quota, else its cpu.weight
+ * mapped back through kubelet's formula.
+ */
+#include <glob.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "daemon.h"
+#include "evict.h"
+
+#define NAME	    "cpuevict"
+#define MAX_SAMPLES 3600
+#define MAX_CG	    256
+
+static struct {
+	uint64_t last_ns[TM_NR_CLASSES], last_at;
+	bool have_last;
+	/* per-second samples: satisfaction, or < 0 when not counted */
+	double sat[MAX_SAMPLES];
+	uint32_t head, n;
+	uint64_t cooldown_until;
+	uint64_t next_tick;
+} st;
+
+struct bcg {
+	char path[TM_CFG_PATH_MAX];
+	int priority;
+	uint32_t request;
+};
+
+static uint32_t read_request(const struct tm_daemon *d, const char *rel, uint32_t configured)
+{
+	char p[PATH_MAX], buf[64];
+	unsigned long long quota, period, w;
+	FILE *f;
+
+	if (configured)
+		return configured;
+	snprintf(p, sizeof(p), "%s%s/cpu.max", d->cgroup_root, rel);
+	f = fopen(p, "r");
+	if (f) {
+		bool ok = fgets(buf, sizeof(buf), f) &&
+			  sscanf(buf, "%llu %llu", &quota, &period) == 2 && period;
+
+		fclose(f);
+		if (ok)
+			return quota * 1000 / period;
+	}
+	snprintf(p, sizeof(p), "%s%s/cpu.weight", d->cgroup_root, rel);
+	f = fopen(p, "r");
+	if (f) {
+		bool ok = fscanf(f, "%llu", &w) == 1;
+
+		fclose(f);
+		if (ok)
+			return tm_weight_to_mcpu(w);
+	}
+	return 0;
+}
+
+static int be_cgroups(struct tm_daemon *d, struct bcg *c)
+{
+	size_t rl = strlen(d->cgroup_root);
+	int n = 0;
+
+	for (int i = 0; i < d->cfg.nr_be; i++) {
+		char pat[PATH_MAX];
+		const char *rel = d->cfg.be[i].path;
+		glob_t g;
+
+		while (*rel == '/')
+			rel++;
+		snprintf(pat, sizeof(pat), "%s/%s", d->cgroup_root, rel);
+		if (glob(pat, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g))
+			continue;
+		for (size_t k = 0; k < g.gl_pathc && n < MAX_CG; k++) {
+			const char *p = g.gl_pathv[k] + rl;
+			bool dup = false;
+
+			if (!*p || strlen(p) >= TM_CFG_PATH_MAX)
+				continue;
+			for (int j = 0; j < n && !dup; j++)
+				dup = !strcmp(c[j].path, p);
+			if (dup || tm_protected(d, p))
+				continue;
+			snprintf(c[n].path, sizeof(c[n].path), "%s", p);
+			c[n].priority = d->cfg.be[i].priority;
+			c[n].request = read_request(d, p, d->cfg.be[i].request_mcpu);
+			/* an empty cgroup asks for nothing */
+			snprintf(pat, sizeof(pat), "%s%s/cgroup.procs", d->cgroup_root, p);
+			FILE *f = fopen(pat, "r");
+			int ch = f ? fgetc(f) : EOF;
+
+			if (f)
+				fclose(f);
+			if (ch == EOF)
+				continue;
+			n++;
+		}
+		globfree(&g);
+	}
+	return n;
+}
+
+/* Per-class run time of the scheduler (ns), summed over CPUs. */
+static int class_ns(struct tm_daemon *d, uint64_t *ns)
+{
+	char path[300];
+	__u32 zero = 0;
+	int ncpu = sysconf(_SC_NPROCESSORS_CONF), fd, ret = -1;
+	struct tm_cpu_stats *per;
+
+	snprintf(path, sizeof(path), "%s/stats", d->cfg.pin_dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0 || ncpu <= 0)
+		goto out;
+	per = calloc(ncpu, sizeof(*per));
+	if (per && !bpf_map_lookup_elem(fd, &zero, per)) {
+		for (int k = 0; k < TM_NR_CLASSES; k++) {
+			ns[k] = 0;
+			for (int c = 0; c < ncpu; c++)
+				ns[k] += per[c].cnt[TM_STAT_RUN_NS_SYSTEM + k];
+		}
+		ret = 0;
+	}
+	free(per);
+out:
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+static void configure(struct tm_daemon *d)
+{
+	/* a new window: samples taken under other bounds do not count */
+	st.n = 0;
+	st.head = 0;
+}
+
+static void tick(struct tm_daemon *d, uint64_t now)
+{
+	static struct bcg c[MAX_CG];
+	const struct tm_config *cfg = &d->cfg;
+	uint64_t ns[TM_NR_CLASSES];
+	double cap, hi, be, allowed, request = 0, sat = -1, cur, avg = 0, release;
+	uint32_t counted = 0, want, k;
+	struct tm_victim v[MAX_CG];
+	int order[MAX_CG], n, m;
+
+	if (!cfg->cpuevict.enabled || now < st.next_tick)
+		return;
+	st.next_tick = now + 1000;
+	if (class_ns(d, ns)) {
+		st.have_last = false; /* no scheduler: nothing to measure */
+		return;
+	}
+	if (!st.have_last || now <= st.last_at) {
+		memcpy(st.last_ns, ns, sizeof(ns));
+		st.last_at = now;
+		st.have_last = true;
+		return;
+	}
+	/* mCPU over the last period */
+	cap = 1000.0 * sysconf(_SC_NPROCESSORS_ONLN);
+	hi = (double)(ns[TM_CLASS_SYSTEM] - st.last_ns[TM_CLASS_SYSTEM] + ns[TM_CLASS_ONLINE] -
+		      st.last_ns[TM_CLASS_ONLINE]) /
+	     (now - st.last_at) / 1000.0;
+	be = (double)(ns[TM_CLASS_BE] - st.last_ns[TM_CLASS_BE]) / (now - st.last_at) / 1000.0;
+	memcpy(st.last_ns, ns, sizeof(ns));
+	st.last_at = now;
+	allowed = cap * cfg->cpu.suppress_pct / 100 - hi;
+	if (allowed < cfg->be_floor_mcpu)
+		allowed = cfg->be_floor_mcpu;
+	n = be_cgroups(d, c);
+	for (int i = 0; i < n; i++)
+		request += c[i].request;
+	if (!tm_satisfaction(allowed, be, request, cfg->cpuevict.usage_gate_pct, &sat))
+		sat = -1;
+	st.sat[st.head] = sat;
+	st.head = (st.head + 1) % MAX_SAMPLES;
+	if (st.n < MAX_SAMPLES)
+		st.n++;
+
+	want = cfg->cpuevict.window_s < MAX_SAMPLES ? cfg->cpuevict.window_s : MAX_SAMPLES;
+	if (st.n < want || now < st.cooldown_until)
+		return;
+	for (k = 0; k < want; k++) {
+		double x = st.sat[(st.head + MAX_SAMPLES - 1 - k) % MAX_SAMPLES];
+
+		if (x >= 0) {
+			avg += x;
+			counted++;
+		}
+	}
+	cur = sat;
+	if (counted * 100 < want * cfg->cpuevict.min_coverage_pct || cur < 0)
+		return;
+	avg /= counted;
+	if (avg * 100 >= cfg->cpuevict.lower_pct || cur * 100 >= cfg->cpuevict.lower_pct)
+		return;
+	release = tm_sat_release_mcpu(request, cur, cfg->cpuevict.upper_pct);
+	for (int i = 0; i < n; i++)
+		v[i] = (struct tm_victim){
+			.id = i, .priority = c[i].priority, .bytes = c[i].request};
+	m = tm_evict_pick(v, n, (uint64_t)release, order);
+	if (m > (int)cfg->cpuevict.max_per_round)
+		m = cfg->cpuevict.max_per_round;
+	for (int j = 0; j < m; j++) {
+		struct bcg *x = &c[order[j]];
+		char p[PATH_MAX];
+		FILE *f;
+
+		if (!tm_audit(
+			    d, NAME, "kill", cfg->cpuevict.dry_run,
+			    "cgroup=%s priority=%d request_mcpu=%u satisfaction_pct=%.0f "
+			    "window_avg_pct=%.0f"
+			    " lower_pct=%u allowed_mcpu=%.0f be_used_mcpu=%.0f be_request_mcpu=%.0f"
+			    " release_mcpu=%.0f",
+			    x->path, x->priority, x->request, cur * 100, avg * 100,
+			    cfg->cpuevict.lower_pct, allowed, be, request, release))
+			continue;
+		snprintf(p, sizeof(p), "%s%s/cgroup.kill", d->cgroup_root, x->path);
+		f = fopen(p, "w");
+		if (!f || fputs("1", f) < 0)
+			fprintf(stderr, "tidemarkd: %s: cannot kill %s\n", NAME, x->path);
+		if (f)
+			fclose(f);
+	}
+	if (m) {
+		st.cooldown_until = now + cfg->cpuevict.cooldown_s * 1000ULL;
+		st.n = 0; /* judge the next round on fresh samples */
+	}
+}
+
+const struct tm_strategy tm_strategy_cpuevict = {
+	.name = NAME,
+	.configure = configure,
+	.tick = tick,
+};
