@@ -48,15 +48,21 @@ wait_disabled() {
 # Configure /be (and load a scheduler) for a setup; undo with teardown.
 sched_pid=""
 setup() {
+	echo 0 >$cg/be/cpu.idle	# first: an idle group refuses a weight
 	echo 100 >$cg/be/cpu.weight
-	echo 0 >$cg/be/cpu.idle
 	echo max >$cg/be/cpu.max
 	case $1 in
 	alone | eevdf-none) ;;
 	eevdf-weight1) echo 1 >$cg/be/cpu.weight ;;
 	eevdf-idle) echo 1 >$cg/be/cpu.idle ;;
 	eevdf-cpumax) echo "$((SUPPRESS * 1000 * n)) 100000" >$cg/be/cpu.max ;;
-	scx_simple | scx_flatcg)
+	scx_flatcg)
+		echo 1 >$cg/be/cpu.weight	# flatcg honours cgroup weights: use them
+		$PEERS/$1 >/tmp/$1.log 2>&1 &
+		sched_pid=$!
+		wait_enabled || { log "$1 did not load: $(cat /tmp/$1.log)"; return 1; }
+		;;
+	scx_simple)
 		$PEERS/$1 >/tmp/$1.log 2>&1 &
 		sched_pid=$!
 		wait_enabled || { log "$1 did not load: $(cat /tmp/$1.log)"; return 1; }
@@ -78,6 +84,12 @@ teardown() {
 	fi
 }
 
+# CPU used by a cgroup so far, us. Read with the shell: a measuring python
+# would compete with the ONLINE probe (as SYSTEM under tidemark, as a peer
+# under EEVDF) and perturb what it measures.
+usage() { sed -n 's/^usage_usec //p' "$cg$1/cpu.stat"; }
+now_us() { echo $(($(date +%s%N) / 1000)); }
+
 # BE hogs for S seconds; their stress-ng metrics go to /tmp/be.out
 be_start() { # seconds kind
 	local s=$1 kind=${2:-cpu}
@@ -92,7 +104,7 @@ be_start() { # seconds kind
 	be_pid=$!
 }
 be_ops() { # bogo ops/s (real time) summed over the stressors
-	awk '/metrc:/ && $4 ~ /^[0-9]+$/ {s += $(NF-1)} END {printf "%.1f", s}' /tmp/be.out
+	awk '/metrc:/ && $5 ~ /^[0-9]+$/ {s += $(NF-1)} END {printf "%.1f", s}' /tmp/be.out
 }
 
 probe() { # level seconds -> JSON on stdout
@@ -130,9 +142,8 @@ emit "{\"kind\":\"meta\",\"kernel\":\"$(uname -r)\",\"cpus\":$n,\"mode\":\"$mode
 # BE alone: the reference for BE work done
 setup alone
 be_start "$SECONDS_RUN" cpu
-tests/busy.py --delay 1 --seconds $((SECONDS_RUN - 2)) --cgroup be=/be >/tmp/busy.out
 wait $be_pid
-emit "{\"kind\":\"be_alone\",\"be_ops\":$(be_ops),\"busy\":$(awk '{print $2}' /tmp/busy.out)}"
+emit "{\"kind\":\"be_alone\",\"be_ops\":$(be_ops)}"
 log "BE alone: $(be_ops) bogo ops/s"
 
 for level in $LEVELS; do
@@ -145,14 +156,15 @@ for level in $LEVELS; do
 	fi
 	for s in $SETUPS; do
 		setup "$s" || { emit "{\"kind\":\"error\",\"setup\":\"$s\"}"; teardown; continue; }
-		be_start $((SECONDS_RUN + 3)) cpu
+		be_start $((SECONDS_RUN + 2)) cpu
 		sleep 1
-		tests/busy.py --delay 1 --seconds $((SECONDS_RUN - 2)) --cgroup online=/online --cgroup be=/be >/tmp/busy.out &
-		m=$!
+		t0=$(now_us) o0=$(usage /online) b0=$(usage /be)
 		p=$(probe "$level" "$SECONDS_RUN")
-		wait $m
+		t1=$(now_us) o1=$(usage /online) b1=$(usage /be)
 		wait $be_pid
-		read -r _ busy _ _ _ on _ be < <(cat /tmp/busy.out)
+		on=$(((o1 - o0) * 100 / ((t1 - t0) * n)))
+		be=$(((b1 - b0) * 100 / ((t1 - t0) * n)))
+		busy=$((on + be))
 		emit "{\"kind\":\"probe\",\"setup\":\"$s\",\"level\":$level,\"probe\":$p,\"busy\":$busy,\"online\":$on,\"be\":$be,\"be_ops\":$(be_ops)}"
 		if [ "$mode" = full ] && [ "$level" = 30 ]; then
 			be_start $((SECONDS_RUN + 3)) cpu

@@ -1,6 +1,6 @@
 # ONLINE latency percentiles per setup (tools/bench/report.py writes the data:
 # setup, wakeup p50, p99, p99.9, request p99, in microseconds).
-set terminal png size 1000,520
+set terminal png size 1000,520 noenhanced
 set output outfile
 set title "tm-probe latency with BE saturating (30% ONLINE load), microseconds, log scale"
 set style data histograms
