@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 SUPPRESS = 65
+FLOOR_PCT = 10  # be_floor_mcpu 100 on one CPU, in % of the node
 TARGET_P99 = 1.2
 TARGET_BE = 0.90
 TARGET_REACT_MS = 10
@@ -69,7 +70,7 @@ def main():
     w("running, request latency = scheduled time to completion). BE: one `stress-ng --cpu` hog per CPU")
     w("plus one, enough to take the whole machine. BE work is bogo ops/s against BE alone on the whole")
     w("machine; its share is that over the capacity left under the watermark (%d%% minus what ONLINE" % SUPPRESS)
-    w("used). ONLINE and BE use come from the cgroups' `cpu.stat`, read by the shell before and after")
+    w("used, at least the BE floor). ONLINE and BE use come from the cgroups' `cpu.stat`, read by the shell before and after")
     w("the probe (a measuring process would compete with the probe); node busy is their sum.")
     w("Caveat: under `scx_simple` and `scx_flatcg` those cgroup figures disagree with stress-ng's own")
     w("bogo-op rate (BE at a quarter of the CPU by `cpu.stat`, yet about as much BE work per second as")
@@ -104,7 +105,8 @@ def main():
             if r["level"] != lv or r["setup"] == "alone":
                 continue
             p = r["probe"]
-            room = max(SUPPRESS - r["online"], 1) / 100.0
+            # ONLINE at or above the line leaves BE its floor (100 mCPU per node)
+            room = max(SUPPRESS - r["online"], FLOOR_PCT / meta.get("cpus", 1)) / 100.0
             share = (r["be_ops"] / be_alone) / room if be_alone else float("nan")
             r["_ratio_wake"] = ratio(p["wakeup_us"]["p99"], a["wakeup_us"]["p99"])
             r["_ratio_req"] = ratio(p["request_us"]["p99"], a["request_us"]["p99"])
@@ -126,7 +128,8 @@ def main():
                                              p["wakeup_us"]["p999"], p["request_us"]["p99"]))
     table(w, "cyclictest (1 ms period, ONLINE, BE saturating)", ["setup", "avg us", "p99 us", "max us"],
           [("%s" % r["setup"], "%.0f" % r["avg_us"], r["p99_us"], r["max_us"])
-           for r in rows if r["kind"] == "cyclictest"])
+           for i, r in enumerate(rows) if r["kind"] == "cyclictest" and
+           not any(x["kind"] == "cyclictest" and x["setup"] == r["setup"] for x in rows[:i])])
     table(w, "Other BE antagonists (ONLINE 30%)", ["setup", "BE", "wakeup p99 us", "request p99 us"],
           [(r["setup"], r["be"], r["probe"]["wakeup_us"]["p99"], r["probe"]["request_us"]["p99"])
            for r in rows if r["kind"] == "antagonist"])
