@@ -107,6 +107,15 @@ int tm_sched_class_of(const struct tm_daemon *d, const char *rel);
  * Such cgroups are never acted on. */
 bool tm_protected(const struct tm_daemon *d, const char *rel);
 
+/* A BE cgroup the configuration names, globs expanded; never a protected one. */
+struct tm_be_cg {
+	char path[TM_CFG_PATH_MAX];	/* "/x/y", relative to the cgroup root */
+	const struct tm_cfg_cgroup *cfg;	/* the entry that named it (first match) */
+};
+
+/* Every BE cgroup of the configuration, at most @max, without duplicates. */
+int tm_be_cgroups(struct tm_daemon *d, struct tm_be_cg *out, int max);
+
 /* Sampler and reports (report.c). */
 void tm_report_sample(struct tm_daemon *d, uint64_t now_ms);
 /* Render into a malloc'd buffer; NULL on allocation failure. */

@@ -20,23 +20,12 @@
 
 #include "daemon.h"
 #include "tmlib.h"
+#include "tmmaps.h"
 #include "topo.h"
 
 #define WIN_MAX 1800 /* 30 min at 1 s */
 
 static const uint32_t win_s[3] = {300, 600, 1800};
-
-static const char *const stat_names[] = {
-#define TM_STAT_NAME(e, n, h) n,
-	TM_STATS(TM_STAT_NAME)
-#undef TM_STAT_NAME
-};
-
-static const char *const stat_help[] = {
-#define TM_STAT_HELP(e, n, h) h,
-	TM_STATS(TM_STAT_HELP)
-#undef TM_STAT_HELP
-};
 
 static struct {
 	uint64_t cpu_busy, cpu_total; /* /proc/stat jiffies at the last sample */
@@ -63,25 +52,6 @@ static int read_proc_stat(uint64_t *busy, uint64_t *total)
 	*total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
 	*busy = *total - v[3] - v[4];
 	return 0;
-}
-
-static int read_meminfo(uint64_t *total, uint64_t *avail)
-{
-	char key[64];
-	unsigned long long v;
-	int got = 0;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (got != 3 && fscanf(f, "%63s %llu kB\n", key, &v) == 2) {
-		if (!strcmp(key, "MemTotal:"))
-			*total = v * 1024, got |= 1;
-		else if (!strcmp(key, "MemAvailable:"))
-			*avail = v * 1024, got |= 2;
-	}
-	fclose(f);
-	return got == 3 ? 0 : -1;
 }
 
 static uint64_t cg_u64(const char *root, const char *rel, const char *file, const char *key)
@@ -197,7 +167,7 @@ static bool sched_state(struct tm_daemon *d, struct tm_tunables *t, uint64_t *st
 {
 	char buf[32] = "", path[300];
 	__u32 zero = 0;
-	int ncpu, fd;
+	int fd;
 	FILE *f = fopen("/sys/kernel/sched_ext/state", "r");
 	bool up;
 
@@ -217,18 +187,13 @@ static bool sched_state(struct tm_daemon *d, struct tm_tunables *t, uint64_t *st
 	close(fd);
 	snprintf(path, sizeof(path), "%s/stats", d->cfg.pin_dir);
 	fd = bpf_obj_get(path);
-	ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	if (fd >= 0 && ncpu > 0) {
-		struct tm_cpu_stats *per = calloc(ncpu, sizeof(*per));
+	if (fd >= 0) {
+		struct tm_cpu_stats sum;
 
-		if (per && !bpf_map_lookup_elem(fd, &zero, per))
-			for (int c = 0; c < ncpu; c++)
-				for (int i = 0; i < TM_NR_STATS; i++)
-					stats[i] += per[c].cnt[i];
-		free(per);
-	}
-	if (fd >= 0)
+		if (!tm_stats_sum(fd, &sum))
+			memcpy(stats, sum.cnt, sizeof(sum.cnt));
 		close(fd);
+	}
 	return up;
 }
 
@@ -298,13 +263,14 @@ static void dom_usage(struct tm_snapshot *s)
 void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 {
 	const struct tm_config *c = &d->cfg;
-	uint64_t busy = 0, total = 0, mtot = 0, mavail = 0, on_us, be_us, on_mem, be_mem;
+	__u64 mtot = 0, mavail = 0;
+	uint64_t busy = 0, total = 0, on_us, be_us, on_mem, be_mem;
 	uint64_t now_us = now_ms * 1000;
 	struct tm_snapshot s = {};
 	double used_mcpu = 0, on_mcpu = 0, be_mcpu = 0, dt;
 
 	s.nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	if (read_proc_stat(&busy, &total) || read_meminfo(&mtot, &mavail))
+	if (read_proc_stat(&busy, &total) || tm_read_meminfo(&mtot, &mavail))
 		return;
 	cg_sum(d, &s, TM_CLASS_ONLINE, c->online, c->nr_online, NULL, 0, &on_us, &on_mem, now_us);
 	cg_sum(d, &s, TM_CLASS_BE, NULL, 0, c->be, c->nr_be, &be_us, &be_mem, now_us);
@@ -562,12 +528,12 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	bprintf(&b, "tidemark_scheduler_suppress_pct %u\n", s.tun.suppress_pct);
 	for (int i = 0; i < TM_NR_STATS; i++) {
 		char name[96];
-		bool ns = prom_name(stat_names[i], name, sizeof(name));
+		bool ns = prom_name(tm_stat_names[i], name, sizeof(name));
 
 		bprintf(&b,
 			"# HELP tidemark_sched_%s_total %s%s.\n# TYPE tidemark_sched_%s_total "
 			"counter\n",
-			name, stat_help[i], ns ? " (in seconds here)" : "", name);
+			name, tm_stat_help[i], ns ? " (in seconds here)" : "", name);
 		if (ns)
 			bprintf(&b, "tidemark_sched_%s_total %.6f\n", name, s.sched_stats[i] / 1e9);
 		else
@@ -673,7 +639,7 @@ char *tm_report_json(struct tm_daemon *d)
 	bprintf(&b, "\"scheduler\":{\"up\":%s,\"suppress_pct\":%u,\"counters\":{",
 		s.sched_up ? "true" : "false", s.tun.suppress_pct);
 	for (int i = 0; i < TM_NR_STATS; i++)
-		bprintf(&b, "%s\"%s\":%" PRIu64, i ? "," : "", stat_names[i], s.sched_stats[i]);
+		bprintf(&b, "%s\"%s\":%" PRIu64, i ? "," : "", tm_stat_names[i], s.sched_stats[i]);
 	bprintf(&b, "}}}\n");
 	return bdone(&b);
 }

@@ -48,18 +48,6 @@ struct tm_opts {
 
 static volatile sig_atomic_t exit_req;
 
-static const char *const stat_names[] = {
-#define TM_STAT_NAME(e, n, h) n,
-	TM_STATS(TM_STAT_NAME)
-#undef TM_STAT_NAME
-};
-
-static const char *const stat_help[] = {
-#define TM_STAT_HELP(e, n, h) h,
-	TM_STATS(TM_STAT_HELP)
-#undef TM_STAT_HELP
-};
-
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
@@ -390,30 +378,7 @@ static void on_signal(int sig)
 
 static int read_stats(struct tidemark *skel, struct tm_cpu_stats *sum)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct tm_cpu_stats *per;
-	__u32 zero = 0;
-	int i, j, k;
-
-	if (ncpu <= 0)
-		return -1;
-	per = calloc(ncpu, sizeof(*per));
-	if (!per)
-		return -1;
-	memset(sum, 0, sizeof(*sum));
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.stats), &zero, per)) {
-		free(per);
-		return -1;
-	}
-	for (i = 0; i < ncpu; i++) {
-		for (j = 0; j < TM_NR_STATS; j++)
-			sum->cnt[j] += per[i].cnt[j];
-		for (j = 0; j < TM_NR_CLASSES; j++)
-			for (k = 0; k < TM_HIST_BUCKETS; k++)
-				sum->wait_hist[j][k] += per[i].wait_hist[j][k];
-	}
-	free(per);
-	return 0;
+	return tm_stats_sum(bpf_map__fd(skel->maps.stats), sum);
 }
 
 /* A JSON string: cgroup names may hold any byte but '/' and NUL. */
@@ -526,7 +491,7 @@ static void print_stats(struct tidemark *skel, const struct tm_opts *o, struct t
 		printf("{\"scheduler\":\"tidemark\",\"t_ns\":%" PRIu64,
 		       (uint64_t)(ts.tv_sec * 1000000000LL + ts.tv_nsec));
 		for (i = 0; i < TM_NR_STATS; i++)
-			printf(",\"%s\":%" PRIu64, stat_names[i], (uint64_t)sum.cnt[i]);
+			printf(",\"%s\":%" PRIu64, tm_stat_names[i], (uint64_t)sum.cnt[i]);
 		printf(",\"wait_hist_log2_us\":{");
 		for (i = 0; i < TM_NR_CLASSES; i++) {
 			printf("%s\"%s\":[", i ? "," : "", tm_class_name(i));
@@ -541,8 +506,8 @@ static void print_stats(struct tidemark *skel, const struct tm_opts *o, struct t
 	} else {
 		printf("%-18s %14s  %s\n", "counter", "value", "meaning");
 		for (i = 0; i < TM_NR_STATS; i++)
-			printf("%-18s %14" PRIu64 "  %s\n", stat_names[i], (uint64_t)sum.cnt[i],
-			       stat_help[i]);
+			printf("%-18s %14" PRIu64 "  %s\n", tm_stat_names[i], (uint64_t)sum.cnt[i],
+			       tm_stat_help[i]);
 		printf("run-queue wait (us, log2 bucket upper bounds):\n");
 		for (i = 0; i < TM_NR_CLASSES; i++)
 			printf("  %-7s p50 <= %-8" PRIu64 " p99 <= %-8" PRIu64 " max <= %" PRIu64

@@ -13,7 +13,6 @@
  * configured request_mcpu, else its cpu.max quota, else its cpu.weight
  * mapped back through kubelet's formula.
  */
-#include <glob.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 
 #include "daemon.h"
 #include "evict.h"
+#include "tmmaps.h"
 
 #define NAME	    "cpuevict"
 #define MAX_SAMPLES 3600
@@ -53,7 +53,7 @@ static uint32_t read_request(const struct tm_daemon *d, const char *rel, uint32_
 
 	if (configured)
 		return configured;
-	snprintf(p, sizeof(p), "%s%s/cpu.max", d->cgroup_root, rel);
+	snprintf(p, sizeof(p), "%s%.*s/cpu.max", d->cgroup_root, TM_CFG_PATH_MAX, rel);
 	f = fopen(p, "r");
 	if (f) {
 		bool ok = fgets(buf, sizeof(buf), f) &&
@@ -63,7 +63,7 @@ static uint32_t read_request(const struct tm_daemon *d, const char *rel, uint32_
 		if (ok)
 			return quota * 1000 / period;
 	}
-	snprintf(p, sizeof(p), "%s%s/cpu.weight", d->cgroup_root, rel);
+	snprintf(p, sizeof(p), "%s%.*s/cpu.weight", d->cgroup_root, TM_CFG_PATH_MAX, rel);
 	f = fopen(p, "r");
 	if (f) {
 		bool ok = fscanf(f, "%llu", &w) == 1;
@@ -75,46 +75,30 @@ static uint32_t read_request(const struct tm_daemon *d, const char *rel, uint32_
 	return 0;
 }
 
+/* The configured BE cgroups that have tasks, with their requests. */
 static int be_cgroups(struct tm_daemon *d, struct bcg *c)
 {
-	size_t rl = strlen(d->cgroup_root);
-	int n = 0;
+	static struct tm_be_cg be[MAX_CG];
+	int nb = tm_be_cgroups(d, be, MAX_CG), n = 0;
 
-	for (int i = 0; i < d->cfg.nr_be; i++) {
-		char pat[PATH_MAX];
-		const char *rel = d->cfg.be[i].path;
-		glob_t g;
+	for (int i = 0; i < nb; i++) {
+		char p[PATH_MAX];
+		FILE *f;
+		int ch;
 
-		while (*rel == '/')
-			rel++;
-		snprintf(pat, sizeof(pat), "%s/%s", d->cgroup_root, rel);
-		if (glob(pat, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g))
+		/* an empty cgroup asks for nothing */
+		snprintf(p, sizeof(p), "%s%.*s/cgroup.procs", d->cgroup_root, TM_CFG_PATH_MAX,
+			 be[i].path);
+		f = fopen(p, "r");
+		ch = f ? fgetc(f) : EOF;
+		if (f)
+			fclose(f);
+		if (ch == EOF)
 			continue;
-		for (size_t k = 0; k < g.gl_pathc && n < MAX_CG; k++) {
-			const char *p = g.gl_pathv[k] + rl;
-			bool dup = false;
-
-			if (!*p || strlen(p) >= TM_CFG_PATH_MAX)
-				continue;
-			for (int j = 0; j < n && !dup; j++)
-				dup = !strcmp(c[j].path, p);
-			if (dup || tm_protected(d, p))
-				continue;
-			snprintf(c[n].path, sizeof(c[n].path), "%s", p);
-			c[n].priority = d->cfg.be[i].priority;
-			c[n].request = read_request(d, p, d->cfg.be[i].request_mcpu);
-			/* an empty cgroup asks for nothing */
-			snprintf(pat, sizeof(pat), "%s%s/cgroup.procs", d->cgroup_root, p);
-			FILE *f = fopen(pat, "r");
-			int ch = f ? fgetc(f) : EOF;
-
-			if (f)
-				fclose(f);
-			if (ch == EOF)
-				continue;
-			n++;
-		}
-		globfree(&g);
+		memcpy(c[n].path, be[i].path, sizeof(c[n].path));
+		c[n].priority = be[i].cfg->priority;
+		c[n].request = read_request(d, be[i].path, be[i].cfg->request_mcpu);
+		n++;
 	}
 	return n;
 }
@@ -122,28 +106,18 @@ static int be_cgroups(struct tm_daemon *d, struct bcg *c)
 /* Per-class run time of the scheduler (ns), summed over CPUs. */
 static int class_ns(struct tm_daemon *d, uint64_t *ns)
 {
+	struct tm_cpu_stats sum;
 	char path[300];
-	__u32 zero = 0;
-	int ncpu = sysconf(_SC_NPROCESSORS_CONF), fd, ret = -1;
-	struct tm_cpu_stats *per;
+	int fd, ret;
 
 	snprintf(path, sizeof(path), "%s/stats", d->cfg.pin_dir);
 	fd = bpf_obj_get(path);
-	if (fd < 0 || ncpu <= 0)
-		goto out;
-	per = calloc(ncpu, sizeof(*per));
-	if (per && !bpf_map_lookup_elem(fd, &zero, per)) {
-		for (int k = 0; k < TM_NR_CLASSES; k++) {
-			ns[k] = 0;
-			for (int c = 0; c < ncpu; c++)
-				ns[k] += per[c].cnt[TM_STAT_RUN_NS_SYSTEM + k];
-		}
-		ret = 0;
-	}
-	free(per);
-out:
-	if (fd >= 0)
-		close(fd);
+	if (fd < 0)
+		return -1;
+	ret = tm_stats_sum(fd, &sum);
+	close(fd);
+	for (int k = 0; k < TM_NR_CLASSES && !ret; k++)
+		ns[k] = sum.cnt[TM_STAT_RUN_NS_SYSTEM + k];
 	return ret;
 }
 
@@ -236,7 +210,8 @@ static void tick(struct tm_daemon *d, uint64_t now)
 			    x->path, x->priority, x->request, cur * 100, avg * 100,
 			    cfg->cpuevict.lower_pct, allowed, be, request, release))
 			continue;
-		snprintf(p, sizeof(p), "%s%s/cgroup.kill", d->cgroup_root, x->path);
+		snprintf(p, sizeof(p), "%s%.*s/cgroup.kill", d->cgroup_root, TM_CFG_PATH_MAX,
+			 x->path);
 		f = fopen(p, "w");
 		if (!f || fputs("1", f) < 0)
 			fprintf(stderr, "tidemarkd: %s: cannot kill %s\n", NAME, x->path);

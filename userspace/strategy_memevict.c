@@ -13,7 +13,6 @@
  * back under evict_lower_pct.
  */
 #include <errno.h>
-#include <glob.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -22,6 +21,7 @@
 
 #include "daemon.h"
 #include "evict.h"
+#include "tmlib.h"
 
 #define MAX_CANDIDATES 256
 #define NAME	       "memevict"
@@ -49,28 +49,6 @@ struct cand {
 	struct tm_victim v;
 };
 
-static int read_meminfo(uint64_t *total, uint64_t *avail)
-{
-	char key[64];
-	unsigned long long v;
-	int got = 0;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (got != 3 && fscanf(f, "%63s %llu kB\n", key, &v) == 2) {
-		if (!strcmp(key, "MemTotal:")) {
-			*total = v * 1024;
-			got |= 1;
-		} else if (!strcmp(key, "MemAvailable:")) {
-			*avail = v * 1024;
-			got |= 2;
-		}
-	}
-	fclose(f);
-	return got == 3 ? 0 : -1;
-}
-
 static int cg_read_u64(const struct tm_daemon *d, const char *rel, const char *file, uint64_t *out)
 {
 	char p[PATH_MAX];
@@ -78,7 +56,7 @@ static int cg_read_u64(const struct tm_daemon *d, const char *rel, const char *f
 	FILE *f;
 	int ok;
 
-	snprintf(p, sizeof(p), "%s%s/%s", d->cgroup_root, rel, file);
+	snprintf(p, sizeof(p), "%s%.*s/%s", d->cgroup_root, TM_CFG_PATH_MAX, rel, file);
 	f = fopen(p, "r");
 	if (!f)
 		return -1;
@@ -95,7 +73,7 @@ static int cg_write(const struct tm_daemon *d, const char *rel, const char *file
 	FILE *f;
 	int ret;
 
-	snprintf(p, sizeof(p), "%s%s/%s", d->cgroup_root, rel, file);
+	snprintf(p, sizeof(p), "%s%.*s/%s", d->cgroup_root, TM_CFG_PATH_MAX, rel, file);
 	f = fopen(p, "w");
 	if (!f)
 		return -1;
@@ -117,40 +95,19 @@ static bool recently_killed(const char *path, uint64_t now)
 	return false;
 }
 
-/* Expand the configured BE globs into cgroups with their memory. */
+/* The configured BE cgroups with their memory. */
 static int candidates(struct tm_daemon *d, struct cand *c, uint64_t now)
 {
-	size_t rl = strlen(d->cgroup_root);
-	int n = 0;
+	static struct tm_be_cg be[MAX_CANDIDATES];
+	int nb = tm_be_cgroups(d, be, MAX_CANDIDATES), n = 0;
 
-	for (int i = 0; i < d->cfg.nr_be; i++) {
-		char pat[PATH_MAX];
-		const char *rel = d->cfg.be[i].path;
-		glob_t g;
-
-		while (*rel == '/')
-			rel++;
-		snprintf(pat, sizeof(pat), "%s/%s", d->cgroup_root, rel);
-		if (glob(pat, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g))
-			continue;
-		for (size_t k = 0; k < g.gl_pathc && n < MAX_CANDIDATES; k++) {
-			const char *p = g.gl_pathv[k] + rl;
-			bool dup = false;
-
-			if (strlen(p) >= TM_CFG_PATH_MAX || !*p)
-				continue;
-			for (int j = 0; j < n && !dup; j++)
-				dup = !strcmp(c[j].path, p);
-			if (dup || tm_protected(d, p))
-				continue; /* ONLINE/SYSTEM: never touched */
-			snprintf(c[n].path, sizeof(c[n].path), "%s", p);
-			c[n].v = (struct tm_victim){.id = n, .priority = d->cfg.be[i].priority};
-			if (cg_read_u64(d, p, "memory.current", &c[n].v.bytes))
-				continue; /* no memory controller there */
-			c[n].v.dying = recently_killed(p, now);
-			n++;
-		}
-		globfree(&g);
+	for (int i = 0; i < nb; i++) {
+		memcpy(c[n].path, be[i].path, sizeof(c[n].path));
+		c[n].v = (struct tm_victim){.id = n, .priority = be[i].cfg->priority};
+		if (cg_read_u64(d, be[i].path, "memory.current", &c[n].v.bytes))
+			continue; /* no memory controller there */
+		c[n].v.dying = recently_killed(be[i].path, now);
+		n++;
 	}
 	return n;
 }
@@ -185,11 +142,12 @@ static void tick(struct tm_daemon *d, uint64_t now)
 {
 	static struct cand c[MAX_CANDIDATES];
 	const struct tm_config *cfg = &d->cfg;
-	uint64_t total = 0, avail = 0, used, need, sum = 0;
+	__u64 total = 0, avail = 0;
+	uint64_t used, need, sum = 0;
 	uint32_t pct;
 	int order[MAX_CANDIDATES], n, k;
 
-	if (!cfg->memevict.enabled || read_meminfo(&total, &avail))
+	if (!cfg->memevict.enabled || tm_read_meminfo(&total, &avail))
 		return;
 	used = total > avail ? total - avail : 0;
 	pct = tm_mem_used_pct(total, used);

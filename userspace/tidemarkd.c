@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <getopt.h>
+#include <glob.h>
 #include <arpa/inet.h>
 #include <limits.h>
 #include <microhttpd.h>
@@ -142,6 +143,39 @@ bool tm_protected(const struct tm_daemon *d, const char *rel)
 	/* whatever the configuration says, the scheduler's class decides too */
 	cls = tm_sched_class_of(d, rel);
 	return cls >= 0 && cls != TM_CLASS_BE;
+}
+
+int tm_be_cgroups(struct tm_daemon *d, struct tm_be_cg *out, int max)
+{
+	size_t rl = strlen(d->cgroup_root);
+	int n = 0;
+
+	for (int i = 0; i < d->cfg.nr_be; i++) {
+		const char *rel = d->cfg.be[i].path;
+		char pat[PATH_MAX];
+		glob_t g;
+
+		while (*rel == '/')
+			rel++;
+		snprintf(pat, sizeof(pat), "%s/%s", d->cgroup_root, rel);
+		if (glob(pat, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g))
+			continue;
+		for (size_t k = 0; k < g.gl_pathc && n < max; k++) {
+			const char *p = g.gl_pathv[k] + rl;
+			bool dup = false;
+
+			if (!*p || strlen(p) >= TM_CFG_PATH_MAX)
+				continue;
+			for (int j = 0; j < n && !dup; j++)
+				dup = !strcmp(out[j].path, p);
+			if (dup || tm_protected(d, p))
+				continue; /* ONLINE/SYSTEM: never touched */
+			snprintf(out[n].path, sizeof(out[n].path), "%s", p);
+			out[n++].cfg = &d->cfg.be[i];
+		}
+		globfree(&g);
+	}
+	return n;
 }
 
 static void on_signal(int sig)

@@ -19,6 +19,40 @@ static const char *const class_names[TM_NR_CLASSES] = {
 	[TM_CLASS_BE] = "be",
 };
 
+const char *const tm_stat_names[TM_NR_STATS] = {
+#define TM_STAT_NAME(e, n, h) n,
+	TM_STATS(TM_STAT_NAME)
+#undef TM_STAT_NAME
+};
+
+const char *const tm_stat_help[TM_NR_STATS] = {
+#define TM_STAT_HELP(e, n, h) h,
+	TM_STATS(TM_STAT_HELP)
+#undef TM_STAT_HELP
+};
+
+int tm_read_meminfo(__u64 *total, __u64 *avail)
+{
+	char key[64];
+	unsigned long long v;
+	int got = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (got != 3 && fscanf(f, "%63s %llu kB\n", key, &v) == 2) {
+		if (!strcmp(key, "MemTotal:")) {
+			*total = v * 1024;
+			got |= 1;
+		} else if (!strcmp(key, "MemAvailable:")) {
+			*avail = v * 1024;
+			got |= 2;
+		}
+	}
+	fclose(f);
+	return got == 3 ? 0 : -1;
+}
+
 int tm_class_parse(const char *s)
 {
 	for (int i = 0; i < TM_NR_CLASSES; i++)

@@ -9,6 +9,13 @@
 #define TM_CGROUP_ROOT "/sys/fs/cgroup"
 #define TM_PIN_DIR "/sys/fs/bpf/tidemark"
 
+/* Counter names and help texts, in TM_STATS order. */
+extern const char *const tm_stat_names[TM_NR_STATS];
+extern const char *const tm_stat_help[TM_NR_STATS];
+
+/* MemTotal and MemAvailable from /proc/meminfo, bytes; -1 if unreadable. */
+int tm_read_meminfo(__u64 *total, __u64 *avail);
+
 /* "online", "be", "system" -> class; -1 if unknown. */
 int tm_class_parse(const char *s);
 const char *tm_class_name(unsigned int cls);
