@@ -27,8 +27,9 @@
  *   back from the next budget, so node busy holds at the line.
  * - Bounded wait: when the oldest queued BE task has waited max_be_wait_ms,
  *   it runs ahead of everything (a 1 ms grant), so BE never starves and the
- *   sched_ext watchdog never fires. When BE has not had its floor by the
- *   end of a window, it also runs ahead of ONLINE for what it is owed.
+ *   sched_ext watchdog never fires. A floor still owed once the budget is
+ *   spent (the payback took it) is run on CPUs nothing else wants; only
+ *   what is still owed at the end of a window runs ahead of ONLINE.
  * - Cache-domain homes (CCX placement): the loader gives each ONLINE
  *   cgroup a home, a set of L3 domains (map "homes"), and the nearest homed
  *   ancestor's home applies to a task, cut down to the domains its affinity
@@ -126,6 +127,39 @@ struct {
 	__type(value, u32);
 	__uint(max_entries, 16384);
 } cg_weights SEC(".maps");
+
+/* Per-cgroup BE CPU caps, by cgroup id; written by tidemarkd. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, struct tm_be_cap);
+	__uint(max_entries, TM_MAX_BE_CAPS);
+} be_caps SEC(".maps");
+
+/* The capped cgroup of the BE task each CPU runs, 0 if none. */
+static u64 cap_cgid[TM_MAX_CPUS];
+/* be_caps had entries at the last window: keep refilling while it does */
+static bool caps_active;
+
+/* The cap entry of the capped cgroup this CPU's BE task belongs to. */
+static __always_inline struct tm_be_cap *cpu_cap(void)
+{
+	u32 cpu = bpf_get_smp_processor_id();
+	u64 id;
+
+	if (cpu >= TM_MAX_CPUS)
+		return NULL;
+	id = cap_cgid[cpu];
+	return id ? bpf_map_lookup_elem(&be_caps, &id) : NULL;
+}
+
+static __always_inline void cap_charge(u64 ran)
+{
+	struct tm_be_cap *cap = cpu_cap();
+
+	if (cap)
+		__sync_fetch_and_sub(&cap->budget_ns, ran);
+}
 
 /* Home of each placed ONLINE cgroup, by cgroup id; written by the loader. */
 struct {
@@ -584,9 +618,18 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 
 	if (cls == TM_CLASS_BE) {
+		struct tm_be_cap *cap = tctx ? bpf_map_lookup_elem(&be_caps, &tctx->cgid) : NULL;
+
 		stat_inc(TM_STAT_ENQ_BE);
+		if (cap && cap->budget_ns <= 0) {
+			/* over its cap: back at the next window */
+			__sync_fetch_and_add(&cap->capped, 1);
+			stat_inc(TM_STAT_BE_CAPPED);
+			tm_insert(p, TM_DSQ_BE_PARKED, slice_ns, enq_flags);
+			return;
+		}
 		tm_insert(p, TM_DSQ_BE, slice_ns, enq_flags);
-		if (be_budget_left()) {
+		if (be_budget_left() || be_floor_left > 0) {
 			cpu = be_avoid_homes && home_doms ? pick_idle_in(p, doms_off_homes()) : -1;
 			if (cpu < 0)
 				cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
@@ -712,6 +755,13 @@ static void be_grant_start(struct task_struct *p, struct tm_cpu_ctx *c, u64 gran
 	/* running and dispatch both run on the CPU concerned */
 	u32 key = bpf_get_smp_processor_id();
 
+	if (!forced) {
+		struct tm_be_cap *cap = cpu_cap();
+
+		/* a capped cgroup's run ends where its cap does */
+		if (cap && cap->budget_ns < (s64)grant)
+			grant = cap->budget_ns > 0 ? cap->budget_ns : 0;
+	}
 	if (grant < TM_BE_GRANT_MIN_NS)
 		grant = TM_BE_GRANT_MIN_NS;
 	if (!forced) {
@@ -760,6 +810,7 @@ static __always_inline void charge(struct tm_cpu_ctx *c, u32 cls, u64 now)
 	stat_add(TM_STAT_RUN_NS_SYSTEM + cls, ran);
 	if (cls != TM_CLASS_BE)
 		return;
+	cap_charge(ran);
 	in_grant = ran < c->grant_left ? ran : c->grant_left;
 	c->grant_left -= in_grant;
 	if (!c->forced && ran > in_grant) {
@@ -900,6 +951,28 @@ static bool steal_soft(u32 d)
 	return false;
 }
 
+/*
+ * Run the head BE task on a grant out of what the floor still owes this
+ * window (not out of the budget). Reserved first, so that other CPUs do not
+ * run the same floor.
+ */
+static bool be_floor_dispatch(struct tm_cpu_ctx *c, u32 stat)
+{
+	s64 owed = be_floor_left;
+
+	if (owed <= 0)
+		return false;
+	c->next_grant = (u64)owed < slice_ns ? (u64)owed : slice_ns;
+	__sync_fetch_and_sub(&be_floor_left, c->next_grant);
+	if (tm_move_to_local(TM_DSQ_BE)) {
+		stat_inc(stat);
+		return true;
+	}
+	__sync_fetch_and_add(&be_floor_left, c->next_grant);
+	c->next_grant = 0;
+	return false;
+}
+
 void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct tm_cpu_ctx *c = cpu_ctx(cpu);
@@ -920,25 +993,16 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 				stat_inc(TM_STAT_BE_FORCED);
 				return;
 			}
+			c->next_grant = 0;
 		}
 		/*
 		 * The floor goes ahead of ONLINE only at the end of a window
 		 * in which BE did not get it: earlier, ONLINE keeps priority.
 		 */
 		if (be_floor_left > 0 && scx_bpf_dsq_nr_queued(TM_DSQ_HI) > 0 &&
-		    !time_before(bpf_ktime_get_ns() + be_floor_left, window_end)) {
-			s64 owed = be_floor_left;
-
-			/* reserve it, so other CPUs do not run the same floor */
-			c->next_grant = (u64)owed < slice_ns ? (u64)owed : slice_ns;
-			__sync_fetch_and_sub(&be_floor_left, c->next_grant);
-			if (tm_move_to_local(TM_DSQ_BE)) {
-				stat_inc(TM_STAT_BE_FLOOR);
-				return;
-			}
-			__sync_fetch_and_add(&be_floor_left, c->next_grant);
-		}
-		c->next_grant = 0;
+		    !time_before(bpf_ktime_get_ns() + be_floor_left, window_end) &&
+		    be_floor_dispatch(c, TM_STAT_BE_FLOOR))
+			return;
 	}
 	/*
 	 * dispatch runs before the expiring task is charged and queued again,
@@ -976,6 +1040,14 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 			return;
 		}
 	}
+	/*
+	 * Budget spent but the floor not yet reached: run it now, on a CPU
+	 * nothing else wants, rather than at the end of the window ahead of
+	 * an ONLINE task (which preempts this run like any BE run).
+	 */
+	if (be_queued && !be_budget_left() && be_floor_left > 0 && !be_avoid_here(d) &&
+	    be_floor_dispatch(c, TM_STAT_BE_FLOOR_IDLE))
+		return;
 	/* Nothing else may run: the previous task goes on, BE on a new grant. */
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
 		struct task_ctx *tctx = task_ctx(prev);
@@ -985,11 +1057,26 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 		if (tctx && tctx->class == TM_CLASS_BE) {
 			u64 now = bpf_ktime_get_ns();
 
-			if (!be_budget_left() || be_avoid_here(d))
+			if (be_avoid_here(d))
 				return;
-			charge(c, TM_CLASS_BE, now);
-			be_grant_return(c);
-			be_grant_start(prev, c, be_regular_grant(), false, now);
+			if (be_budget_left()) {
+				charge(c, TM_CLASS_BE, now);
+				be_grant_return(c);
+				be_grant_start(prev, c, be_regular_grant(), false, now);
+			} else {
+				s64 owed = be_floor_left;
+				u64 g;
+
+				/* budget spent: it may still run what the floor owes */
+				if (owed <= 0)
+					return;
+				g = (u64)owed < slice_ns ? (u64)owed : slice_ns;
+				__sync_fetch_and_sub(&be_floor_left, g);
+				charge(c, TM_CLASS_BE, now);
+				be_grant_return(c);
+				be_grant_start(prev, c, g, true, now);
+				stat_inc(TM_STAT_BE_FLOOR_IDLE);
+			}
 		} else {
 			/* ONLINE/SYSTEM behind a queued task it cannot be swapped with */
 			prev->scx.slice = slice_ns;
@@ -1055,6 +1142,10 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 		}
 	}
 	if (c && cls == TM_CLASS_BE) {
+		u32 me = bpf_get_smp_processor_id();
+
+		if (me < TM_MAX_CPUS)
+			cap_cgid[me] = tctx && bpf_map_lookup_elem(&be_caps, &tctx->cgid) ? tctx->cgid : 0;
 		if (c->next_grant)
 			be_grant_start(p, c, c->next_grant, true, now);
 		else
@@ -1094,8 +1185,12 @@ void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 	if (c) {
 		charge(c, cls, now);
 		if (cls == TM_CLASS_BE) {
+			u32 me = bpf_get_smp_processor_id();
+
 			be_grant_return(c);
 			grant_timer_cancel();
+			if (me < TM_MAX_CPUS)
+				cap_cgid[me] = 0;
 		}
 		c->class = TM_CLASS_NONE;
 	}
@@ -1112,6 +1207,16 @@ void BPF_STRUCT_OPS(tidemark_tick, struct task_struct *p)
 		return;
 	if (c && tctx->class < TM_NR_CLASSES)
 		charge(c, tctx->class, bpf_ktime_get_ns());
+	if (tctx->class == TM_CLASS_BE) {
+		struct tm_be_cap *cap = cpu_cap();
+
+		if (cap && cap->budget_ns <= 0) {
+			__sync_fetch_and_add(&cap->capped, 1);
+			stat_inc(TM_STAT_BE_CAPPED);
+			p->scx.slice = 0;
+			return;
+		}
+	}
 	/* Reclassify running tasks too: a class change applies at once. */
 	if (tctx->gen != class_gen || BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id) != tctx->cgid) {
 		p->scx.slice = 0;
@@ -1194,6 +1299,31 @@ static void kick_for_soft(u64 now)
  * Every window: measure what each class used, set the BE budget for the
  * next window, and wake idle CPUs when queued BE may run again.
  */
+/* A new window for each capped cgroup (bpf_for_each_map_elem callback). */
+static long cap_refill(struct bpf_map *map, u64 *id, struct tm_be_cap *cap, u64 *dt)
+{
+	cap->budget_ns = tm_be_cap_refill(cap->budget_ns, cap->cap_mcpu, *dt);
+	caps_active = true;
+	return 0;
+}
+
+/* Parked BE tasks whose cgroup has budget again (or lost its cap) go back
+ * to the tail of the BE queue. */
+static void unpark(void)
+{
+	struct task_struct *p;
+
+	bpf_rcu_read_lock();
+	bpf_for_each (scx_dsq, p, TM_DSQ_BE_PARKED, 0) {
+		struct task_ctx *tctx = task_ctx(p);
+		struct tm_be_cap *cap = tctx ? bpf_map_lookup_elem(&be_caps, &tctx->cgid) : NULL;
+
+		if (!cap || cap->budget_ns > 0)
+			tm_move(BPF_FOR_EACH_ITER, p, TM_DSQ_BE);
+	}
+	bpf_rcu_read_unlock();
+}
+
 static int window_fn(void *map, int *key, struct window *w)
 {
 	struct tm_tunables *t;
@@ -1256,8 +1386,14 @@ static int window_fn(void *map, int *key, struct window *w)
 	w->hi_pred = hi;
 	w->pred_dt = dt;
 
+	if (scx_bpf_dsq_nr_queued(TM_DSQ_BE_PARKED) || caps_active) {
+		caps_active = false;
+		bpf_for_each_map_elem(&be_caps, cap_refill, &dt, 0);
+		unpark();
+	}
+
 	kicks = scx_bpf_dsq_nr_queued(TM_DSQ_BE);
-	if (kicks && (be_budget > 0 || be_head_wait(now) >= max_be_wait_ns)) {
+	if (kicks && (be_budget > 0 || be_floor_left > 0 || be_head_wait(now) >= max_be_wait_ns)) {
 		bpf_for (i, 0, nr_cpus) {
 			if (!kicks)
 				break;
@@ -1333,6 +1469,9 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(tidemark_init)
 	s32 ret;
 
 	ret = scx_bpf_create_dsq(TM_DSQ_HI, -1);
+	if (ret)
+		return ret;
+	ret = scx_bpf_create_dsq(TM_DSQ_BE_PARKED, -1);
 	if (ret)
 		return ret;
 	ret = scx_bpf_create_dsq(TM_DSQ_BE, -1);

@@ -21,6 +21,8 @@ enum tm_limits {
 	TM_MAX_DOMS = 64,
 	/* ONLINE cgroups with a home (map "homes") */
 	TM_MAX_HOMES = 4096,
+	/* BE cgroups with a CPU cap (map "be_caps") */
+	TM_MAX_BE_CAPS = 1024,
 };
 
 /* User DSQ ids (bit 63 clear). Every CPU drains both, so no task is ever
@@ -28,6 +30,7 @@ enum tm_limits {
 enum tm_dsq {
 	TM_DSQ_HI = 0, /* ONLINE and SYSTEM: weighted vtime */
 	TM_DSQ_BE = 1, /* best-effort: FIFO, so the head is the longest waiter */
+	TM_DSQ_BE_PARKED = 2, /* BE of capped cgroups past their cap, until the next window */
 	/* per cache domain, ONLINE tasks homed there: strict, then soft */
 	TM_DSQ_DOM_BASE = 16,
 };
@@ -51,6 +54,30 @@ struct tm_home {
 	__u32 pad;
 };
 _Static_assert(sizeof(struct tm_home) == 16, "tm_home layout");
+
+/*
+ * A per-cgroup BE CPU cap (map "be_caps", cgroup id -> cap; tidemarkd's
+ * interference ladder writes it for a culprit and each of its descendants).
+ * The cgroup's own BE tasks run at most cap_mcpu per window; past it they
+ * wait parked until the next window. cgroup cpu.max is not enforced for
+ * sched_ext tasks in 6.12, hence a cap of our own.
+ */
+struct tm_be_cap {
+	__u32 cap_mcpu;	  /* written by userspace */
+	__u32 pad;
+	__s64 budget_ns;  /* left in this window (scheduler) */
+	__u64 capped;	  /* runs cut short or tasks parked by the cap (scheduler) */
+};
+_Static_assert(sizeof(struct tm_be_cap) == 24, "tm_be_cap layout");
+
+/* Budget of a capped cgroup for a window of @dt_ns: a debt is carried over,
+ * unused budget is not (no burst after a quiet window). */
+static inline __s64 tm_be_cap_refill(__s64 left_ns, __u32 cap_mcpu, __u64 dt_ns)
+{
+	__s64 add = (__s64)((__u64)cap_mcpu * dt_ns / 1000);
+
+	return (left_ns < 0 ? left_ns : 0) + add;
+}
 
 /* Is a task with home @home (0: none) at home on domain @dom? */
 static inline bool tm_home_has(__u64 home, __u32 dom)
@@ -143,6 +170,8 @@ enum tm_defaults {
 	X(BE_THROTTLED_NS, "be_throttled_ns", "time BE waited with its budget spent, ns")          \
 	X(BE_FORCED, "be_forced", "BE runs forced by max_be_wait_ms")                              \
 	X(BE_FLOOR, "be_floor", "BE runs ahead of ONLINE to keep the BE floor")                    \
+	X(BE_FLOOR_IDLE, "be_floor_idle", "BE floor runs on CPUs nothing else wanted, budget spent")   \
+	X(BE_CAPPED, "be_capped", "BE runs cut short or parked by a per-cgroup cap")               \
 	X(KICK_IDLE, "kick_idle", "idle CPUs woken for queued work")                               \
 	X(KEEP_RUNNING, "keep_running", "slices extended because nothing else waited")             \
 	X(RECLASSIFY, "reclassify", "class lookups (cgroup move or class change)")                 \

@@ -21,7 +21,8 @@ echo "demo: active scheduler: $(cat /sys/kernel/sched_ext/root/ops) (suppress li
 rate=$((n * 100))
 probe() { # label
 	(echo $BASHPID >/sys/fs/cgroup/online/cgroup.procs &&
-		exec build/tm-probe --messengers 2 --workers $n --rate $rate --work-us 1000 --seconds 10 --json) >/tmp/probe.$1 2>&1
+		exec build/tm-probe --messengers 2 --workers $n --rate $rate --work-us 1000 \
+			--jitter-us $((1000000 / rate)) --seconds 10 --json) >/tmp/probe.$1 2>&1
 }
 echo "demo: ONLINE service alone for 10 s ($rate requests/s x 1 ms of CPU: ~$((rate / n / 10))% of the node)"
 probe alone

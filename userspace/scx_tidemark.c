@@ -841,6 +841,7 @@ static void unpin_maps(void)
 	unlink(TM_PIN_DIR "/stats");
 	unlink(TM_PIN_DIR "/cg_waits");
 	unlink(TM_PIN_DIR "/homes");
+	unlink(TM_PIN_DIR "/be_caps");
 	rmdir(TM_PIN_DIR);
 }
 
@@ -853,7 +854,8 @@ static int pin_maps(struct tidemark *skel)
 	    bpf_map__pin(skel->maps.tunables, TM_PIN_DIR "/tunables") ||
 	    bpf_map__pin(skel->maps.stats, TM_PIN_DIR "/stats") ||
 	    bpf_map__pin(skel->maps.cg_waits, TM_PIN_DIR "/cg_waits") ||
-	    bpf_map__pin(skel->maps.homes, TM_PIN_DIR "/homes"))
+	    bpf_map__pin(skel->maps.homes, TM_PIN_DIR "/homes") ||
+	    bpf_map__pin(skel->maps.be_caps, TM_PIN_DIR "/be_caps"))
 		goto fail;
 	return 0;
 fail:

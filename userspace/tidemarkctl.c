@@ -6,6 +6,7 @@
  *   tidemarkctl class PATH             (the class PATH gets, and from where)
  *   tidemarkctl set NAME=VALUE...      (suppress_pct, max_be_wait_ms, be_floor_mcpu)
  *   tidemarkctl show
+ *   tidemarkctl cap PATH MCPU|off      (BE CPU cap of a cgroup and those below it)
  *   tidemarkctl topology [--input XML_OR_SYNTHETIC] [--json]
  *
  * Every change is validated in full before anything is written.
@@ -34,6 +35,8 @@ static int usage(FILE *f)
 		   "       tidemarkctl set NAME=VALUE...  (suppress_pct, max_be_wait_ms, "
 		   "be_floor_mcpu)\n"
 		   "       tidemarkctl show\n"
+		   "       tidemarkctl cap PATH MCPU|off  (cap the BE tasks of PATH and below to "
+		   "MCPU milli-CPUs)\n"
 		   "       tidemarkctl topology [--input XML_OR_SYNTHETIC] [--json]\n"
 		   "       tidemarkctl status [--addr IP:PORT] [--json]  (tidemarkd's report; "
 		   "default 127.0.0.1:9477)\n");
@@ -177,6 +180,49 @@ static int cmd_set(int argc, char **argv)
 	}
 	printf("suppress_pct=%u max_be_wait_ms=%u be_floor_mcpu=%u\n", t.suppress_pct,
 	       t.max_be_wait_ms, t.be_floor_mcpu);
+	return 0;
+}
+
+static int cmd_cap(int argc, char **argv)
+{
+	char dir[PATH_MAX], err[512], *end;
+	unsigned long v = 0;
+	__u64 id;
+	int fd, n;
+
+	if (argc != 2)
+		return usage(stderr);
+	if (strcmp(argv[1], "off")) {
+		errno = 0;
+		v = strtoul(argv[1], &end, 10);
+		if (errno || end == argv[1] || *end || argv[1][0] == '-' || v < 1 || v > 512000) {
+			fprintf(stderr, "tidemarkctl: cap '%s' must be 1-512000 milli-CPUs or off\n",
+				argv[1]);
+			return 2;
+		}
+	}
+	if (tm_cgroup_id(argv[0], &id, err, sizeof(err))) {
+		fprintf(stderr, "tidemarkctl: %s\n", err);
+		return 1;
+	}
+	if (argv[0][0] == '/' && strncmp(argv[0], TM_CGROUP_ROOT "/", sizeof(TM_CGROUP_ROOT)))
+		snprintf(dir, sizeof(dir), TM_CGROUP_ROOT "%s", argv[0]);
+	else if (argv[0][0] != '/')
+		snprintf(dir, sizeof(dir), TM_CGROUP_ROOT "/%s", argv[0]);
+	else
+		snprintf(dir, sizeof(dir), "%s", argv[0]);
+	fd = open_pinned("be_caps");
+	if (fd < 0)
+		return 1;
+	n = tm_be_cap_set(fd, dir, v);
+	if (n < 0) {
+		fprintf(stderr, "tidemarkctl: cannot walk %s\n", dir);
+		return 1;
+	}
+	if (v)
+		printf("%s: BE capped at %lu mCPU (%d cgroups)\n", argv[0], v, n);
+	else
+		printf("%s: BE cap removed (%d cgroups)\n", argv[0], n);
 	return 0;
 }
 
@@ -334,6 +380,8 @@ int main(int argc, char **argv)
 		return cmd_class(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "set"))
 		return cmd_set(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "cap"))
+		return cmd_cap(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "show"))
 		return cmd_show();
 	if (!strcmp(argv[1], "topology"))

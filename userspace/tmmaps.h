@@ -6,7 +6,9 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <errno.h>
 #include "tidemark.h"
+#include "tmlib.h"
 
 /*
  * Sum the per-CPU "stats" map. A per-CPU lookup fills one value per
@@ -46,5 +48,57 @@ static inline int tm_bump_class_gen(int tunables_fd)
 		return -1;
 	t.class_gen++;
 	return bpf_map_update_elem(tunables_fd, &zero, &t, BPF_ANY);
+}
+/*
+ * Cap the BE tasks of the cgroup at @dir (a full path under the cgroup root)
+ * and of every cgroup below it to @mcpu per window of the scheduler; 0
+ * removes the cap. Every id is collected before the map is touched, so a
+ * failed walk applies nothing. Returns the number of cgroups written, or -1.
+ */
+static inline int tm_be_cap_set(int caps_fd, const char *dir, __u32 mcpu)
+{
+	struct tm_cg_path *v = NULL;
+	size_t n = 0;
+	int done = 0;
+
+	if (tm_cgroup_walk(dir, &v, &n) || !n) {
+		tm_cgroup_paths_free(v, n);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct tm_be_cap cap = {};
+
+		if (!mcpu) {
+			if (!bpf_map_delete_elem(caps_fd, &v[i].id) || errno == ENOENT)
+				done++;
+			continue;
+		}
+		/* keep the scheduler's budget and count of an existing entry */
+		bpf_map_lookup_elem(caps_fd, &v[i].id, &cap);
+		cap.cap_mcpu = mcpu;
+		if (!bpf_map_update_elem(caps_fd, &v[i].id, &cap, BPF_ANY))
+			done++;
+	}
+	tm_cgroup_paths_free(v, n);
+	return done;
+}
+
+/* Times the cap of cgroup @dir (and below) cut a run short or parked a task. */
+static inline __u64 tm_be_capped(int caps_fd, const char *dir)
+{
+	struct tm_cg_path *v = NULL;
+	size_t n = 0;
+	__u64 sum = 0;
+
+	if (tm_cgroup_walk(dir, &v, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct tm_be_cap cap;
+
+		if (!bpf_map_lookup_elem(caps_fd, &v[i].id, &cap))
+			sum += cap.capped;
+	}
+	tm_cgroup_paths_free(v, n);
+	return sum;
 }
 #endif

@@ -108,10 +108,12 @@ be_ops() { # bogo ops/s (real time) summed over the stressors
 }
 
 probe() { # level seconds -> JSON on stdout
-	local rate=$(($1 * n * 10))	# requests/s x 1 ms of CPU = level % of n CPUs
+	# requests/s x 1 ms of CPU = level % of n CPUs; arrivals jittered by half
+	# a period, so that runs are not phase-locked to the tick (tests/vm/priority.sh)
+	local rate=$(($1 * n * 10))
 	(echo $BASHPID >$cg/online/cgroup.procs &&
 		exec build/tm-probe --messengers 1 --workers $((n * 2 + 2)) --rate $rate --work-us 1000 \
-			--seconds "$2" --json) 2>/dev/null
+			--jitter-us $((500000 / rate)) --seconds "$2" --json) 2>/dev/null
 }
 
 cyclic() { # seconds -> "avg max p99" us

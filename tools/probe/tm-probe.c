@@ -9,11 +9,17 @@
  *            queueing behind busy workers; no coordinated omission).
  *
  *   tm-probe [--messengers M] [--workers N] [--rate R] [--work-us W]
- *            [--seconds S] [--json]
+ *            [--seconds S] [--jitter-us J] [--seed N] [--json]
  *
  * --workers is per messenger; --rate is the total requests per second over
  * all messengers; CPU work is measured in thread CPU time, so preemption
  * does not shorten it.
+ *
+ * --jitter-us J moves each request by a uniform random offset in [0, J)
+ * from its slot on the fixed grid. Without it the arrival times are locked
+ * in phase with the kernel's periodic tick (5 ms requests, 4 ms tick at
+ * HZ=250: every run samples one tick phase, so a collision hits either 0 or
+ * 25% of the requests, decided by when the run happened to start).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -36,7 +42,8 @@
 struct opts {
 	int messengers, workers;
 	double rate, seconds;
-	int64_t work_ns;
+	int64_t work_ns, jitter_ns;
+	uint64_t seed;
 	bool json;
 };
 
@@ -65,8 +72,11 @@ struct messenger {
 	int64_t queue[QUEUE_LEN];
 	unsigned head, tail;
 	uint64_t dropped;
+	/* scheduled gap between consecutive requests: shows the jitter */
+	int64_t gap_min, gap_max;
 	int64_t start, end;
 	double period_ns;
+	int idx;
 };
 
 static struct samples wake_s, req_s;
@@ -175,12 +185,32 @@ static void *messenger_fn(void *arg)
 {
 	struct messenger *m = arg;
 	const struct opts *o = m->o;
-	uint64_t k = 0;
+	uint64_t k = 0, rng = o->seed + (uint64_t)m->idx * 0x9e3779b97f4a7c15ULL + 1;
+	int64_t prev = 0;
 
 	for (;;) {
 		int64_t sched = m->start + (int64_t)(k * m->period_ns);
-		struct timespec ts = { sched / 1000000000LL, sched % 1000000000LL };
 		bool handed = false;
+		struct timespec ts;
+
+		if (o->jitter_ns) {
+			/* xorshift64: cheap, and the same seed gives the same arrivals */
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			sched += (int64_t)(rng % (uint64_t)o->jitter_ns);
+		}
+		if (k) {
+			int64_t gap = sched - prev;
+
+			if (!m->gap_max || gap < m->gap_min)
+				m->gap_min = gap;
+			if (gap > m->gap_max)
+				m->gap_max = gap;
+		}
+		prev = sched;
+		ts.tv_sec = sched / 1000000000LL;
+		ts.tv_nsec = sched % 1000000000LL;
 
 		if (sched >= m->end)
 			break;
@@ -240,12 +270,15 @@ static int usage(FILE *f)
 {
 	fprintf(f,
 		"usage: tm-probe [--messengers M] [--workers N] [--rate R] [--work-us W]\n"
-		"                [--seconds S] [--json]\n"
+		"                [--seconds S] [--jitter-us J] [--seed N] [--json]\n"
 		"  --messengers M  threads issuing requests (default 1, 1-64)\n"
 		"  --workers N     workers per messenger (default 2, 1-256)\n"
 		"  --rate R        requests per second, all messengers (default 400)\n"
 		"  --work-us W     CPU work per request, us of thread CPU time (default 1000)\n"
 		"  --seconds S     run time (default 10)\n"
+		"  --jitter-us J   move each request by a random 0..J us off the fixed grid\n"
+		"                  (default 0; must be below the period per messenger)\n"
+		"  --seed N        seed of the jitter (default 1)\n"
 		"  --json          one JSON object instead of text\n");
 	return f == stdout ? 0 : 2;
 }
@@ -273,15 +306,18 @@ int main(int argc, char **argv)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "work-us", required_argument, NULL, 'w' },
 		{ "seconds", required_argument, NULL, 's' },
+		{ "jitter-us", required_argument, NULL, 'J' },
+		{ "seed", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct opts o = { .messengers = 1, .workers = 2, .rate = 400, .seconds = 10,
-			  .work_ns = 1000000 };
+			  .work_ns = 1000000, .seed = 1 };
 	struct messenger *ms;
 	int64_t start, elapsed;
 	uint64_t dropped = 0;
+	int64_t gap_min = 0, gap_max = 0;
 	double v;
 	int c;
 
@@ -310,6 +346,16 @@ int main(int argc, char **argv)
 			if (!parse_num("--seconds", optarg, 0.1, 86400, &o.seconds))
 				return 2;
 			break;
+		case 'J':
+			if (!parse_num("--jitter-us", optarg, 0, 1e7, &v))
+				return 2;
+			o.jitter_ns = (int64_t)(v * 1000);
+			break;
+		case 'S':
+			if (!parse_num("--seed", optarg, 0, 1e15, &v))
+				return 2;
+			o.seed = (uint64_t)v;
+			break;
 		case 'j':
 			o.json = true;
 			break;
@@ -322,6 +368,11 @@ int main(int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "tm-probe: unexpected argument '%s'\n", argv[optind]);
 		return usage(stderr);
+	}
+	if (o.jitter_ns && (double)o.jitter_ns >= 1e9 * o.messengers / o.rate) {
+		fprintf(stderr, "tm-probe: --jitter-us %.0f is not below the period of %.0f us "
+			"(requests would change order)\n", o.jitter_ns / 1e3, 1e6 * o.messengers / o.rate);
+		return 2;
 	}
 
 	wake_s.cap = req_s.cap = MAX_SAMPLES;
@@ -340,6 +391,7 @@ int main(int argc, char **argv)
 		struct messenger *m = &ms[i];
 
 		m->o = &o;
+		m->idx = i;
 		m->period_ns = 1e9 * o.messengers / o.rate;
 		/* stagger the messengers over one period */
 		m->start = start + (int64_t)(m->period_ns * i / o.messengers);
@@ -385,6 +437,10 @@ int main(int argc, char **argv)
 			pthread_join(ms[i].w[j].thread, NULL);
 		}
 		dropped += ms[i].dropped;
+		if (ms[i].gap_max && (!gap_max || ms[i].gap_min < gap_min))
+			gap_min = ms[i].gap_min;
+		if (ms[i].gap_max > gap_max)
+			gap_max = ms[i].gap_max;
 	}
 
 	qsort(wake_s.v, wake_s.n, sizeof(uint64_t), cmp_u64);
@@ -394,6 +450,8 @@ int main(int argc, char **argv)
 		       "\"rate\":%.1f,\"target_rate\":%.1f,\"work_us\":%.0f",
 		       (uint64_t)completed, dropped, elapsed / 1e9, completed / (elapsed / 1e9),
 		       o.rate, o.work_ns / 1e3);
+		printf(",\"jitter_us\":%.0f,\"gap_us\":{\"min\":%.1f,\"max\":%.1f}", o.jitter_ns / 1e3,
+		       gap_min / 1e3, gap_max / 1e3);
 		printf(",\"wakeup_us\":{\"n\":%zu,\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"p999\":%.1f,\"max\":%.1f}",
 		       wake_s.n, pct(&wake_s, 50) / 1e3, pct(&wake_s, 90) / 1e3,
 		       pct(&wake_s, 99) / 1e3, pct(&wake_s, 99.9) / 1e3, pct(&wake_s, 100) / 1e3);

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# vm: --cpus 2 --timeout 300
+# Per-cgroup BE CPU cap (map be_caps, tidemarkctl cap): a capped BE cgroup
+# runs at its cap while another BE cgroup takes the rest; removing the cap
+# gives it its share back. The cap is what the interference ladder's
+# "throttle" step uses (cgroup cpu.max is not enforced for sched_ext tasks).
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../vmlib.sh"
+
+cg=/sys/fs/cgroup
+mkdir -p $cg/be/a/sub $cg/be/b
+log=/tmp/scx.log
+build/scx_tidemark --be /be >"$log" 2>&1 &
+pid=$!
+wait_state enabled 10 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+ok "scheduler loads"
+# the line out of the way: the cap is the only limit on /be/a
+build/tidemarkctl set suppress_pct=100 >/dev/null
+
+out=$(build/tidemarkctl cap /be/a 0 2>&1)
+expect_eq "cap 0 refused (exit 2)" 2 "$?"
+check "the error names the value" grep -q "cap '0' must be 1-512000" <<<"$out"
+out=$(build/tidemarkctl cap /be/nonexistent 300 2>&1)
+check "cap on a missing cgroup refused" test $? -ne 0
+check "the error names the path" grep -q "nonexistent" <<<"$out"
+
+HOG="stress-ng --temp-path /tmp --cpu-method int64 --cpu 2 --timeout 60s"
+in_cgroup be/a/sub $HOG >/dev/null 2>&1
+ha=$!
+in_cgroup be/b $HOG >/dev/null 2>&1
+hb=$!
+sleep 1
+out=$(build/tidemarkctl cap /be/a 300)
+check "cap /be/a at 300 mCPU ($out)" grep -q "2 cgroups" <<<"$out"
+tests/busy.py --delay 1 --windows 3 --seconds 2 --cgroup a=/be/a --cgroup b=/be/b >/tmp/w1
+while read -r l; do note "capped: $l"; done </tmp/w1
+a=$(awk '{s+=$6} END{print int(s/NR)}' /tmp/w1)
+b=$(awk '{s+=$8} END{print int(s/NR)}' /tmp/w1)
+# 300 mCPU of 2 CPUs = 15% of the node
+if within "$a" 10 20; then ok "capped cgroup at ~15% of the node ($a%)"; else not_ok "capped cgroup at ~15% of the node" "a $a% b $b%"; fi
+if [ "$b" -ge 70 ]; then ok "the other BE cgroup takes the rest ($b%)"; else not_ok "the other BE cgroup takes the rest" "a $a% b $b%"; fi
+
+
+out=$(build/tidemarkctl cap /be/a off)
+check "cap removed ($out)" grep -q "removed" <<<"$out"
+tests/busy.py --delay 1 --windows 2 --seconds 2 --cgroup a=/be/a --cgroup b=/be/b >/tmp/w2
+while read -r l; do note "uncapped: $l"; done </tmp/w2
+a=$(awk '{s+=$6} END{print int(s/NR)}' /tmp/w2)
+b=$(awk '{s+=$8} END{print int(s/NR)}' /tmp/w2)
+if within "$a" 35 65; then ok "uncapped: back to about half ($a% vs $b%)"; else not_ok "uncapped: back to about half" "a $a% b $b%"; fi
+
+kill $ha $hb 2>/dev/null
+wait $ha $hb 2>/dev/null
+kill -INT $pid
+wait $pid
+expect_eq "loader exits 0" 0 "$?"
+tap_done
