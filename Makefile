@@ -79,13 +79,16 @@ $(BUILD)/scx_tidemark: userspace/scx_tidemark.c $(BUILD)/tidemark.skel.h bpf/tid
 
 DAEMON_SRCS := userspace/tidemarkd.c userspace/config.c userspace/report.c userspace/httpc.c \
 	       userspace/strategy_cpusuppress.c userspace/strategy_memevict.c \
-	       userspace/strategy_cpuevict.c
+	       userspace/strategy_cpuevict.c userspace/strategy_interfere.c userspace/signals.c
 DAEMON_HDRS := userspace/daemon.h userspace/config.h userspace/evict.h userspace/nodeload.h \
-	       userspace/httpc.h
+	       userspace/httpc.h userspace/interfere.h userspace/signals.h
+
+NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
+NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null || echo -lnl-genl-3 -lnl-3)
 
 $(BUILD)/tidemarkd: $(DAEMON_SRCS) $(DAEMON_HDRS) bpf/tidemark.h $(TMLIB) $(TOPO) $(LIBBPF_A)
-	$(CC) $(USER_CFLAGS) -Itopology -o $@ $(DAEMON_SRCS) $(TMLIB_SRCS) topology/topo.c \
-		$(USER_LIBS) -ljansson -lmicrohttpd -lhwloc
+	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) -Itopology -o $@ $(DAEMON_SRCS) $(TMLIB_SRCS) topology/topo.c \
+		$(USER_LIBS) -ljansson -lmicrohttpd -lhwloc $(NL_LIBS) -lm
 
 $(BUILD)/tidemarkctl: userspace/tidemarkctl.c userspace/httpc.c userspace/httpc.h bpf/tidemark.h $(TMLIB) $(TOPO) $(LIBBPF_A)
 	$(CC) $(USER_CFLAGS) -Itopology -o $@ $< userspace/httpc.c $(TMLIB_SRCS) topology/topo.c $(USER_LIBS) -lhwloc -ljansson

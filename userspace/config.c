@@ -33,6 +33,22 @@ void tm_config_defaults(struct tm_config *c)
 	c->cpuevict.usage_gate_pct = 90;
 	c->cpuevict.cooldown_s = 60;
 	c->cpuevict.max_per_round = 1;
+	c->interfere.enabled = true;
+	c->interfere.sample_ms = 1000;
+	c->interfere.warmup_samples = 10;
+	c->interfere.baseline_span = 60;
+	c->interfere.sigma = 3;
+	c->interfere.min_rise_pct = 50;
+	c->interfere.need_n = 3;
+	c->interfere.of_m = 5;
+	c->interfere.corr_samples = 20;
+	c->interfere.min_corr_pct = 50;
+	c->interfere.min_active_mcpu = 50;
+	c->interfere.cooldown_s = 5;
+	c->interfere.recover_s = 60;
+	c->interfere.suppress_step_pct = 15;
+	c->interfere.suppress_min_pct = 30;
+	c->interfere.throttle_mcpu = 200;
 	snprintf(c->report.listen_addr, sizeof(c->report.listen_addr), "127.0.0.1");
 	c->report.listen_port = 9477;
 	c->report.sample_s = 10;
@@ -126,6 +142,26 @@ static void bool_field(struct ctx *x, json_t *obj, const char *key, const char *
 		return;
 	}
 	*out = json_is_true(v);
+}
+
+static void num_field(struct ctx *x, json_t *obj, const char *key, const char *field, double min,
+		      double max, double *out)
+{
+	json_t *v = json_object_get(obj, key);
+	double n;
+
+	if (!v)
+		return;
+	if (!json_is_number(v)) {
+		fail(x, field, "must be a number");
+		return;
+	}
+	n = json_number_value(v);
+	if (n < min || n > max) {
+		fail(x, field, "%g is out of range %g-%g", n, min, max);
+		return;
+	}
+	*out = n;
 }
 
 static void str_field(struct ctx *x, json_t *obj, const char *key, const char *field, char *out,
@@ -278,6 +314,45 @@ static void listen_field(struct ctx *x, json_t *o, struct tm_config *c)
 	c->report.listen_port = port;
 }
 
+static void interference(struct ctx *x, json_t *o, struct tm_config *c)
+{
+	static const char *const keys[] = {
+		"enabled",	     "dry_run",	       "sample_ms",	  "warmup_samples",
+		"baseline_span",     "sigma",	       "min_rise_pct",	  "need_n",
+		"of_m",		     "corr_samples",   "min_corr_pct",	  "min_active_mcpu",
+		"cooldown_s",	     "recover_s",      "suppress_step_pct", "suppress_min_pct",
+		"throttle_mcpu",     NULL};
+	typeof(c->interfere) *f = &c->interfere;
+
+	known_keys(x, "interference", o, keys);
+	bool_field(x, o, "enabled", "interference.enabled", &f->enabled);
+	bool_field(x, o, "dry_run", "interference.dry_run", &f->dry_run);
+	u32_field(x, o, "sample_ms", "interference.sample_ms", 100, 60000, &f->sample_ms);
+	u32_field(x, o, "warmup_samples", "interference.warmup_samples", 3, 3600,
+		  &f->warmup_samples);
+	u32_field(x, o, "baseline_span", "interference.baseline_span", 2, 3600, &f->baseline_span);
+	num_field(x, o, "sigma", "interference.sigma", 0.5, 20, &f->sigma);
+	u32_field(x, o, "min_rise_pct", "interference.min_rise_pct", 0, 10000, &f->min_rise_pct);
+	u32_field(x, o, "need_n", "interference.need_n", 1, 32, &f->need_n);
+	u32_field(x, o, "of_m", "interference.of_m", 1, 32, &f->of_m);
+	u32_field(x, o, "corr_samples", "interference.corr_samples", 4, 64, &f->corr_samples);
+	u32_field(x, o, "min_corr_pct", "interference.min_corr_pct", 1, 100, &f->min_corr_pct);
+	u32_field(x, o, "min_active_mcpu", "interference.min_active_mcpu", 0, 512000,
+		  &f->min_active_mcpu);
+	u32_field(x, o, "cooldown_s", "interference.cooldown_s", 1, 3600, &f->cooldown_s);
+	u32_field(x, o, "recover_s", "interference.recover_s", 1, 86400, &f->recover_s);
+	u32_field(x, o, "suppress_step_pct", "interference.suppress_step_pct", 1, 99,
+		  &f->suppress_step_pct);
+	u32_field(x, o, "suppress_min_pct", "interference.suppress_min_pct", 1, 100,
+		  &f->suppress_min_pct);
+	u32_field(x, o, "throttle_mcpu", "interference.throttle_mcpu", 1, 512000,
+		  &f->throttle_mcpu);
+	if (x->failed)
+		return;
+	if (f->need_n > f->of_m)
+		fail(x, "interference.need_n", "%u must not be above of_m (%u)", f->need_n, f->of_m);
+}
+
 static void check_order(struct ctx *x, const struct tm_config *c)
 {
 	/* Koordinator issue 2477: a wrong order makes suppress and evict fight */
@@ -293,6 +368,9 @@ static void check_order(struct ctx *x, const struct tm_config *c)
 	else if (c->memory.evict_lower_pct >= c->memory.evict_pct)
 		fail(x, "watermarks.memory.evict_lower_pct", "%u must be below evict_pct (%u)",
 		     c->memory.evict_lower_pct, c->memory.evict_pct);
+	else if (c->interfere.suppress_min_pct > c->cpu.suppress_pct)
+		fail(x, "interference.suppress_min_pct", "%u must not be above suppress_pct (%u)",
+		     c->interfere.suppress_min_pct, c->cpu.suppress_pct);
 	else if (c->be_floor_mcpu > 0 && c->cpu.suppress_pct == 0)
 		fail(x, "watermarks.cpu.suppress_pct", "must be at least 1");
 }
@@ -301,7 +379,7 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 {
 	static const char *const top[] = {
 		"version",	"watermarks", "scheduler", "memory_eviction",
-		"cpu_eviction", "cgroups",    "report",	   NULL};
+		"cpu_eviction", "interference", "cgroups", "report", NULL};
 	static const char *const wm[] = {"cpu", "memory", NULL};
 	static const char *const wcpu[] = {"forbid_pct", "suppress_pct", "evict_pct", NULL};
 	static const char *const wmem[] = {"forbid_pct", "evict_lower_pct", "evict_pct", NULL};
@@ -408,6 +486,8 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 			fail(&x, "cpu_eviction.lower_pct", "%u must be below upper_pct (%u)",
 			     c->cpuevict.lower_pct, c->cpuevict.upper_pct);
 	}
+	if ((o = object(&x, root, "interference", "interference")))
+		interference(&x, o, c);
 	if ((o = object(&x, root, "cgroups", "cgroups")))
 		cgroups(&x, o, c);
 	if ((o = object(&x, root, "report", "report"))) {

@@ -56,6 +56,25 @@ struct tm_config {
 		uint32_t cooldown_s;
 		uint32_t max_per_round;
 	} cpuevict;
+	/* interference detection and its action ladder (strategy_interfere.c) */
+	struct {
+		bool enabled;
+		bool dry_run;
+		uint32_t sample_ms;	/* one sample of every signal */
+		uint32_t warmup_samples;	/* before a baseline is trusted */
+		uint32_t baseline_span;	/* EWMA span of the baselines, samples */
+		double sigma;	/* outlier: above mean + sigma x spread */
+		uint32_t min_rise_pct;	/* ... and above mean x (1 + this/100) */
+		uint32_t need_n, of_m;	/* interfered: n outliers in the last m samples */
+		uint32_t corr_samples;	/* samples the culprit correlation looks at */
+		uint32_t min_corr_pct;	/* culprit: correlation at least this / 100 */
+		uint32_t min_active_mcpu;	/* culprit: using at least this now */
+		uint32_t cooldown_s;	/* between two steps of the ladder */
+		uint32_t recover_s;	/* calm this long: steps undone */
+		uint32_t suppress_step_pct;	/* step 1 lowers the BE line by this */
+		uint32_t suppress_min_pct;	/* ... never below this */
+		uint32_t throttle_mcpu;	/* step 2 caps the culprit at this */
+	} interfere;
 	/* BE cgroups the daemon may act on (globs); ONLINE/SYSTEM never */
 	struct tm_cfg_cgroup be[TM_CFG_MAX_CGROUPS];
 	int nr_be;

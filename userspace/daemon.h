@@ -66,6 +66,26 @@ struct tm_snapshot {
 	int nr_dom;
 };
 
+/* What the interference detector shows per ONLINE cgroup (reports). */
+#define TM_IF_SIGNALS 5
+#define TM_IF_MAX_VICTIMS 32
+struct tm_if_row {
+	char path[160];
+	double value[TM_IF_SIGNALS];	/* last sample; NAN when not measured */
+	double baseline[TM_IF_SIGNALS];	/* baseline mean */
+	bool interfered;
+};
+
+struct tm_if_state {
+	struct tm_if_row row[TM_IF_MAX_VICTIMS];
+	int nr;
+	int step;	/* enum tm_if_step */
+	char culprit[160];	/* last culprit named, "" if none */
+	uint64_t detections;	/* times a victim turned interfered */
+	const char *delay_source;	/* "taskstats", "schedstat" */
+	bool cpi;	/* a PMU counts cycles */
+};
+
 struct tm_daemon {
 	struct tm_config cfg;
 	const char *config_path;
@@ -75,6 +95,11 @@ struct tm_daemon {
 	struct tm_action_count actions[TM_MAX_ACTION_KINDS];
 	int nr_actions;
 	uint64_t config_reloads, config_rejects;
+	/* the interference ladder's lowered BE line, 0 if none; cpusuppress
+	 * applies the lower of it and the configuration */
+	uint32_t suppress_override_pct;
+	bool tunables_dirty;	/* apply the tunables now, not at the next second */
+	struct tm_if_state ifs;	/* under @lock */
 };
 
 struct tm_strategy {
@@ -88,6 +113,10 @@ struct tm_strategy {
 extern const struct tm_strategy tm_strategy_cpusuppress;
 extern const struct tm_strategy tm_strategy_memevict;
 extern const struct tm_strategy tm_strategy_cpuevict;
+extern const struct tm_strategy tm_strategy_interfere;
+extern const char *const tm_if_signal_names[TM_IF_SIGNALS];
+/* "none", "lower_line", "throttle", "evict" */
+const char *tm_if_step_name(int step);
 
 /*
  * Record an action: one audit line on stderr ("audit strategy=... action=...

@@ -10,6 +10,7 @@
  */
 #include <glob.h>
 #include <inttypes.h>
+#include <math.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -438,6 +439,7 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	struct tm_snapshot s;
 	struct tm_action_count a[TM_MAX_ACTION_KINDS];
 	uint64_t reloads, rejects;
+	struct tm_if_state ifs; /* ~8 KiB: the HTTP and push threads both render */
 	int na;
 
 	pthread_mutex_lock(&d->lock);
@@ -446,6 +448,7 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	memcpy(a, d->actions, sizeof(a));
 	reloads = d->config_reloads;
 	rejects = d->config_rejects;
+	ifs = d->ifs;
 	pthread_mutex_unlock(&d->lock);
 
 	gauge(&b, "tidemark_node_cpu_capacity_mcpu", "Online CPUs of the node, milli-CPUs.");
@@ -540,6 +543,41 @@ char *tm_report_prometheus(struct tm_daemon *d)
 			bprintf(&b, "tidemark_sched_%s_total %" PRIu64 "\n", name,
 				s.sched_stats[i]);
 	}
+	gauge(&b, "tidemark_interference_signal",
+	      "Last sample of an interference signal of an ONLINE cgroup (units in the name).");
+	for (int i = 0; i < ifs.nr; i++)
+		for (int k = 0; k < TM_IF_SIGNALS; k++) {
+			if (isnan(ifs.row[i].value[k]))
+				continue;
+			bprintf(&b, "tidemark_interference_signal{cgroup=");
+			prom_label(&b, ifs.row[i].path);
+			bprintf(&b, ",signal=\"%s\"} %.3f\n", tm_if_signal_names[k],
+				ifs.row[i].value[k]);
+		}
+	gauge(&b, "tidemark_interference_baseline",
+	      "Baseline (mean of the non-outlier samples) of an interference signal.");
+	for (int i = 0; i < ifs.nr; i++)
+		for (int k = 0; k < TM_IF_SIGNALS; k++) {
+			if (isnan(ifs.row[i].baseline[k]))
+				continue;
+			bprintf(&b, "tidemark_interference_baseline{cgroup=");
+			prom_label(&b, ifs.row[i].path);
+			bprintf(&b, ",signal=\"%s\"} %.3f\n", tm_if_signal_names[k],
+				ifs.row[i].baseline[k]);
+		}
+	gauge(&b, "tidemark_interference_interfered",
+	      "1 while an ONLINE cgroup is interfered (n of the last m samples outliers).");
+	for (int i = 0; i < ifs.nr; i++) {
+		bprintf(&b, "tidemark_interference_interfered{cgroup=");
+		prom_label(&b, ifs.row[i].path);
+		bprintf(&b, "} %d\n", ifs.row[i].interfered);
+	}
+	gauge(&b, "tidemark_interference_step",
+	      "Step of the interference ladder: 0 none, 1 lower_line, 2 throttle, 3 evict.");
+	bprintf(&b, "tidemark_interference_step %d\n", ifs.step);
+	bprintf(&b, "# HELP tidemark_interference_detections_total ONLINE cgroups turning "
+		    "interfered.\n# TYPE tidemark_interference_detections_total counter\n");
+	bprintf(&b, "tidemark_interference_detections_total %" PRIu64 "\n", ifs.detections);
 	bprintf(&b, "# HELP tidemark_actions_total Actions taken (or, dry_run=\"true\", decided) "
 		    "by the daemon's strategies.\n# TYPE tidemark_actions_total counter\n");
 	for (int i = 0; i < na; i++)
@@ -586,9 +624,11 @@ char *tm_report_json(struct tm_daemon *d)
 {
 	struct buf b = {};
 	struct tm_snapshot s;
+	struct tm_if_state ifs;
 
 	pthread_mutex_lock(&d->lock);
 	s = d->snap;
+	ifs = d->ifs;
 	pthread_mutex_unlock(&d->lock);
 
 	bprintf(&b, "{\"kind\":\"NodeMetric\",\"version\":1,\"at_ms\":%" PRIu64 ",", s.at_ms);
@@ -636,6 +676,37 @@ char *tm_report_json(struct tm_daemon *d)
 		"\"memory\":{\"forbid_pct\":%u,\"evict_lower_pct\":%u,\"evict_pct\":%u}},",
 		d->cfg.cpu.forbid_pct, d->cfg.cpu.suppress_pct, d->cfg.cpu.evict_pct,
 		d->cfg.memory.forbid_pct, d->cfg.memory.evict_lower_pct, d->cfg.memory.evict_pct);
+	bprintf(&b, "\"interference\":{\"step\":\"%s\",\"culprit\":", tm_if_step_name(ifs.step));
+	json_str(&b, ifs.culprit);
+	bprintf(&b, ",\"detections\":%" PRIu64 ",\"delay_source\":\"%s\",\"cpi\":%s,\"cgroups\":[",
+		ifs.detections, ifs.delay_source ? ifs.delay_source : "none",
+		ifs.cpi ? "true" : "false");
+	for (int i = 0; i < ifs.nr; i++) {
+		bprintf(&b, "%s{\"cgroup\":", i ? "," : "");
+		json_str(&b, ifs.row[i].path);
+		bprintf(&b, ",\"interfered\":%s,\"signals\":{",
+			ifs.row[i].interfered ? "true" : "false");
+		for (int k = 0, first = 1; k < TM_IF_SIGNALS; k++) {
+			double v = ifs.row[i].value[k], m = ifs.row[i].baseline[k];
+
+			if (isnan(v) && isnan(m))
+				continue;
+			bprintf(&b, "%s\"%s\":{\"value\":", first ? "" : ",", tm_if_signal_names[k]);
+			if (isnan(v))
+				bprintf(&b, "null");
+			else
+				bprintf(&b, "%.3f", v);
+			bprintf(&b, ",\"baseline\":");
+			if (isnan(m))
+				bprintf(&b, "null");
+			else
+				bprintf(&b, "%.3f", m);
+			bprintf(&b, "}");
+			first = 0;
+		}
+		bprintf(&b, "}}");
+	}
+	bprintf(&b, "]},");
 	bprintf(&b, "\"scheduler\":{\"up\":%s,\"suppress_pct\":%u,\"counters\":{",
 		s.sched_up ? "true" : "false", s.tun.suppress_pct);
 	for (int i = 0; i < TM_NR_STATS; i++)

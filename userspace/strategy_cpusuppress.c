@@ -2,7 +2,8 @@
 /*
  * CPU suppress: the scheduler enforces the BE line in-kernel; this strategy
  * keeps the scheduler's pinned tunables (suppress_pct, max_be_wait_ms,
- * be_floor_mcpu) equal to the configuration, checked every tick, so a
+ * be_floor_mcpu) equal to the configuration (the BE line lowered while the
+ * interference ladder holds it down), checked every tick, so a
  * restarted scheduler (a new map behind the pin) and a reload are followed.
  * When no scheduler runs, it waits: the node is then not protected, which
  * the report says (scheduler_up 0).
@@ -56,6 +57,8 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	 * of the same map and could put old values back */
 	want = t;
 	want.suppress_pct = d->cfg.cpu.suppress_pct;
+	if (d->suppress_override_pct && d->suppress_override_pct < want.suppress_pct)
+		want.suppress_pct = d->suppress_override_pct;
 	want.max_be_wait_ms = d->cfg.max_be_wait_ms;
 	want.be_floor_mcpu = d->cfg.be_floor_mcpu;
 	why = tm_tunables_check(&want, nr_cpus());

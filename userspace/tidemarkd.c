@@ -43,6 +43,7 @@ static const struct tm_strategy *const strategies[] = {
 	&tm_strategy_cpusuppress,
 	&tm_strategy_memevict,
 	&tm_strategy_cpuevict,
+	&tm_strategy_interfere,
 };
 #define NR_STRATEGIES ((int)(sizeof(strategies) / sizeof(strategies[0])))
 
@@ -395,7 +396,9 @@ int main(int argc, char **argv)
 		now = tm_now_ms();
 		tm_strategy_memevict.tick(&d, now);
 		tm_strategy_cpuevict.tick(&d, now); /* once a second, by itself */
-		if (now >= next_slow) {
+		tm_strategy_interfere.tick(&d, now); /* every sample_ms, by itself */
+		if (now >= next_slow || d.tunables_dirty) {
+			d.tunables_dirty = false;
 			tm_strategy_cpusuppress.tick(&d, now);
 			next_slow = now + 1000;
 		}

@@ -121,6 +121,31 @@ TEST(cpu_eviction_fields)
 	EXPECT_STREQ("cgroups.be[0]: request_mcpu must be a whole number in 1..512000", err);
 }
 
+TEST(interference_fields)
+{
+	ASSERT_EQ(0, parse("{\"version\":1,\"interference\":{\"sigma\":2.5,\"need_n\":2,"
+			   "\"of_m\":4,\"throttle_mcpu\":300,\"dry_run\":true}}"));
+	EXPECT_EQ(2.5, c.interfere.sigma);
+	EXPECT_EQ(2U, c.interfere.need_n);
+	EXPECT_EQ(300U, c.interfere.throttle_mcpu);
+	EXPECT_TRUE(c.interfere.dry_run);
+	EXPECT_TRUE(c.interfere.enabled);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"interference\":{\"need_n\":4,\"of_m\":3}}"));
+	EXPECT_STREQ("interference.need_n: 4 must not be above of_m (3)", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"interference\":{\"sigma\":\"3\"}}"));
+	EXPECT_STREQ("interference.sigma: must be a number", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"interference\":{\"sigma\":0.1}}"));
+	EXPECT_STREQ("interference.sigma: 0.1 is out of range 0.5-20", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"interference\":{\"corr_samples\":65}}"));
+	EXPECT_STREQ("interference.corr_samples: 65 is out of range 4-64", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"interference\":{\"ladder\":1}}"));
+	EXPECT_STREQ("interference.ladder: unknown field", err);
+	/* the ladder may not lower the line below itself: the floor must be under it */
+	EXPECT_EQ(-1, parse("{\"version\":1,\"watermarks\":{\"cpu\":{\"forbid_pct\":20,"
+			    "\"suppress_pct\":25}},\"interference\":{\"suppress_min_pct\":30}}"));
+	EXPECT_STREQ("interference.suppress_min_pct: 30 must not be above suppress_pct (25)", err);
+}
+
 TEST(a_refused_config_leaves_the_old_one_untouched)
 {
 	ASSERT_EQ(0, parse("{\"version\":1,\"watermarks\":{\"cpu\":{\"forbid_pct\":40,\"suppress_"

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# vm: --cpus 1 --icount --timeout 400
+# Interference detection (tidemarkd strategy "interfere"). An ONLINE service
+# (tm-probe) runs next to an innocent BE CPU hog. Then a BE antagonist
+# starts: fork/exit churn, whose exiting tasks the scheduler runs as SYSTEM,
+# so ONLINE wakeups queue behind them (measured in the bench: p99 x40).
+# Dry run first: detected and decided, nothing done. Then for real: the
+# antagonist is named within 10 s, the ladder lowers the line, caps it and
+# (if needed) kills it; ONLINE's run-queue wait returns to its baseline; the
+# innocent hog is never acted on.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../vmlib.sh"
+
+cg=/sys/fs/cgroup
+echo "+cpu +memory" >$cg/cgroup.subtree_control
+mkdir -p $cg/online $cg/be
+echo "+cpu +memory" >$cg/be/cgroup.subtree_control
+mkdir -p $cg/be/innocent $cg/be/antagonist
+build/scx_tidemark --online /online --be /be --stats 1 --json >/tmp/scx.log 2>&1 &
+spid=$!
+wait_state enabled 20 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
+ok "scheduler loads"
+
+config() { # dry_run
+	cat >/tmp/td.json <<EOC
+{"version": 1,
+ "memory_eviction": {"enabled": false},
+ "cpu_eviction": {"enabled": false},
+ "interference": {"dry_run": $1, "sample_ms": 1000, "warmup_samples": 8, "cooldown_s": 4,
+                  "recover_s": 600, "throttle_mcpu": 50},
+ "cgroups": {"be": ["/be/innocent", "/be/antagonist"], "online": ["/online"]},
+ "report": {"listen": "127.0.0.1:9477"}}
+EOC
+}
+metric() { # name labels-substring
+	python3 - "$1" "$2" <<'EOP'
+import sys, urllib.request
+t = urllib.request.urlopen("http://127.0.0.1:9477/metrics", timeout=5).read().decode()
+for l in t.splitlines():
+    if l.startswith(sys.argv[1] + "{") and sys.argv[2] in l or l.startswith(sys.argv[1] + " "):
+        print(l.split()[-1]); break
+EOP
+}
+
+in_cgroup be/innocent stress-ng --temp-path /tmp --cpu-method int64 --cpu 1 --timeout 400s >/dev/null 2>&1
+inn=$!
+in_cgroup online build/tm-probe --messengers 1 --workers 4 --rate 100 --work-us 1000 \
+	--jitter-us 5000 --seconds 3600 --json >/tmp/probe.json 2>&1
+probe=$!
+
+antagonist() {
+	in_cgroup be/antagonist stress-ng --temp-path /tmp --fork 4 --timeout 400s >/dev/null 2>&1
+	ant=$!
+}
+
+# report field: interference.<key> (string or bool)
+ifield() {
+	curl -s http://127.0.0.1:9477/report | python3 -c 'import json,sys; print(json.load(sys.stdin)["interference"][sys.argv[1]])' "$1"
+}
+
+phase() { # dry_run
+	config "$1"
+	: >/tmp/td.log
+	build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
+	dpid=$!
+	wait_log /tmp/td.log "tidemarkd: running" 10 || { not_ok "daemon starts" "$(cat /tmp/td.log)"; tap_done; }
+	sleep 14	# baselines: 8 warm-up samples and some more
+	base=$(metric tidemark_interference_baseline 'signal="rq_wait_us"')
+	note "dry_run=$1: /online rq_wait baseline ${base:-none} us"
+	if grep -q "strategy=interfere" /tmp/td.log; then
+		not_ok "no action before the antagonist (dry_run=$1)" "$(grep interfere /tmp/td.log)"
+	else
+		ok "no action before the antagonist (dry_run=$1)"
+	fi
+	t0=$EPOCHREALTIME
+	antagonist
+	if wait_log /tmp/td.log "strategy=interfere .*culprit=/be/antagonist " 20; then
+		line=$(grep -m1 "strategy=interfere .*culprit=/be/antagonist " /tmp/td.log)
+		ts=$(sed -n 's/^audit ts=\([0-9.]*\) .*/\1/p' <<<"$line")
+		ms=$(python3 -c "print(int(($ts - $t0) * 1000))")
+		note "$(grep -m1 "action=detect" /tmp/td.log)"
+		note "$line"
+		note "antagonist named ${ms} ms after it started"
+		if [ "$ms" -le 10000 ]; then ok "antagonist identified within 10 s ($ms ms, dry_run=$1)"; else not_ok "antagonist identified within 10 s" "$ms ms"; fi
+	else
+		not_ok "antagonist identified (dry_run=$1)" "$(tail -5 /tmp/td.log)"
+	fi
+}
+
+# --- dry run: decides, does nothing; CPU delay from schedstat ---
+sysctl -qw kernel.task_delayacct=0
+phase true
+expect_eq "delay accounting off: CPU delay from /proc/TID/schedstat" schedstat "$(ifield delay_source)"
+check "the daemon says why" grep -q "CPU delay from /proc/TID/schedstat: kernel.task_delayacct is 0" /tmp/td.log
+if grep -q "no CPI signal" /tmp/td.log; then
+	ok "no PMU in this VM: CPI left out, said once ($(grep -m1 'no CPI' /tmp/td.log | cut -d'(' -f2 | tr -d ')'))"
+	expect_eq "report: cpi false" False "$(ifield cpi)"
+else
+	expect_eq "report: cpi true (a PMU counts cycles)" True "$(ifield cpi)"
+fi
+wait_log /tmp/td.log "action=throttle" 20 || true
+sleep 1
+note "$(grep "strategy=interfere" /tmp/td.log | grep -v detect | head -3)"
+check "dry run: the throttle names the antagonist" grep -q "action=throttle dry_run=true cgroup=/be/antagonist " /tmp/td.log
+expect_eq "dry run: the line is left alone" "suppress_pct=65" "$(build/tidemarkctl show | head -1 | cut -d' ' -f1)"
+if kill -0 $ant 2>/dev/null; then ok "dry run: antagonist still runs"; else not_ok "dry run: antagonist still runs"; fi
+capped=$(grep '^{' /tmp/scx.log | tail -n 1 | sed -n 's/.*"be_capped":\([0-9]*\).*/\1/p')
+expect_eq "dry run: nothing capped (be_capped)" 0 "${capped:-missing}"
+kill $dpid; wait $dpid 2>/dev/null
+kill $ant 2>/dev/null; wait $ant 2>/dev/null
+pkill -f "stress-ng --temp-path /tmp --fork" 2>/dev/null
+sleep 5
+
+# --- for real; CPU delay from taskstats over generic netlink ---
+sysctl -qw kernel.task_delayacct=1
+phase false
+expect_eq "delay accounting on: CPU delay from taskstats" taskstats "$(ifield delay_source)"
+d=$(curl -s http://127.0.0.1:9477/report | python3 -c 'import json,sys
+r = json.load(sys.stdin)["interference"]
+print([c["signals"].get("cpu_delay_ms_per_s", {}).get("baseline") for c in r["cgroups"] if c["cgroup"] == "/online"][0])')
+check "taskstats CPU delay measured for /online (baseline $d ms/s)" python3 -c "import sys; sys.exit(0 if '$d' not in ('None', '') and float('$d') > 0 else 1)"
+wait_log /tmp/td.log "action=throttle\|action=evict" 30 || true
+check "the line was lowered first" grep -q "action=lower_line dry_run=false line_pct=65->50" /tmp/td.log
+check "then the antagonist was capped" grep -q "action=throttle dry_run=false cgroup=/be/antagonist " /tmp/td.log
+if grep "strategy=interfere" /tmp/td.log | grep -q "innocent"; then not_ok "the innocent BE cgroup is never acted on" "$(grep innocent /tmp/td.log)"; else ok "the innocent BE cgroup is never acted on"; fi
+# recovery: /online's wait near its baseline again, 5 samples in a row
+if tests/ifwait.py /online --timeout 40 >/tmp/ifwait.log; then
+	ok "ONLINE run-queue wait back at its baseline ($(tail -n 1 /tmp/ifwait.log | cut -c3-))"
+else
+	not_ok "ONLINE run-queue wait back at its baseline" "$(tail -n 5 /tmp/ifwait.log)"
+fi
+note "$(grep "strategy=interfere" /tmp/td.log | cut -c1-300)"
+if kill -0 $inn 2>/dev/null; then ok "innocent hog still runs"; else not_ok "innocent hog still runs"; fi
+stats=$(grep '^{' /tmp/scx.log | tail -n 1)
+kill $dpid; wait $dpid 2>/dev/null
+kill $ant $inn $probe 2>/dev/null
+wait $ant $inn $probe 2>/dev/null
+kill -INT $spid
+wait $spid
+expect_eq "loader exits 0" 0 "$?"
+tap_done

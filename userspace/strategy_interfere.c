@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Interference detection. Every sample_ms, for each ONLINE cgroup (those
+ * the scheduler keeps wait histograms for, plus the configured ONLINE
+ * paths), five signals:
+ *   rq_wait_us          mean run-queue wait of its tasks (scheduler, cg_waits)
+ *   cpu_delay_ms_per_s  CPU delay of its threads (taskstats, else schedstat)
+ *   cpu_some_pct        cpu.pressure "some"
+ *   memory_some_pct     memory.pressure "some"
+ *   cpi                 cycles per instruction (perf, when a PMU exists)
+ * Each has its own baseline (interfere.h); a cgroup is interfered while
+ * need_n of its last of_m samples of one signal are outliers. The culprit is
+ * the configured BE cgroup whose CPU use over the last corr_samples follows
+ * the victim's signal best. Then a ladder, one step per cooldown_s while the
+ * interference lasts: lower the node's BE line, cap the culprit's CPU
+ * (the scheduler's be_caps), kill the culprit. After recover_s without
+ * interference the line and the cap are given back.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "daemon.h"
+#include "interfere.h"
+#include "signals.h"
+#include "tmlib.h"
+#include "tmmaps.h"
+
+#define NAME	"interfere"
+#define RING	64
+#define MAX_BE	64
+#define NSIG	TM_IF_SIGNALS
+
+enum { SIG_WAIT, SIG_DELAY, SIG_PSI_CPU, SIG_PSI_MEM, SIG_CPI };
+
+const char *const tm_if_signal_names[TM_IF_SIGNALS] = {
+	"rq_wait_us", "cpu_delay_ms_per_s", "cpu_some_pct", "memory_some_pct", "cpi",
+};
+/* Smallest rise that counts, per signal: below it a flat signal's noise. */
+static const double abs_min[NSIG] = {50, 5, 2, 2, 0.2};
+
+static const char *const step_names[] = {"none", "lower_line", "throttle", "evict"};
+
+struct victim {
+	bool used;
+	uint64_t id;
+	char path[TM_CFG_PATH_MAX];
+	uint64_t first_k, seen_k;
+	struct tm_baseline base[NSIG];
+	double ser[NSIG][RING];
+	double out[NSIG][RING];	/* 1 where the sample was an outlier */
+	double value[NSIG];
+	bool prev_ok;
+	uint64_t prev_ms;
+	uint64_t prev_hist[TM_HIST_BUCKETS];
+	uint64_t prev_ctr[NSIG];	/* delay ns, psi us (cpu, mem) */
+	uint64_t prev_cyc, prev_ins;
+	struct tm_cpi cpi;
+	bool cpi_open;
+	bool interfered;
+};
+
+struct be_track {
+	bool used;
+	char path[TM_CFG_PATH_MAX];
+	uint64_t first_k, seen_k;
+	uint64_t prev_us, prev_ms;
+	bool prev_ok;
+	double ser[RING];
+};
+
+static struct {
+	struct victim v[TM_IF_MAX_VICTIMS];
+	struct be_track b[MAX_BE];
+	uint64_t k;	/* samples taken */
+	uint64_t next_ms;
+	struct tm_ladder ladder;
+	char culprit[TM_CFG_PATH_MAX];
+	char throttled[TM_CFG_PATH_MAX];
+	struct tm_delay delay;
+	bool started, pmu;
+	uint64_t detections;
+} st;
+
+static void cgdir(const struct tm_daemon *d, const char *rel, char *out, size_t len)
+{
+	snprintf(out, len, "%s%s", d->cgroup_root, strcmp(rel, "/") ? rel : "");
+}
+
+static struct victim *victim_get(uint64_t id, const char *path)
+{
+	struct victim *free_slot = NULL;
+
+	for (int i = 0; i < TM_IF_MAX_VICTIMS; i++) {
+		if (st.v[i].used && st.v[i].id == id)
+			return &st.v[i];
+		if (!st.v[i].used && !free_slot)
+			free_slot = &st.v[i];
+	}
+	if (!free_slot)
+		return NULL;
+	memset(free_slot, 0, sizeof(*free_slot));
+	free_slot->used = true;
+	free_slot->id = id;
+	free_slot->first_k = st.k;
+	snprintf(free_slot->path, sizeof(free_slot->path), "%s", path);
+	for (int s = 0; s < NSIG; s++)
+		free_slot->value[s] = NAN;
+	return free_slot;
+}
+
+static void victim_drop(struct victim *v)
+{
+	if (v->cpi_open)
+		tm_cpi_close(&v->cpi);
+	v->used = false;
+}
+
+/* Mean of a log2-us wait histogram delta (bucket b holds [2^(b-1), 2^b) us). */
+static double hist_mean_us(const uint64_t *now, const uint64_t *prev)
+{
+	double sum = 0, n = 0;
+
+	for (int b = 0; b < TM_HIST_BUCKETS; b++) {
+		double c = now[b] >= prev[b] ? (double)(now[b] - prev[b]) : 0;
+		double mid = b ? 0.75 * (double)(1ULL << b) : 0.5;
+
+		sum += c * mid;
+		n += c;
+	}
+	return n ? sum / n : NAN;
+}
+
+/* One sample of every signal of @v into v->value (NAN: not measured). */
+static void sample_victim(struct tm_daemon *d, struct victim *v, int waits_fd, uint64_t now)
+{
+	char dir[PATH_MAX];
+	struct tm_cg_wait w = {};
+	uint64_t ctr[NSIG] = {}, cyc = 0, ins = 0;
+	bool have_w, have[NSIG] = {}, have_cpi = false;
+	double dt_s;
+
+	cgdir(d, v->path, dir, sizeof(dir));
+	have_w = waits_fd >= 0 && !bpf_map_lookup_elem(waits_fd, &v->id, &w);
+	have[SIG_DELAY] = !tm_delay_cg_ns(&st.delay, dir, &ctr[SIG_DELAY]);
+	have[SIG_PSI_CPU] = !tm_psi_some_us(dir, "cpu", &ctr[SIG_PSI_CPU]);
+	have[SIG_PSI_MEM] = !tm_psi_some_us(dir, "memory", &ctr[SIG_PSI_MEM]);
+	if (st.pmu && !v->cpi_open && !tm_cpi_open(&v->cpi, dir))
+		v->cpi_open = true;
+	if (v->cpi_open)
+		have_cpi = !tm_cpi_read(&v->cpi, &cyc, &ins);
+
+	for (int s = 0; s < NSIG; s++)
+		v->value[s] = NAN;
+	dt_s = (now - v->prev_ms) / 1000.0;
+	if (v->prev_ok && dt_s > 0) {
+		if (have_w)
+			v->value[SIG_WAIT] = hist_mean_us((const uint64_t *)w.hist, v->prev_hist);
+		/* threads that exit take their delay with them: no sample then */
+		if (have[SIG_DELAY] && ctr[SIG_DELAY] >= v->prev_ctr[SIG_DELAY])
+			v->value[SIG_DELAY] = (ctr[SIG_DELAY] - v->prev_ctr[SIG_DELAY]) / 1e6 / dt_s;
+		for (int s = SIG_PSI_CPU; s <= SIG_PSI_MEM; s++)
+			if (have[s] && ctr[s] >= v->prev_ctr[s])
+				v->value[s] = (ctr[s] - v->prev_ctr[s]) / 1e4 / dt_s;
+		/* too few instructions say nothing about CPI */
+		if (have_cpi && ins > v->prev_ins + 100000 && cyc >= v->prev_cyc)
+			v->value[SIG_CPI] = (double)(cyc - v->prev_cyc) / (double)(ins - v->prev_ins);
+	}
+	memcpy(v->prev_hist, w.hist, sizeof(v->prev_hist));
+	memcpy(v->prev_ctr, ctr, sizeof(ctr));
+	v->prev_cyc = cyc;
+	v->prev_ins = ins;
+	v->prev_ms = now;
+	v->prev_ok = true;
+}
+
+/* The ONLINE cgroups: every id in cg_waits, and the configured paths. */
+static void find_victims(struct tm_daemon *d, int waits_fd, struct tm_cg_path *paths, size_t np)
+{
+	uint64_t key, next, *prev = NULL;
+
+	while (waits_fd >= 0 && !bpf_map_get_next_key(waits_fd, prev, &next)) {
+		const char *p = tm_cgroup_path_of(paths, np, next);
+		struct victim *v;
+
+		key = next;
+		prev = &key;
+		if (!p)
+			continue;
+		v = victim_get(key, p);
+		if (v)
+			v->seen_k = st.k;
+	}
+	for (int i = 0; i < d->cfg.nr_online; i++) {
+		const char *want = d->cfg.online[i];
+
+		for (size_t j = 0; j < np; j++) {
+			struct victim *v;
+
+			if (fnmatch(want, paths[j].path, FNM_PATHNAME))
+				continue;
+			v = victim_get(paths[j].id, paths[j].path);
+			if (v)
+				v->seen_k = st.k;
+		}
+	}
+}
+
+/* BE cgroups of the configuration and their CPU use this sample, mCPU. */
+static void sample_be(struct tm_daemon *d, uint64_t now)
+{
+	static struct tm_be_cg be[MAX_BE];
+	int n = tm_be_cgroups(d, be, MAX_BE);
+
+	for (int i = 0; i < n; i++) {
+		struct be_track *t = NULL, *free_slot = NULL;
+		char dir[PATH_MAX];
+		uint64_t us;
+
+		for (int j = 0; j < MAX_BE && !t; j++) {
+			if (st.b[j].used && !strcmp(st.b[j].path, be[i].path))
+				t = &st.b[j];
+			else if (!st.b[j].used && !free_slot)
+				free_slot = &st.b[j];
+		}
+		if (!t) {
+			if (!free_slot)
+				continue;
+			t = free_slot;
+			memset(t, 0, sizeof(*t));
+			t->used = true;
+			t->first_k = st.k;
+			memcpy(t->path, be[i].path, sizeof(t->path));
+			t->path[sizeof(t->path) - 1] = 0;
+		}
+		t->seen_k = st.k;
+		cgdir(d, t->path, dir, sizeof(dir));
+		if (tm_cg_usage_us(dir, &us)) {
+			t->prev_ok = false;
+			t->ser[st.k % RING] = 0;
+			continue;
+		}
+		t->ser[st.k % RING] = t->prev_ok && now > t->prev_ms && us >= t->prev_us
+					      ? (double)(us - t->prev_us) / (now - t->prev_ms)
+					      : 0;
+		t->prev_us = us;
+		t->prev_ms = now;
+		t->prev_ok = true;
+	}
+	for (int j = 0; j < MAX_BE; j++)
+		if (st.b[j].used && st.b[j].seen_k != st.k)
+			st.b[j].used = false;
+}
+
+/* Copy the last @n samples of ring @r (sample k last) oldest first. */
+static void series(const double *r, uint32_t n, double *out)
+{
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = r[(st.k - (n - 1 - i)) % RING];
+}
+
+/* The culprit of victim @v for signal @s; "" if none. */
+static const char *culprit_of(const struct tm_daemon *d, const struct victim *v, int s,
+			      double *r)
+{
+	static double vs[RING], bs[MAX_BE][RING];
+	const double *bp[MAX_BE];
+	const struct be_track *who[MAX_BE];
+	uint32_t n = d->cfg.interfere.corr_samples, nb = 0;
+	int pick;
+
+	if (n > RING)
+		n = RING;
+	if (st.k - v->first_k + 1 < n)
+		n = (uint32_t)(st.k - v->first_k + 1);
+	for (int j = 0; j < MAX_BE; j++) {
+		const struct be_track *t = &st.b[j];
+
+		if (!t->used)
+			continue;
+		if (st.k - t->first_k + 1 < n)
+			n = (uint32_t)(st.k - t->first_k + 1);
+		who[nb++] = t;
+	}
+	/*
+	 * Against the victim's outliers (1/0), not its raw values: how far a
+	 * signal rises varies from sample to sample and says nothing about who
+	 * caused it; when it is out of line is what a culprit's activity follows.
+	 */
+	series(v->out[s], n, vs);
+	for (uint32_t j = 0; j < nb; j++) {
+		series(who[j]->ser, n, bs[j]);
+		bp[j] = bs[j];
+	}
+	pick = tm_pick_culprit(vs, bp, nb, n, d->cfg.interfere.min_corr_pct / 100.0,
+			       d->cfg.interfere.min_active_mcpu, r);
+	return pick < 0 ? "" : who[pick]->path;
+}
+
+static int open_map(const struct tm_daemon *d, const char *name)
+{
+	char p[300];
+
+	snprintf(p, sizeof(p), "%s/%s", d->cfg.pin_dir, name);
+	return bpf_obj_get(p);
+}
+
+static bool set_cap(struct tm_daemon *d, const char *rel, uint32_t mcpu)
+{
+	char dir[PATH_MAX];
+	int fd = open_map(d, "be_caps"), n;
+
+	if (fd < 0)
+		return false;
+	cgdir(d, rel, dir, sizeof(dir));
+	n = tm_be_cap_set(fd, dir, mcpu);
+	close(fd);
+	return n > 0;
+}
+
+static void kill_cgroup(struct tm_daemon *d, const char *rel)
+{
+	char p[PATH_MAX];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s%s/cgroup.kill", d->cgroup_root, rel);
+	f = fopen(p, "w");
+	if (!f || fputs("1", f) < 0)
+		fprintf(stderr, "tidemarkd: %s: cannot kill %s: %s\n", NAME, rel, strerror(errno));
+	if (f)
+		fclose(f);
+}
+
+static void relax(struct tm_daemon *d, const char *why)
+{
+	const struct tm_config *cfg = &d->cfg;
+
+	if (tm_audit(d, NAME, "relax", cfg->interfere.dry_run,
+		     "step=%s line_pct=%u throttled=%s reason=%s", step_names[st.ladder.step],
+		     cfg->cpu.suppress_pct, st.throttled[0] ? st.throttled : "-", why)) {
+		d->suppress_override_pct = 0;
+		d->tunables_dirty = true;
+		if (st.throttled[0])
+			set_cap(d, st.throttled, 0);
+	}
+	st.throttled[0] = 0;
+	st.ladder.step = TM_IF_NONE;
+	st.ladder.calm_since_ms = 0;
+}
+
+static void escalate(struct tm_daemon *d, const struct victim *v, int sig, const char *culprit,
+		     double r, uint64_t now)
+{
+	const struct tm_config *cfg = &d->cfg;
+	bool dry = cfg->interfere.dry_run;
+	int next = st.ladder.step + 1;
+	char facts[1400];
+
+	snprintf(facts, sizeof(facts),
+		 "victim=%s signal=%s value=%.1f baseline=%.1f culprit=%s corr=%.2f", v->path,
+		 tm_if_signal_names[sig], v->value[sig], v->base[sig].mean,
+		 *culprit ? culprit : "-", r);
+	if (next == TM_IF_SUPPRESS) {
+		uint32_t line = cfg->cpu.suppress_pct, to = cfg->interfere.suppress_min_pct;
+
+		if (line > to + cfg->interfere.suppress_step_pct)
+			to = line - cfg->interfere.suppress_step_pct;
+		if (tm_audit(d, NAME, "lower_line", dry, "line_pct=%u->%u %s", line, to, facts)) {
+			d->suppress_override_pct = to;
+			d->tunables_dirty = true;
+		}
+	} else if (next == TM_IF_THROTTLE) {
+		if (tm_audit(d, NAME, "throttle", dry, "cgroup=%s cap_mcpu=%u %s", culprit,
+			     cfg->interfere.throttle_mcpu, facts)) {
+			if (!set_cap(d, culprit, cfg->interfere.throttle_mcpu))
+				fprintf(stderr, "tidemarkd: %s: cannot cap %s (no scheduler?)\n",
+					NAME, culprit);
+			snprintf(st.throttled, sizeof(st.throttled), "%s", culprit);
+		}
+	} else if (next == TM_IF_EVICT) {
+		if (tm_audit(d, NAME, "evict", dry, "cgroup=%s %s", culprit, facts))
+			kill_cgroup(d, culprit);
+	}
+	st.ladder.step = next;
+	st.ladder.step_ms = now;
+}
+
+static void configure(struct tm_daemon *d)
+{
+	if (!st.started) {
+		char why[160];
+
+		tm_delay_open(&st.delay);
+		if (st.delay.src != TM_DELAY_TASKSTATS)
+			fprintf(stderr, "tidemarkd: %s: CPU delay from /proc/TID/schedstat: %s\n",
+				NAME, st.delay.why);
+		st.pmu = tm_pmu_available(why, sizeof(why));
+		if (!st.pmu)
+			fprintf(stderr, "tidemarkd: %s: no CPI signal (%s)\n", NAME, why);
+		st.started = true;
+	}
+	/* new bounds: judge on fresh baselines */
+	for (int i = 0; i < TM_IF_MAX_VICTIMS; i++)
+		if (st.v[i].used)
+			victim_drop(&st.v[i]);
+	if (!d->cfg.interfere.enabled && st.ladder.step != TM_IF_NONE)
+		relax(d, "disabled");
+}
+
+static void tick(struct tm_daemon *d, uint64_t now)
+{
+	const struct tm_config *cfg = &d->cfg;
+	struct tm_if_params p = {
+		.warmup = cfg->interfere.warmup_samples,
+		.span = cfg->interfere.baseline_span,
+		.sigma = cfg->interfere.sigma,
+		.min_rise_pct = cfg->interfere.min_rise_pct,
+		.need_n = cfg->interfere.need_n,
+		.of_m = cfg->interfere.of_m,
+	};
+	struct tm_cg_path *paths = NULL;
+	struct victim *worst = NULL;
+	const char *culprit = "";
+	int waits_fd, worst_sig = 0;
+	double r = 0;
+	size_t np = 0;
+	bool any = false;
+	enum tm_if_move mv;
+
+	if (!cfg->interfere.enabled || now < st.next_ms)
+		return;
+	st.next_ms = now + cfg->interfere.sample_ms;
+	st.k++;
+	waits_fd = open_map(d, "cg_waits");
+	if (tm_cgroup_walk(d->cgroup_root, &paths, &np)) {
+		if (waits_fd >= 0)
+			close(waits_fd);
+		return;
+	}
+	find_victims(d, waits_fd, paths, np);
+	sample_be(d, now);
+	for (int i = 0; i < TM_IF_MAX_VICTIMS; i++) {
+		struct victim *v = &st.v[i];
+		bool was;
+
+		if (!v->used)
+			continue;
+		/* gone from the scheduler's map and the configuration, or removed */
+		if (v->seen_k != st.k || !tm_cgroup_path_of(paths, np, v->id)) {
+			victim_drop(v);
+			continue;
+		}
+		sample_victim(d, v, waits_fd, now);
+		was = v->interfered;
+		v->interfered = false;
+		for (int s = 0; s < NSIG; s++) {
+			double x = v->value[s];
+			bool on, outlier;
+
+			/* unmeasured: the series holds its last value */
+			v->ser[s][st.k % RING] = isnan(x) ? v->ser[s][(st.k - 1) % RING] : x;
+			v->out[s][st.k % RING] = 0;
+			if (isnan(x))
+				continue;
+			p.abs_min = abs_min[s];
+			on = tm_baseline_feed(&v->base[s], &p, x, &outlier);
+			v->out[s][st.k % RING] = outlier;
+			if (on && !v->interfered) {
+				v->interfered = true;
+				if (!worst) {
+					worst = v;
+					worst_sig = s;
+				}
+			}
+		}
+		any |= v->interfered;
+		if (v->interfered && !was) {
+			const char *c;
+
+			st.detections++;
+			c = culprit_of(d, v, worst == v ? worst_sig : SIG_WAIT, &r);
+			tm_audit(d, NAME, "detect", cfg->interfere.dry_run,
+				 "victim=%s signal=%s value=%.1f baseline=%.1f threshold=%.1f "
+				 "culprit=%s corr=%.2f",
+				 v->path, tm_if_signal_names[worst == v ? worst_sig : SIG_WAIT],
+				 v->value[worst == v ? worst_sig : SIG_WAIT],
+				 v->base[worst == v ? worst_sig : SIG_WAIT].mean,
+				 tm_if_threshold(&v->base[worst == v ? worst_sig : SIG_WAIT], &p),
+				 *c ? c : "-", r);
+		}
+	}
+	if (worst) {
+		culprit = culprit_of(d, worst, worst_sig, &r);
+		if (*culprit)
+			snprintf(st.culprit, sizeof(st.culprit), "%s", culprit);
+	}
+	mv = tm_ladder_decide(&st.ladder, any, *culprit, now, cfg->interfere.cooldown_s * 1000,
+			      cfg->interfere.recover_s * 1000);
+	if (mv == TM_IF_ESCALATE)
+		escalate(d, worst, worst_sig, culprit, r, now);
+	else if (mv == TM_IF_RELAX)
+		relax(d, "calm");
+	/* a restarted scheduler has an empty be_caps: keep the cap in place */
+	if (st.throttled[0] && !cfg->interfere.dry_run)
+		set_cap(d, st.throttled, cfg->interfere.throttle_mcpu);
+
+	pthread_mutex_lock(&d->lock);
+	d->ifs.nr = 0;
+	for (int i = 0; i < TM_IF_MAX_VICTIMS; i++) {
+		const struct victim *v = &st.v[i];
+		struct tm_if_row *row = &d->ifs.row[d->ifs.nr];
+
+		if (!v->used)
+			continue;
+		snprintf(row->path, sizeof(row->path), "%.159s", v->path);
+		for (int s = 0; s < NSIG; s++) {
+			row->value[s] = v->value[s];
+			row->baseline[s] = v->base[s].n ? v->base[s].mean : NAN;
+		}
+		row->interfered = v->interfered;
+		d->ifs.nr++;
+	}
+	d->ifs.step = st.ladder.step;
+	snprintf(d->ifs.culprit, sizeof(d->ifs.culprit), "%.159s", st.culprit);
+	d->ifs.detections = st.detections;
+	d->ifs.delay_source = tm_delay_source_name(st.delay.src);
+	d->ifs.cpi = st.pmu;
+	pthread_mutex_unlock(&d->lock);
+
+	tm_cgroup_paths_free(paths, np);
+	if (waits_fd >= 0)
+		close(waits_fd);
+}
+
+const char *tm_if_step_name(int step)
+{
+	return step >= 0 && step <= TM_IF_EVICT ? step_names[step] : "?";
+}
+
+const struct tm_strategy tm_strategy_interfere = {
+	.name = NAME,
+	.configure = configure,
+	.tick = tick,
+};
