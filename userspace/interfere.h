@@ -5,8 +5,9 @@
  * the correlation that names a culprit, and the action ladder.
  *
  * Baseline (after CPI2): an exponentially weighted mean and variance of the
- * signal, fed only with samples that are not outliers, so an interference
- * that lasts does not become the new normal. A sample is an outlier when it
+ * signal, fed only with samples that are not outliers, and not at all while
+ * the ladder is acting, so an interference that lasts or is half relieved
+ * does not become the new normal. A sample is an outlier when it
  * is above mean + max(sigma x spread, mean x min_rise_pct, abs_min): the
  * relative and absolute floors keep a very steady signal (spread ~0) from
  * flagging noise.
@@ -24,6 +25,7 @@ struct tm_if_params {
 	uint32_t min_rise_pct;	/* ... and above mean x (1 + this / 100) ... */
 	double abs_min;		/* ... and above mean + this (signal units) */
 	uint32_t need_n, of_m;	/* interfered: n outliers among the last m samples */
+	bool frozen;		/* judge, but do not learn (during an episode) */
 };
 
 struct tm_baseline {
@@ -72,7 +74,12 @@ static inline bool tm_baseline_feed(struct tm_baseline *b, const struct tm_if_pa
 		b->recent = (b->recent << 1 | out) & mask;
 		b->seen++;
 	}
-	if (!out) {
+	/*
+	 * While the ladder acts, samples are judged against the baseline from
+	 * before the episode: half-relieved samples folded in would raise it
+	 * and call the episode over too early.
+	 */
+	if (!out && !(p->frozen && b->n >= p->warmup)) {
 		/* plain mean/variance while warming up, then an EWMA */
 		double a = b->n < p->span ? 1.0 / (b->n + 1) : 1.0 / p->span;
 		double d = x - b->mean;
@@ -146,9 +153,11 @@ static inline int tm_pick_culprit(const double *victim, const double *const *be,
 }
 
 /*
- * The action ladder: each step only when the previous one has had
- * @cooldown_ms and the victim is still interfered; every step is undone
- * (eviction cannot be) after @recover_ms without interference.
+ * The action ladder. The first step when the victim turns interfered; each
+ * further step after @cooldown_ms if the last did not help, that is while
+ * any of the last of_m samples is still an outlier (@lingering; not just
+ * while n of m are: half a relief is no relief). Every step is undone
+ * (eviction cannot be) after @recover_ms without a single outlier.
  */
 enum tm_if_step {
 	TM_IF_NONE = 0,
@@ -162,30 +171,36 @@ enum tm_if_move { TM_IF_HOLD, TM_IF_ESCALATE, TM_IF_RELAX };
 struct tm_ladder {
 	enum tm_if_step step;
 	uint64_t step_ms;	/* when the current step was taken */
-	uint64_t calm_since_ms;	/* first sample without interference, 0 while interfered */
+	uint64_t calm_since_ms;	/* first sample without outliers, 0 while not calm */
 };
 
-static inline enum tm_if_move tm_ladder_decide(struct tm_ladder *l, bool interfered,
-					       bool have_culprit, uint64_t now_ms,
-					       uint32_t cooldown_ms, uint32_t recover_ms)
+/*
+ * Any outlier among the last @last judged samples (at most of_m are kept):
+ * after a step, only the samples taken since it say whether it helped.
+ */
+static inline bool tm_baseline_lingering(const struct tm_baseline *b, uint32_t last)
 {
-	if (interfered) {
+	uint32_t mask = last >= 32 ? 0xffffffffu : (1u << last) - 1;
+
+	return (b->recent & mask) != 0;
+}
+
+static inline enum tm_if_move tm_ladder_decide(struct tm_ladder *l, bool interfered,
+					       bool lingering, bool have_culprit,
+					       uint64_t now_ms, uint32_t cooldown_ms,
+					       uint32_t recover_ms)
+{
+	if (l->step == TM_IF_NONE)
+		return interfered ? TM_IF_ESCALATE : TM_IF_HOLD;
+	if (interfered || lingering) {
 		l->calm_since_ms = 0;
-		if (l->step >= TM_IF_EVICT)
-			return TM_IF_HOLD;
-		if (l->step != TM_IF_NONE && now_ms - l->step_ms < cooldown_ms)
+		if (l->step >= TM_IF_EVICT || now_ms - l->step_ms < cooldown_ms)
 			return TM_IF_HOLD;
 		/* throttling and eviction act on a culprit: none named, hold */
-		if (l->step >= TM_IF_SUPPRESS && !have_culprit)
-			return TM_IF_HOLD;
-		return TM_IF_ESCALATE;
+		return have_culprit ? TM_IF_ESCALATE : TM_IF_HOLD;
 	}
-	if (l->step == TM_IF_NONE)
-		return TM_IF_HOLD;
 	if (!l->calm_since_ms)
 		l->calm_since_ms = now_ms ? now_ms : 1;
-	if (now_ms - l->calm_since_ms >= recover_ms)
-		return TM_IF_RELAX;
-	return TM_IF_HOLD;
+	return now_ms - l->calm_since_ms >= recover_ms ? TM_IF_RELAX : TM_IF_HOLD;
 }
 #endif

@@ -259,6 +259,14 @@ static void sample_be(struct tm_daemon *d, uint64_t now)
 			st.b[j].used = false;
 }
 
+static bool be_tracked(const char *path)
+{
+	for (int j = 0; j < MAX_BE; j++)
+		if (st.b[j].used && !strcmp(st.b[j].path, path))
+			return true;
+	return false;
+}
+
 /* Copy the last @n samples of ring @r (sample k last) oldest first. */
 static void series(const double *r, uint32_t n, double *out)
 {
@@ -424,6 +432,9 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		.min_rise_pct = cfg->interfere.min_rise_pct,
 		.need_n = cfg->interfere.need_n,
 		.of_m = cfg->interfere.of_m,
+		/* after eviction nothing is left to try: learn, so that a lasting
+		 * change of the service itself becomes its normal */
+		.frozen = st.ladder.step == TM_IF_SUPPRESS || st.ladder.step == TM_IF_THROTTLE,
 	};
 	struct tm_cg_path *paths = NULL;
 	struct victim *worst = NULL;
@@ -431,11 +442,17 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	int waits_fd, worst_sig = 0;
 	double r = 0;
 	size_t np = 0;
-	bool any = false;
+	bool any = false, lingering = false;
+	uint32_t since_step;
 	enum tm_if_move mv;
 
 	if (!cfg->interfere.enabled || now < st.next_ms)
 		return;
+	/* samples wholly after the last step (the first one straddles it) */
+	since_step = st.ladder.step == TM_IF_NONE
+			     ? 32
+			     : (uint32_t)((now - st.ladder.step_ms) / cfg->interfere.sample_ms);
+	since_step = since_step ? since_step - 1 : 0;
 	st.next_ms = now + cfg->interfere.sample_ms;
 	st.k++;
 	waits_fd = open_map(d, "cg_waits");
@@ -472,6 +489,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 			p.abs_min = abs_min[s];
 			on = tm_baseline_feed(&v->base[s], &p, x, &outlier);
 			v->out[s][st.k % RING] = outlier;
+			lingering |= tm_baseline_lingering(&v->base[s], since_step);
 			if (on && !v->interfered) {
 				v->interfered = true;
 				if (!worst) {
@@ -496,13 +514,29 @@ static void tick(struct tm_daemon *d, uint64_t now)
 				 *c ? c : "-", r);
 		}
 	}
-	if (worst) {
+	for (int i = 0; i < TM_IF_MAX_VICTIMS && !worst && st.ladder.step != TM_IF_NONE; i++) {
+		/* no victim interfered, one still with outliers: it leads the ladder */
+		for (int s = 0; s < NSIG && st.v[i].used && !worst; s++)
+			if (tm_baseline_lingering(&st.v[i].base[s], since_step)) {
+				worst = &st.v[i];
+				worst_sig = s;
+			}
+	}
+	if (worst && st.throttled[0] && be_tracked(st.throttled)) {
+		/*
+		 * The capped culprit stays the culprit of this episode: capped,
+		 * its CPU use no longer follows the victim (nor reaches
+		 * min_active_mcpu), yet it is who the next step is for.
+		 */
+		culprit = st.throttled;
+		r = NAN;
+	} else if (worst) {
 		culprit = culprit_of(d, worst, worst_sig, &r);
 		if (*culprit)
 			snprintf(st.culprit, sizeof(st.culprit), "%s", culprit);
 	}
-	mv = tm_ladder_decide(&st.ladder, any, *culprit, now, cfg->interfere.cooldown_s * 1000,
-			      cfg->interfere.recover_s * 1000);
+	mv = tm_ladder_decide(&st.ladder, any, lingering, *culprit, now,
+			      cfg->interfere.cooldown_s * 1000, cfg->interfere.recover_s * 1000);
 	if (mv == TM_IF_ESCALATE)
 		escalate(d, worst, worst_sig, culprit, r, now);
 	else if (mv == TM_IF_RELAX)

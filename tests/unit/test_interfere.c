@@ -145,36 +145,40 @@ TEST(ladder_escalates_one_step_per_cooldown)
 {
 	struct tm_ladder l = {};
 
-	/* calm: nothing */
-	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, false, false, 1000, 5000, 30000));
+	/* calm, or a stray outlier: nothing */
+	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, false, true, true, 1000, 5000, 30000));
 	/* interfered: lower the line at once, even with no culprit named */
-	ASSERT_EQ(TM_IF_ESCALATE, tm_ladder_decide(&l, true, false, 2000, 5000, 30000));
+	ASSERT_EQ(TM_IF_ESCALATE, tm_ladder_decide(&l, true, true, false, 2000, 5000, 30000));
 	l.step = TM_IF_SUPPRESS;
 	l.step_ms = 2000;
 	/* still interfered within the cool-down: hold */
-	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, true, true, 6000, 5000, 30000));
+	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, true, true, true, 6000, 5000, 30000));
 	/* after it, but no culprit: hold (throttling needs one) */
-	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, true, false, 7000, 5000, 30000));
-	ASSERT_EQ(TM_IF_ESCALATE, tm_ladder_decide(&l, true, true, 7000, 5000, 30000));
+	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, true, true, false, 7000, 5000, 30000));
+	ASSERT_EQ(TM_IF_ESCALATE, tm_ladder_decide(&l, true, true, true, 7000, 5000, 30000));
 	l.step = TM_IF_THROTTLE;
 	l.step_ms = 7000;
-	ASSERT_EQ(TM_IF_ESCALATE, tm_ladder_decide(&l, true, true, 12000, 5000, 30000));
+	/* half a relief: no longer n of m, but an outlier left: next step */
+	ASSERT_EQ(TM_IF_ESCALATE, tm_ladder_decide(&l, false, true, true, 12000, 5000, 30000));
 	l.step = TM_IF_EVICT;
 	l.step_ms = 12000;
 	/* nothing beyond eviction */
-	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, true, true, 99000, 5000, 30000));
+	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, true, true, true, 99000, 5000, 30000));
 }
 
-TEST(ladder_relaxes_after_recover_time_calm)
+TEST(ladder_holds_a_step_that_helped_and_relaxes_after_recover_time)
 {
 	struct tm_ladder l = {.step = TM_IF_THROTTLE, .step_ms = 1000};
 
-	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, false, false, 10000, 5000, 30000));
-	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, false, false, 39999, 5000, 30000));
-	/* interfered again: the calm period starts over */
-	tm_ladder_decide(&l, true, true, 40000, 5000, 30000);
-	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, false, false, 41000, 5000, 30000));
-	EXPECT_EQ(TM_IF_RELAX, tm_ladder_decide(&l, false, false, 71000, 5000, 30000));
+	/* no outlier left: the step helped, hold it */
+	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, false, false, true, 10000, 5000, 30000));
+	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, false, false, true, 39999, 5000, 30000));
+	/* an outlier again: the calm period starts over (and, past the
+	 * cool-down, the ladder goes on) */
+	EXPECT_EQ(TM_IF_ESCALATE, tm_ladder_decide(&l, false, true, true, 40000, 5000, 30000));
+	l.step_ms = 40000;
+	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, false, false, true, 41000, 5000, 30000));
+	EXPECT_EQ(TM_IF_RELAX, tm_ladder_decide(&l, false, false, true, 71000, 5000, 30000));
 }
 
 /*
@@ -197,6 +201,37 @@ TEST(culprit_from_outlier_indicator)
 	/* the first outlier sample alone, the antagonist barely started */
 	antagonist[12] = 60;
 	EXPECT_EQ(1, tm_pick_culprit(out, be, 2, 13, 0.5, 50, &r));
+}
+
+TEST(frozen_baseline_does_not_learn_half_relief)
+{
+	struct tm_if_params q = P;
+	struct tm_baseline b = {};
+	bool on = false;
+
+	for (int i = 0; i < 40; i++)
+		tm_baseline_feed(&b, &q, steady(i), NULL);
+	/* half relieved: 140-145 us, under the 150 us threshold each time */
+	q.frozen = true;
+	for (int i = 0; i < 50; i++)
+		tm_baseline_feed(&b, &q, 140 + i % 6, NULL);
+	EXPECT_LT(b.mean, 102);
+	/* learning again: the baseline follows */
+	q.frozen = false;
+	for (int i = 0; i < 50; i++)
+		on = tm_baseline_feed(&b, &q, 140 + i % 6, NULL);
+	EXPECT_GT(b.mean, 120);
+	EXPECT_FALSE(on);
+}
+
+TEST(lingering_looks_only_at_the_last_samples)
+{
+	struct tm_baseline b = {.recent = 0x18}; /* outliers 4 and 5 samples ago */
+
+	EXPECT_TRUE(tm_baseline_lingering(&b, 5));
+	EXPECT_TRUE(tm_baseline_lingering(&b, 4));
+	EXPECT_FALSE(tm_baseline_lingering(&b, 3));
+	EXPECT_FALSE(tm_baseline_lingering(&b, 0));
 }
 
 TEST_HARNESS_MAIN
