@@ -108,6 +108,8 @@ struct tm_strategy {
 	void (*configure)(struct tm_daemon *d);
 	/* called every poll_ms (memory) or sample period; @now_ms monotonic */
 	void (*tick)(struct tm_daemon *d, uint64_t now_ms);
+	/* the daemon stops: give back temporary limits (may be NULL) */
+	void (*stop)(struct tm_daemon *d);
 };
 
 extern const struct tm_strategy tm_strategy_cpusuppress;
@@ -135,6 +137,10 @@ int tm_sched_class_of(const struct tm_daemon *d, const char *rel);
 /* Is @rel configured ONLINE, or classified ONLINE/SYSTEM by the scheduler?
  * Such cgroups are never acted on. */
 bool tm_protected(const struct tm_daemon *d, const char *rel);
+
+/* Write @val to @file of cgroup @rel (under the cgroup root): 0, or -1 with
+ * errno. */
+int tm_cg_write(const struct tm_daemon *d, const char *rel, const char *file, const char *val);
 
 /* A BE cgroup the configuration names, globs expanded; never a protected one. */
 struct tm_be_cg {

@@ -19,20 +19,20 @@
 #include <stdint.h>
 
 struct tm_if_params {
-	uint32_t warmup;	/* samples before the baseline is trusted */
-	uint32_t span;		/* EWMA span of the baseline, samples */
-	double sigma;		/* outlier: above mean + sigma x spread ... */
-	uint32_t min_rise_pct;	/* ... and above mean x (1 + this / 100) ... */
-	double abs_min;		/* ... and above mean + this (signal units) */
-	uint32_t need_n, of_m;	/* interfered: n outliers among the last m samples */
-	bool frozen;		/* judge, but do not learn (during an episode) */
+	uint32_t warmup;       /* samples before the baseline is trusted */
+	uint32_t span;	       /* EWMA span of the baseline, samples */
+	double sigma;	       /* outlier: above mean + sigma x spread ... */
+	uint32_t min_rise_pct; /* ... and above mean x (1 + this / 100) ... */
+	double abs_min;	       /* ... and above mean + this (signal units) */
+	uint32_t need_n, of_m; /* interfered: n outliers among the last m samples */
+	bool frozen;	       /* judge, but do not learn (during an episode) */
 };
 
 struct tm_baseline {
 	double mean, var;
-	uint32_t n;	  /* samples folded in */
-	uint32_t recent;  /* bit i: the i-th most recent sample was an outlier */
-	uint32_t seen;	  /* samples judged (for the m window) */
+	uint32_t n;	 /* samples folded in */
+	uint32_t recent; /* bit i: the i-th most recent sample was an outlier */
+	uint32_t seen;	 /* samples judged (for the m window) */
 };
 
 /* Outlier threshold of baseline @b. */
@@ -141,7 +141,8 @@ static inline int tm_pick_culprit(const double *victim, const double *const *be,
 		rise = be[i][n - 1] - be[i][0];
 		if (r < min_corr)
 			continue;
-		if (best < 0 || r > best_r + 1e-9 || (fabs(r - best_r) <= 1e-9 && rise > best_rise)) {
+		if (best < 0 || r > best_r + 1e-9 ||
+		    (fabs(r - best_r) <= 1e-9 && rise > best_rise)) {
 			best = (int)i;
 			best_r = r;
 			best_rise = rise;
@@ -161,9 +162,9 @@ static inline int tm_pick_culprit(const double *victim, const double *const *be,
  */
 enum tm_if_step {
 	TM_IF_NONE = 0,
-	TM_IF_SUPPRESS,	 /* lower the node's BE line */
-	TM_IF_THROTTLE,	 /* cap the culprit's CPU */
-	TM_IF_EVICT,	 /* kill the culprit */
+	TM_IF_SUPPRESS, /* lower the node's BE line */
+	TM_IF_THROTTLE, /* cap the culprit's CPU */
+	TM_IF_EVICT,	/* kill the culprit */
 };
 
 enum tm_if_move { TM_IF_HOLD, TM_IF_ESCALATE, TM_IF_RELAX };
@@ -171,7 +172,7 @@ enum tm_if_move { TM_IF_HOLD, TM_IF_ESCALATE, TM_IF_RELAX };
 struct tm_ladder {
 	enum tm_if_step step;
 	uint64_t step_ms;	/* when the current step was taken */
-	uint64_t calm_since_ms;	/* first sample without outliers, 0 while not calm */
+	uint64_t calm_since_ms; /* first sample without outliers, 0 while not calm */
 };
 
 /*
@@ -185,10 +186,9 @@ static inline bool tm_baseline_lingering(const struct tm_baseline *b, uint32_t l
 	return (b->recent & mask) != 0;
 }
 
-static inline enum tm_if_move tm_ladder_decide(struct tm_ladder *l, bool interfered,
-					       bool lingering, bool have_culprit,
-					       uint64_t now_ms, uint32_t cooldown_ms,
-					       uint32_t recover_ms)
+static inline enum tm_if_move tm_ladder_decide(struct tm_ladder *l, bool interfered, bool lingering,
+					       bool have_culprit, uint64_t now_ms,
+					       uint32_t cooldown_ms, uint32_t recover_ms)
 {
 	if (l->step == TM_IF_NONE)
 		return interfered ? TM_IF_ESCALATE : TM_IF_HOLD;

@@ -83,7 +83,9 @@ int tm_cg_threads(const char *dir, pid_t *tids, int max)
 
 const char *tm_delay_source_name(enum tm_delay_source s)
 {
-	return s == TM_DELAY_TASKSTATS ? "taskstats" : s == TM_DELAY_SCHEDSTAT ? "schedstat" : "none";
+	return s == TM_DELAY_TASKSTATS	 ? "taskstats"
+	       : s == TM_DELAY_SCHEDSTAT ? "schedstat"
+					 : "none";
 }
 
 static bool delayacct_on(void)
@@ -275,7 +277,8 @@ int tm_cpi_open(struct tm_cpi *c, const char *dir)
 		return -errno;
 	for (int i = 0; i < n; i++) {
 		c->fd_cyc[i] = perf_open(PERF_COUNT_HW_CPU_CYCLES, cgfd, i);
-		c->fd_ins[i] = c->fd_cyc[i] < 0 ? -1 : perf_open(PERF_COUNT_HW_INSTRUCTIONS, cgfd, i);
+		c->fd_ins[i] =
+			c->fd_cyc[i] < 0 ? -1 : perf_open(PERF_COUNT_HW_INSTRUCTIONS, cgfd, i);
 		if (c->fd_cyc[i] < 0 || c->fd_ins[i] < 0) {
 			err = -errno;
 			if (c->fd_cyc[i] >= 0)

@@ -27,9 +27,9 @@ const char *tm_delay_source_name(enum tm_delay_source s);
 
 struct tm_delay {
 	enum tm_delay_source src;
-	void *sk;	/* struct nl_sock * */
+	void *sk; /* struct nl_sock * */
 	int family;
-	char why[160];	/* why taskstats is not used */
+	char why[160]; /* why taskstats is not used */
 };
 
 /* Choose the source: taskstats when the netlink family answers and the

@@ -13,6 +13,7 @@
  * configured request_mcpu, else its cpu.max quota, else its cpu.weight
  * mapped back through kubelet's formula.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -198,8 +199,6 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		m = cfg->cpuevict.max_per_round;
 	for (int j = 0; j < m; j++) {
 		struct bcg *x = &c[order[j]];
-		char p[PATH_MAX];
-		FILE *f;
 
 		if (!tm_audit(
 			    d, NAME, "kill", cfg->cpuevict.dry_run,
@@ -210,13 +209,9 @@ static void tick(struct tm_daemon *d, uint64_t now)
 			    x->path, x->priority, x->request, cur * 100, avg * 100,
 			    cfg->cpuevict.lower_pct, allowed, be, request, release))
 			continue;
-		snprintf(p, sizeof(p), "%s%.*s/cgroup.kill", d->cgroup_root, TM_CFG_PATH_MAX,
-			 x->path);
-		f = fopen(p, "w");
-		if (!f || fputs("1", f) < 0)
-			fprintf(stderr, "tidemarkd: %s: cannot kill %s\n", NAME, x->path);
-		if (f)
-			fclose(f);
+		if (tm_cg_write(d, x->path, "cgroup.kill", "1"))
+			fprintf(stderr, "tidemarkd: %s: cannot kill %s: %s\n", NAME, x->path,
+				strerror(errno));
 	}
 	if (m) {
 		st.cooldown_until = now + cfg->cpuevict.cooldown_s * 1000ULL;

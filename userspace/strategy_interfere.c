@@ -33,10 +33,10 @@
 #include "tmlib.h"
 #include "tmmaps.h"
 
-#define NAME	"interfere"
-#define RING	64
-#define MAX_BE	64
-#define NSIG	TM_IF_SIGNALS
+#define NAME   "interfere"
+#define RING   64
+#define MAX_BE 64
+#define NSIG   TM_IF_SIGNALS
 
 enum { SIG_WAIT, SIG_DELAY, SIG_PSI_CPU, SIG_PSI_MEM, SIG_CPI };
 
@@ -55,12 +55,12 @@ struct victim {
 	uint64_t first_k, seen_k;
 	struct tm_baseline base[NSIG];
 	double ser[NSIG][RING];
-	double out[NSIG][RING];	/* 1 where the sample was an outlier */
+	double out[NSIG][RING]; /* 1 where the sample was an outlier */
 	double value[NSIG];
 	bool prev_ok;
 	uint64_t prev_ms;
 	uint64_t prev_hist[TM_HIST_BUCKETS];
-	uint64_t prev_ctr[NSIG];	/* delay ns, psi us (cpu, mem) */
+	uint64_t prev_ctr[NSIG]; /* delay ns, psi us (cpu, mem) */
 	uint64_t prev_cyc, prev_ins;
 	struct tm_cpi cpi;
 	bool cpi_open;
@@ -79,7 +79,7 @@ struct be_track {
 static struct {
 	struct victim v[TM_IF_MAX_VICTIMS];
 	struct be_track b[MAX_BE];
-	uint64_t k;	/* samples taken */
+	uint64_t k; /* samples taken */
 	uint64_t next_ms;
 	struct tm_ladder ladder;
 	char culprit[TM_CFG_PATH_MAX];
@@ -165,13 +165,15 @@ static void sample_victim(struct tm_daemon *d, struct victim *v, int waits_fd, u
 			v->value[SIG_WAIT] = hist_mean_us((const uint64_t *)w.hist, v->prev_hist);
 		/* threads that exit take their delay with them: no sample then */
 		if (have[SIG_DELAY] && ctr[SIG_DELAY] >= v->prev_ctr[SIG_DELAY])
-			v->value[SIG_DELAY] = (ctr[SIG_DELAY] - v->prev_ctr[SIG_DELAY]) / 1e6 / dt_s;
+			v->value[SIG_DELAY] =
+				(ctr[SIG_DELAY] - v->prev_ctr[SIG_DELAY]) / 1e6 / dt_s;
 		for (int s = SIG_PSI_CPU; s <= SIG_PSI_MEM; s++)
 			if (have[s] && ctr[s] >= v->prev_ctr[s])
 				v->value[s] = (ctr[s] - v->prev_ctr[s]) / 1e4 / dt_s;
 		/* too few instructions say nothing about CPI */
 		if (have_cpi && ins > v->prev_ins + 100000 && cyc >= v->prev_cyc)
-			v->value[SIG_CPI] = (double)(cyc - v->prev_cyc) / (double)(ins - v->prev_ins);
+			v->value[SIG_CPI] =
+				(double)(cyc - v->prev_cyc) / (double)(ins - v->prev_ins);
 	}
 	memcpy(v->prev_hist, w.hist, sizeof(v->prev_hist));
 	memcpy(v->prev_ctr, ctr, sizeof(ctr));
@@ -275,8 +277,7 @@ static void series(const double *r, uint32_t n, double *out)
 }
 
 /* The culprit of victim @v for signal @s; "" if none. */
-static const char *culprit_of(const struct tm_daemon *d, const struct victim *v, int s,
-			      double *r)
+static const char *culprit_of(const struct tm_daemon *d, const struct victim *v, int s, double *r)
 {
 	static double vs[RING], bs[MAX_BE][RING];
 	const double *bp[MAX_BE];
@@ -333,19 +334,6 @@ static bool set_cap(struct tm_daemon *d, const char *rel, uint32_t mcpu)
 	return n > 0;
 }
 
-static void kill_cgroup(struct tm_daemon *d, const char *rel)
-{
-	char p[PATH_MAX];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s%s/cgroup.kill", d->cgroup_root, rel);
-	f = fopen(p, "w");
-	if (!f || fputs("1", f) < 0)
-		fprintf(stderr, "tidemarkd: %s: cannot kill %s: %s\n", NAME, rel, strerror(errno));
-	if (f)
-		fclose(f);
-}
-
 static void relax(struct tm_daemon *d, const char *why)
 {
 	const struct tm_config *cfg = &d->cfg;
@@ -394,7 +382,9 @@ static void escalate(struct tm_daemon *d, const struct victim *v, int sig, const
 		}
 	} else if (next == TM_IF_EVICT) {
 		if (tm_audit(d, NAME, "evict", dry, "cgroup=%s %s", culprit, facts))
-			kill_cgroup(d, culprit);
+			if (tm_cg_write(d, culprit, "cgroup.kill", "1"))
+				fprintf(stderr, "tidemarkd: %s: cannot kill %s: %s\n", NAME,
+					culprit, strerror(errno));
 	}
 	st.ladder.step = next;
 	st.ladder.step_ms = now;
@@ -414,10 +404,8 @@ static void configure(struct tm_daemon *d)
 			fprintf(stderr, "tidemarkd: %s: no CPI signal (%s)\n", NAME, why);
 		st.started = true;
 	}
-	/* new bounds: judge on fresh baselines */
-	for (int i = 0; i < TM_IF_MAX_VICTIMS; i++)
-		if (st.v[i].used)
-			victim_drop(&st.v[i]);
+	/* baselines are kept over a reload: their units do not change, and
+	 * relearning during an episode would learn the interference */
 	if (!d->cfg.interfere.enabled && st.ladder.step != TM_IF_NONE)
 		relax(d, "disabled");
 }
@@ -578,8 +566,20 @@ const char *tm_if_step_name(int step)
 	return step >= 0 && step <= TM_IF_EVICT ? step_names[step] : "?";
 }
 
+static void stop(struct tm_daemon *d)
+{
+	/* a cap or lowered line nobody is watching any more would stay forever */
+	if (st.ladder.step != TM_IF_NONE)
+		relax(d, "daemon stopping");
+	tm_delay_close(&st.delay);
+	for (int i = 0; i < TM_IF_MAX_VICTIMS; i++)
+		if (st.v[i].used)
+			victim_drop(&st.v[i]);
+}
+
 const struct tm_strategy tm_strategy_interfere = {
 	.name = NAME,
 	.configure = configure,
 	.tick = tick,
+	.stop = stop,
 };

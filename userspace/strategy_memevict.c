@@ -67,22 +67,6 @@ static int cg_read_u64(const struct tm_daemon *d, const char *rel, const char *f
 	return ok ? 0 : -1;
 }
 
-static int cg_write(const struct tm_daemon *d, const char *rel, const char *file, const char *val)
-{
-	char p[PATH_MAX];
-	FILE *f;
-	int ret;
-
-	snprintf(p, sizeof(p), "%s%.*s/%s", d->cgroup_root, TM_CFG_PATH_MAX, rel, file);
-	f = fopen(p, "w");
-	if (!f)
-		return -1;
-	ret = fputs(val, f) < 0 ? -1 : 0;
-	if (fclose(f))
-		ret = -1;
-	return ret;
-}
-
 /* Killed in the last DYING_MS: its tasks are still exiting and freeing
  * memory. Longer would mistake a new job started in the same cgroup for it. */
 #define DYING_MS 2000
@@ -126,7 +110,7 @@ static void restore(struct tm_daemon *d, const char *why)
 	for (int i = 0; i < st.nr_thr; i++) {
 		if (tm_audit(d, NAME, "unthrottle", d->cfg.memevict.dry_run,
 			     "cgroup=%s reason=\"%s\"", st.thr[i].path, why))
-			cg_write(d, st.thr[i].path, "memory.high", "max");
+			tm_cg_write(d, st.thr[i].path, "memory.high", "max");
 	}
 	st.nr_thr = 0;
 }
@@ -181,7 +165,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 				     " node_used_pct=%u evict_pct=%u need_bytes=%" PRIu64,
 				     c[i].path, c[i].v.bytes, high, pct, cfg->memory.evict_pct,
 				     need)) {
-				if (cg_write(d, c[i].path, "memory.high", val))
+				if (tm_cg_write(d, c[i].path, "memory.high", val))
 					fprintf(stderr,
 						"tidemarkd: %s: cannot set memory.high of %s: %s\n",
 						NAME, c[i].path, strerror(errno));
@@ -210,7 +194,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 			     " node_used_pct=%u evict_pct=%u need_bytes=%" PRIu64,
 			     x->path, x->v.priority, x->v.bytes, pct, cfg->memory.evict_pct,
 			     need)) {
-			if (cg_write(d, x->path, "cgroup.kill", "1"))
+			if (tm_cg_write(d, x->path, "cgroup.kill", "1"))
 				fprintf(stderr, "tidemarkd: %s: cannot kill %s: %s\n", NAME,
 					x->path, strerror(errno));
 		}
@@ -225,8 +209,16 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	st.cooldown_until = now + cfg->memevict.cooldown_ms;
 }
 
+static void stop(struct tm_daemon *d)
+{
+	/* memory.high is a throttle for an episode, not a setting to leave behind */
+	if (st.nr_thr)
+		restore(d, "daemon stopping");
+}
+
 const struct tm_strategy tm_strategy_memevict = {
 	.name = NAME,
 	.configure = configure,
 	.tick = tick,
+	.stop = stop,
 };

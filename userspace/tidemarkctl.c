@@ -366,6 +366,20 @@ static int cmd_status(int argc, char **argv)
 	       jnum(r, "beAllocatable.memory_bytes") / 1048576);
 	printf("forbid new BE %s\n",
 	       json_is_true(json_object_get(r, "forbidScheduling")) ? "YES" : "no");
+	{
+		json_t *itf = json_object_get(r, "interference"), *cgs, *c;
+		const char *step = json_string_value(json_object_get(itf, "step"));
+		const char *culprit = json_string_value(json_object_get(itf, "culprit"));
+		int interfered = 0;
+		size_t i;
+
+		cgs = json_object_get(itf, "cgroups");
+		json_array_foreach(cgs, i, c)
+			interfered += json_is_true(json_object_get(c, "interfered"));
+		printf("interference  %d of %zu ONLINE cgroups interfered, ladder step %s%s%s\n",
+		       interfered, json_array_size(cgs), step ? step : "?",
+		       culprit && *culprit ? ", last culprit " : "", culprit ? culprit : "");
+	}
 	json_decref(r);
 	return 0;
 }

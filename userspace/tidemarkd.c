@@ -179,6 +179,22 @@ int tm_be_cgroups(struct tm_daemon *d, struct tm_be_cg *out, int max)
 	return n;
 }
 
+int tm_cg_write(const struct tm_daemon *d, const char *rel, const char *file, const char *val)
+{
+	char p[PATH_MAX];
+	FILE *f;
+	int ret;
+
+	snprintf(p, sizeof(p), "%s%.*s/%s", d->cgroup_root, TM_CFG_PATH_MAX, rel, file);
+	f = fopen(p, "w");
+	if (!f)
+		return -1;
+	ret = fputs(val, f) < 0 ? -1 : 0;
+	if (fclose(f))
+		ret = -1;
+	return ret;
+}
+
 static void on_signal(int sig)
 {
 	if (sig == SIGHUP)
@@ -409,6 +425,12 @@ int main(int argc, char **argv)
 		poll(NULL, 0, d.cfg.memevict.poll_ms);
 	}
 	fprintf(stderr, "tidemarkd: stopping\n");
+	for (int i = 0; i < NR_STRATEGIES; i++)
+		if (strategies[i]->stop)
+			strategies[i]->stop(&d);
+	/* a BE line lowered by the interference ladder goes back to the configured one */
+	if (d.tunables_dirty)
+		tm_strategy_cpusuppress.tick(&d, tm_now_ms());
 	MHD_stop_daemon(http);
 	pthread_join(pusher, NULL);
 	return 0;

@@ -4,8 +4,13 @@
 #include "interfere.h"
 
 static const struct tm_if_params P = {
-	.warmup = 10, .span = 30, .sigma = 3, .min_rise_pct = 50, .abs_min = 20,
-	.need_n = 3, .of_m = 5,
+	.warmup = 10,
+	.span = 30,
+	.sigma = 3,
+	.min_rise_pct = 50,
+	.abs_min = 20,
+	.need_n = 3,
+	.of_m = 5,
 };
 
 /* A noisy but steady run-queue wait around 100 us. */
@@ -133,7 +138,7 @@ TEST(no_culprit_when_nothing_correlates_or_is_active)
 {
 	double victim[8] = {100, 100, 100, 100, 600, 650, 620, 640};
 	double flat[8] = {900, 900, 900, 900, 900, 900, 900, 900};
-	double stopped[8] = {0, 0, 0, 0, 400, 400, 400, 10};	/* correlates, gone now */
+	double stopped[8] = {0, 0, 0, 0, 400, 400, 400, 10}; /* correlates, gone now */
 	const double *be[2] = {flat, stopped};
 	double r = 1;
 

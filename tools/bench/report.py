@@ -68,8 +68,12 @@ def main():
       " %d s wall time." %
       (meta.get("cpus", "?"), meta.get("kernel", "?"), git("rev-parse", "--short", "HEAD"), elapsed))
     w("Every setup runs the same workload one after the other in the same VM boot. ONLINE: `tm-probe`")
-    w("(one messenger hands 1 ms requests to idle workers at a fixed rate: wakeup latency = hand-off to")
-    w("running, request latency = scheduled time to completion). BE: one `stress-ng --cpu` hog per CPU")
+    w("(one messenger hands 1 ms requests to idle workers at a fixed rate, each arrival moved by a")
+    w("random 0 to half a period, so that no run is phase-locked to the 4 ms tick: wakeup latency =")
+    w("hand-off to running, request latency = scheduled time to completion). Runs before 2026-11-22")
+    w("used a fixed grid: a tick in the hand-off window costs ~50 us under TCG, and each run sampled")
+    w("one tick phase, so ratios to alone were luck of the start (1.07x or 1.65x for the same code).")
+    w("BE: one `stress-ng --cpu` hog per CPU")
     w("plus one, enough to take the whole machine. BE work is bogo ops/s against BE alone on the whole")
     w("machine; its share is that over the capacity left under the watermark (%d%% minus what ONLINE" % SUPPRESS)
     w("used, at least the BE floor). ONLINE and BE use come from the cgroups' `cpu.stat`, read by the shell before and after")
@@ -161,6 +165,23 @@ def main():
         else:
             w("Memory watermark: not measured in this mode (full mode boots `tests/vm/daemon.sh`;"
               " 170-177 ms there in the test suite).")
+        w("")
+    itf = next((r for r in rows if r["kind"] == "interference"), None)
+    if itf:
+        w("## Interference: a BE antagonist next to an ONLINE service")
+        w("")
+        w("`tests/vm/interfere.sh` booted by the bench (1 vCPU, icount): tm-probe at 100 req/s, an"
+          " innocent BE CPU hog, then a BE fork/exit-churn antagonist (its exiting tasks run as"
+          " SYSTEM). tidemarkd samples every second (3 of 5 outliers, cool-down 4 s).")
+        w("")
+        def f(x, fmt="%.0f"):
+            return "?" if x is None else fmt % x
+        w("| identified after | /online mean wait before | worst 1 s sample | after the ladder | steps | innocent BE acted on |")
+        w("|---|---|---|---|---|---|")
+        w("| %s ms | %s us | %s us | %s us | %s | %s |" % (
+            f(itf["identified_ms"], "%d"), f(itf["wait_before_us"], "%.1f"), f(itf["wait_peak_us"]),
+            f(itf["wait_after_us"], "%.1f"), " -> ".join(itf["ladder"]) or "none",
+            "no" if itf["innocent_spared"] else "YES"))
         w("")
     ov = {r["setup"]: r["hackbench_s"] for r in rows if r["kind"] == "overhead"}
     if ov:

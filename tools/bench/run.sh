@@ -27,6 +27,9 @@ if [ "$mode" = full ]; then
 	# memory-watermark reaction (tidemarkd, crossing stamped by tests/memwatch.py).
 	tools/vm/run --cpus 16 --llcs 4 --timeout 400 -- tests/vm/placement-4l3.sh >"$share/ccx.tap" 2>&1 || true
 	tools/vm/run --cpus 2 --mem 2048 --timeout 300 -- tests/vm/daemon.sh >"$share/mem.tap" 2>&1 || true
+	# interference: a fork-churn antagonist next to an ONLINE probe and an
+	# innocent BE hog (tests/vm/interfere.sh, 1 vCPU, icount)
+	tools/vm/run --cpus 1 --icount --timeout 400 -- tests/vm/interfere.sh >"$share/if.tap" 2>&1 || true
 	python3 - "$share" >>"$share/results.jsonl" <<'EOP'
 import json, re, sys
 d = sys.argv[1]
@@ -41,6 +44,17 @@ print(json.dumps(out))
 mem = open(d + "/mem.tap").read()
 m = re.search(r"^ok \d+ first action (\d+) ms after crossing", mem, re.M)
 print(json.dumps({"kind": "mem_reaction", "ms": int(m[1]) if m else None}))
+t = open(d + "/if.tap").read()
+m = re.search(r"^ok \d+ antagonist identified within 10 s \((\d+) ms, dry_run=false\)", t, re.M)
+w = re.search(r"mean run-queue wait.*?: ([\d.]+) us before the antagonist .*?, ([\d.]+) us 5-15 s after", t)
+ladder = re.findall(r"strategy=interfere action=(lower_line|throttle|evict) dry_run=false", t)
+peak = [float(x) for x in re.findall(r"action=\w+ dry_run=false .*?signal=rq_wait_us value=([\d.]+)", t)]
+print(json.dumps({"kind": "interference", "identified_ms": int(m[1]) if m else None,
+                  "wait_before_us": float(w[1]) if w else None,
+                  "wait_after_us": float(w[2]) if w else None,
+                  "wait_peak_us": max(peak) if peak else None,
+                  "ladder": sorted(set(ladder), key=ladder.index),
+                  "innocent_spared": bool(re.search(r"^ok \d+ the innocent BE cgroup is never acted on", t, re.M))}))
 EOP
 fi
 mkdir -p docs/bench
