@@ -62,9 +62,11 @@ _Static_assert(sizeof(struct tm_home) == 16, "tm_home layout");
  * wait parked until the next window. cgroup cpu.max is not enforced for
  * sched_ext tasks in 6.12, hence a cap of our own.
  */
+enum tm_cap_owner { TM_CAP_OPERATOR = 0, TM_CAP_TIDEMARKD = 1 };
+
 struct tm_be_cap {
 	__u32 cap_mcpu;	  /* written by userspace */
-	__u32 pad;
+	__u32 owner;	  /* enum tm_cap_owner: a restarted tidemarkd clears its own */
 	__s64 budget_ns;  /* left in this window (scheduler) */
 	__u64 capped;	  /* runs cut short or tasks parked by the cap (scheduler) */
 };

@@ -87,7 +87,27 @@ static struct {
 	struct tm_delay delay;
 	bool started, pmu;
 	uint64_t detections;
+	struct tm_cg_path *paths;	/* the cgroup tree, walked every WALK_EVERY samples */
+	size_t np;
+	uint64_t walked_k;
+	uint32_t caps_map_id;	/* the be_caps map stale caps were cleared from */
 } st;
+
+#define WALK_EVERY 10
+
+/* Does cg_waits hold an id the last walk of the tree did not see? */
+static bool unknown_ids(int waits_fd)
+{
+	uint64_t key, next, *prev = NULL;
+
+	while (waits_fd >= 0 && !bpf_map_get_next_key(waits_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!tm_cgroup_path_of(st.paths, st.np, key))
+			return true;
+	}
+	return false;
+}
 
 static void cgdir(const struct tm_daemon *d, const char *rel, char *out, size_t len)
 {
@@ -329,9 +349,34 @@ static bool set_cap(struct tm_daemon *d, const char *rel, uint32_t mcpu)
 	if (fd < 0)
 		return false;
 	cgdir(d, rel, dir, sizeof(dir));
-	n = tm_be_cap_set(fd, dir, mcpu);
+	n = tm_be_cap_set(fd, dir, mcpu, TM_CAP_TIDEMARKD);
 	close(fd);
 	return n > 0;
+}
+
+/*
+ * Caps a previous tidemarkd left (killed before it could give them back):
+ * cleared once per be_caps map, unless this daemon holds one itself.
+ * Operators' caps (tidemarkctl cap) are left alone.
+ */
+static void clear_stale_caps(struct tm_daemon *d)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = open_map(d, "be_caps"), n;
+
+	if (fd < 0)
+		return;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.id != st.caps_map_id) {
+		st.caps_map_id = info.id;
+		if (!st.throttled[0] && !d->cfg.interfere.dry_run) {
+			n = tm_be_caps_clear(fd, TM_CAP_TIDEMARKD);
+			if (n)
+				tm_audit(d, NAME, "clear_stale_caps", false,
+					 "cgroups=%d reason=\"left by an earlier tidemarkd\"", n);
+		}
+	}
+	close(fd);
 }
 
 static void relax(struct tm_daemon *d, const char *why)
@@ -444,11 +489,24 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	st.next_ms = now + cfg->interfere.sample_ms;
 	st.k++;
 	waits_fd = open_map(d, "cg_waits");
-	if (tm_cgroup_walk(d->cgroup_root, &paths, &np)) {
-		if (waits_fd >= 0)
-			close(waits_fd);
-		return;
+	clear_stale_caps(d);
+	/* the tree is walked every WALK_EVERY samples, or when the scheduler
+	 * reports a cgroup id the last walk did not see */
+	if (!st.paths || st.k - st.walked_k >= WALK_EVERY || unknown_ids(waits_fd)) {
+		tm_cgroup_paths_free(st.paths, st.np);
+		st.paths = NULL;
+		st.np = 0;
+		if (tm_cgroup_walk(d->cgroup_root, &st.paths, &st.np)) {
+			st.paths = NULL;
+			st.np = 0;
+			if (waits_fd >= 0)
+				close(waits_fd);
+			return;
+		}
+		st.walked_k = st.k;
 	}
+	paths = st.paths;
+	np = st.np;
 	find_victims(d, waits_fd, paths, np);
 	sample_be(d, now);
 	for (int i = 0; i < TM_IF_MAX_VICTIMS; i++) {
@@ -556,7 +614,6 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	d->ifs.cpi = st.pmu;
 	pthread_mutex_unlock(&d->lock);
 
-	tm_cgroup_paths_free(paths, np);
 	if (waits_fd >= 0)
 		close(waits_fd);
 }
@@ -575,6 +632,9 @@ static void stop(struct tm_daemon *d)
 	for (int i = 0; i < TM_IF_MAX_VICTIMS; i++)
 		if (st.v[i].used)
 			victim_drop(&st.v[i]);
+	tm_cgroup_paths_free(st.paths, st.np);
+	st.paths = NULL;
+	st.np = 0;
 }
 
 const struct tm_strategy tm_strategy_interfere = {

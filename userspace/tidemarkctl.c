@@ -214,7 +214,7 @@ static int cmd_cap(int argc, char **argv)
 	fd = open_pinned("be_caps");
 	if (fd < 0)
 		return 1;
-	n = tm_be_cap_set(fd, dir, v);
+	n = tm_be_cap_set(fd, dir, v, TM_CAP_OPERATOR);
 	if (n < 0) {
 		fprintf(stderr, "tidemarkctl: cannot walk %s\n", dir);
 		return 1;

@@ -55,7 +55,7 @@ static inline int tm_bump_class_gen(int tunables_fd)
  * removes the cap. Every id is collected before the map is touched, so a
  * failed walk applies nothing. Returns the number of cgroups written, or -1.
  */
-static inline int tm_be_cap_set(int caps_fd, const char *dir, __u32 mcpu)
+static inline int tm_be_cap_set(int caps_fd, const char *dir, __u32 mcpu, __u32 owner)
 {
 	struct tm_cg_path *v = NULL;
 	size_t n = 0;
@@ -76,10 +76,32 @@ static inline int tm_be_cap_set(int caps_fd, const char *dir, __u32 mcpu)
 		/* keep the scheduler's budget and count of an existing entry */
 		bpf_map_lookup_elem(caps_fd, &v[i].id, &cap);
 		cap.cap_mcpu = mcpu;
+		cap.owner = owner;
 		if (!bpf_map_update_elem(caps_fd, &v[i].id, &cap, BPF_ANY))
 			done++;
 	}
 	tm_cgroup_paths_free(v, n);
+	return done;
+}
+
+/* Remove every cap @owner set; returns how many. */
+static inline int tm_be_caps_clear(int caps_fd, __u32 owner)
+{
+	static __u64 ids[TM_MAX_BE_CAPS];
+	__u64 key, at, *prev = NULL;
+	int n = 0, done = 0;
+
+	/* collect first: deleting while walking restarts a hash map's walk */
+	while (n < TM_MAX_BE_CAPS && !bpf_map_get_next_key(caps_fd, prev, &key)) {
+		struct tm_be_cap cap;
+
+		if (!bpf_map_lookup_elem(caps_fd, &key, &cap) && cap.owner == owner)
+			ids[n++] = key;
+		at = key;
+		prev = &at;
+	}
+	for (int i = 0; i < n; i++)
+		done += !bpf_map_delete_elem(caps_fd, &ids[i]);
 	return done;
 }
 

@@ -49,6 +49,27 @@ a=$(awk '{s+=$6} END{print int(s/NR)}' /tmp/w2)
 b=$(awk '{s+=$8} END{print int(s/NR)}' /tmp/w2)
 if within "$a" 35 65; then ok "uncapped: back to about half ($a% vs $b%)"; else not_ok "uncapped: back to about half" "a $a% b $b%"; fi
 
+# A cap left by a tidemarkd killed mid-episode (owner 1, written here with
+# bpftool) is cleared by the next tidemarkd; an operator's cap stays.
+build/tidemarkctl cap /be/a 300 >/dev/null
+idb=$(stat -c %i $cg/be/b)
+hex8() { python3 -c 'import struct,sys; print(struct.pack(sys.argv[1], *map(int, sys.argv[2:])).hex())' "$@"; }
+caps=/sys/fs/bpf/tidemark/be_caps
+tests/bpfmap.py update $caps "$(hex8 "<Q" "$idb")" "$(hex8 "<IIqQ" 300 1 0 0)"
+check "stale tidemarkd cap written for /be/b ($(tests/bpfmap.py lookup $caps "$(hex8 "<Q" "$idb")" | cut -c1-16))" tests/bpfmap.py lookup $caps "$(hex8 "<Q" "$idb")"
+cat >/tmp/td.json <<EOC
+{"version": 1, "memory_eviction": {"enabled": false}, "cpu_eviction": {"enabled": false},
+ "cgroups": {"be": ["/be/*"]}, "report": {"listen": "127.0.0.1:9477"}}
+EOC
+build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
+dpid=$!
+if wait_log /tmp/td.log "action=clear_stale_caps dry_run=false cgroups=1 " 10; then ok "tidemarkd clears the stale cap (1 cgroup)"; else not_ok "tidemarkd clears the stale cap" "$(cat /tmp/td.log)"; fi
+if tests/bpfmap.py lookup $caps "$(hex8 "<Q" "$idb")" >/dev/null; then not_ok "/be/b's stale cap gone"; else ok "/be/b's stale cap gone"; fi
+ida=$(stat -c %i $cg/be/a)
+check "the operator's cap on /be/a stays" tests/bpfmap.py lookup $caps "$(hex8 "<Q" "$ida")"
+kill $dpid
+wait $dpid
+
 kill $ha $hb 2>/dev/null
 wait $ha $hb 2>/dev/null
 kill -INT $pid
