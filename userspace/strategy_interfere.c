@@ -87,10 +87,10 @@ static struct {
 	struct tm_delay delay;
 	bool started, pmu;
 	uint64_t detections;
-	struct tm_cg_path *paths;	/* the cgroup tree, walked every WALK_EVERY samples */
+	struct tm_cg_path *paths; /* the cgroup tree, walked every WALK_EVERY samples */
 	size_t np;
 	uint64_t walked_k;
-	uint32_t caps_map_id;	/* the be_caps map stale caps were cleared from */
+	uint32_t caps_map_id; /* the be_caps map stale caps were cleared from */
 } st;
 
 #define WALK_EVERY 10
