@@ -79,6 +79,8 @@ static s64 be_budget;
 /* BE floor of this window and what is still owed of it, ns. */
 static u64 be_floor_ns;
 static s64 be_floor_left;
+/* This window owes BE its floor (ONLINE left it less than that under the line). */
+static bool floor_on;
 /* When the current window ends (the window timer's next expiry). */
 static u64 window_end;
 static u64 max_be_wait_ns = TM_MAX_BE_WAIT_MS_DFL * 1000000ULL;
@@ -500,6 +502,12 @@ static __always_inline bool be_budget_left(void)
 	return be_budget > 0;
 }
 
+/* Does this window still owe BE part of its floor? */
+static __always_inline bool floor_owed(void)
+{
+	return floor_on && be_floor_left > 0;
+}
+
 /*
  * Claim @cpu if it runs BE and @p may use it: its class goes BE -> NONE, so
  * two wakers never pick the same victim.
@@ -629,7 +637,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 			return;
 		}
 		tm_insert(p, TM_DSQ_BE, slice_ns, enq_flags);
-		if (be_budget_left() || be_floor_left > 0) {
+		if (be_budget_left() || floor_owed()) {
 			cpu = be_avoid_homes && home_doms ? pick_idle_in(p, doms_off_homes()) : -1;
 			if (cpu < 0)
 				cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
@@ -999,7 +1007,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 		 * The floor goes ahead of ONLINE only at the end of a window
 		 * in which BE did not get it: earlier, ONLINE keeps priority.
 		 */
-		if (be_floor_left > 0 && scx_bpf_dsq_nr_queued(TM_DSQ_HI) > 0 &&
+		if (floor_owed() && scx_bpf_dsq_nr_queued(TM_DSQ_HI) > 0 &&
 		    !time_before(bpf_ktime_get_ns() + be_floor_left, window_end) &&
 		    be_floor_dispatch(c, TM_STAT_BE_FLOOR))
 			return;
@@ -1045,7 +1053,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 	 * nothing else wants, rather than at the end of the window ahead of
 	 * an ONLINE task (which preempts this run like any BE run).
 	 */
-	if (be_queued && !be_budget_left() && be_floor_left > 0 && !be_avoid_here(d) &&
+	if (be_queued && !be_budget_left() && floor_owed() && !be_avoid_here(d) &&
 	    be_floor_dispatch(c, TM_STAT_BE_FLOOR_IDLE))
 		return;
 	/* Nothing else may run: the previous task goes on, BE on a new grant. */
@@ -1068,7 +1076,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 				u64 g;
 
 				/* budget spent: it may still run what the floor owes */
-				if (owed <= 0)
+				if (!floor_owed() || owed <= 0)
 					return;
 				g = (u64)owed < slice_ns ? (u64)owed : slice_ns;
 				__sync_fetch_and_sub(&be_floor_left, g);
@@ -1373,7 +1381,8 @@ static int window_fn(void *map, int *key, struct window *w)
 		hi = cap;
 
 	be_floor_ns = (u64)t->be_floor_mcpu * dt / 1000;
-	be_floor_left = be_floor_ns;
+	be_floor_left = tm_be_floor_owed(cap, t->suppress_pct, hi, be_floor_ns);
+	floor_on = be_floor_left > 0;
 	allow = tm_be_allowance(cap, t->suppress_pct, hi, be_floor_ns);
 	left = be_budget;
 	if (left <= 0 && scx_bpf_dsq_nr_queued(TM_DSQ_BE))
@@ -1393,7 +1402,7 @@ static int window_fn(void *map, int *key, struct window *w)
 	}
 
 	kicks = scx_bpf_dsq_nr_queued(TM_DSQ_BE);
-	if (kicks && (be_budget > 0 || be_floor_left > 0 || be_head_wait(now) >= max_be_wait_ns)) {
+	if (kicks && (be_budget > 0 || floor_owed() || be_head_wait(now) >= max_be_wait_ns)) {
 		bpf_for (i, 0, nr_cpus) {
 			if (!kicks)
 				break;

@@ -256,6 +256,20 @@ static inline __u64 tm_be_allowance(__u64 cap_ns, __u32 suppress_pct, __u64 hi_u
 }
 
 /*
+ * The floor owed to BE in the next window: all of it when ONLINE+SYSTEM
+ * left less than the floor under the line, else nothing. The floor guards BE
+ * against ONLINE taking the whole line; it must not undo the payback of BE's
+ * own overrun (that would put the node above the line by up to the floor).
+ */
+static inline __u64 tm_be_floor_owed(__u64 cap_ns, __u32 suppress_pct, __u64 hi_used_ns,
+				     __u64 floor_ns)
+{
+	__u64 line = cap_ns / 100 * suppress_pct;
+
+	return line > hi_used_ns && line - hi_used_ns >= floor_ns ? 0 : floor_ns;
+}
+
+/*
  * Next window's budget: the allowance minus what the last window went over
  * the line. Over means BE ran past its budget (left_ns < 0: ticks, minimum
  * slices) or ONLINE+SYSTEM used more than predicted (hi_miss_ns > 0); BE
