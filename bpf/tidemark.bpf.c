@@ -27,9 +27,10 @@
  *   back from the next budget, so node busy holds at the line.
  * - Bounded wait: when the oldest queued BE task has waited max_be_wait_ms,
  *   it runs ahead of everything (a 1 ms grant), so BE never starves and the
- *   sched_ext watchdog never fires. A floor still owed once the budget is
- *   spent (the payback took it) is run on CPUs nothing else wants; only
- *   what is still owed at the end of a window runs ahead of ONLINE.
+ *   sched_ext watchdog never fires. The floor is owed only in windows where
+ *   ONLINE+SYSTEM left BE less than it under the line; it runs first on CPUs
+ *   nothing else wants, and what is still owed at the end of a window runs
+ *   ahead of ONLINE.
  * - Cache-domain homes (CCX placement): the loader gives each ONLINE
  *   cgroup a home, a set of L3 domains (map "homes"), and the nearest homed
  *   ancestor's home applies to a task, cut down to the domains its affinity
