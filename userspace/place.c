@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "place.h"
+#include "tmlib.h"
 #include "topo.h"
 
 const char *tm_demand_src_name(enum tm_demand_src s)
@@ -137,24 +138,14 @@ static int read_line(const char *root, const char *path, const char *file, char 
 
 static int read_usage_us(const char *root, const char *path, uint64_t *us)
 {
-	char p[PATH_MAX], key[64];
-	unsigned long long v;
-	FILE *f;
-	int ret = -1;
+	char dir[PATH_MAX];
+	__u64 v;
 
-	snprintf(p, sizeof(p), "%s%s/cpu.stat", root, strcmp(path, "/") ? path : "");
-	f = fopen(p, "r");
-	if (!f)
+	snprintf(dir, sizeof(dir), "%s%s", root, strcmp(path, "/") ? path : "");
+	if (tm_cg_read_u64(dir, "cpu.stat", "usage_usec", &v))
 		return -1;
-	while (fscanf(f, "%63s %llu", key, &v) == 2) {
-		if (!strcmp(key, "usage_usec")) {
-			*us = v;
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
+	*us = v;
+	return 0;
 }
 
 /* Peak usage rate of the window, mCPU; 0 when nothing was measured yet. */

@@ -57,26 +57,11 @@ static int read_proc_stat(uint64_t *busy, uint64_t *total)
 
 static uint64_t cg_u64(const char *root, const char *rel, const char *file, const char *key)
 {
-	char p[PATH_MAX], k[64];
-	unsigned long long v = 0, x;
-	FILE *f;
+	char dir[PATH_MAX];
+	__u64 v = 0;
 
-	snprintf(p, sizeof(p), "%s%s/%s", root, rel, file);
-	f = fopen(p, "r");
-	if (!f)
-		return 0;
-	if (!key) {
-		if (fscanf(f, "%llu", &x) == 1)
-			v = x;
-	} else {
-		while (fscanf(f, "%63s %llu", k, &x) == 2)
-			if (!strcmp(k, key)) {
-				v = x;
-				break;
-			}
-	}
-	fclose(f);
-	return v;
+	snprintf(dir, sizeof(dir), "%s%s", root, rel);
+	return tm_cg_read_u64(dir, file, key, &v) ? 0 : v;
 }
 
 /* Sum over the cgroups matching @pats (no nested double counting: a match
@@ -543,28 +528,26 @@ char *tm_report_prometheus(struct tm_daemon *d)
 			bprintf(&b, "tidemark_sched_%s_total %" PRIu64 "\n", name,
 				s.sched_stats[i]);
 	}
-	gauge(&b, "tidemark_interference_signal",
-	      "Last sample of an interference signal of an ONLINE cgroup (units in the name).");
-	for (int i = 0; i < ifs.nr; i++)
-		for (int k = 0; k < TM_IF_SIGNALS; k++) {
-			if (isnan(ifs.row[i].value[k]))
-				continue;
-			bprintf(&b, "tidemark_interference_signal{cgroup=");
-			prom_label(&b, ifs.row[i].path);
-			bprintf(&b, ",signal=\"%s\"} %.3f\n", tm_if_signal_names[k],
-				ifs.row[i].value[k]);
-		}
-	gauge(&b, "tidemark_interference_baseline",
-	      "Baseline (mean of the non-outlier samples) of an interference signal.");
-	for (int i = 0; i < ifs.nr; i++)
-		for (int k = 0; k < TM_IF_SIGNALS; k++) {
-			if (isnan(ifs.row[i].baseline[k]))
-				continue;
-			bprintf(&b, "tidemark_interference_baseline{cgroup=");
-			prom_label(&b, ifs.row[i].path);
-			bprintf(&b, ",signal=\"%s\"} %.3f\n", tm_if_signal_names[k],
-				ifs.row[i].baseline[k]);
-		}
+	for (int fam = 0; fam < 2; fam++) {
+		/* the last sample, then the baseline, of each signal */
+		const char *name =
+			fam ? "tidemark_interference_baseline" : "tidemark_interference_signal";
+
+		gauge(&b, name,
+		      fam ? "Baseline (mean of the non-outlier samples) of an interference signal."
+			  : "Last sample of an interference signal of an ONLINE cgroup (units "
+			    "in the name).");
+		for (int i = 0; i < ifs.nr; i++)
+			for (int k = 0; k < TM_IF_SIGNALS; k++) {
+				double v = fam ? ifs.row[i].baseline[k] : ifs.row[i].value[k];
+
+				if (isnan(v))
+					continue;
+				bprintf(&b, "%s{cgroup=", name);
+				prom_label(&b, ifs.row[i].path);
+				bprintf(&b, ",signal=\"%s\"} %.3f\n", tm_if_signal_names[k], v);
+			}
+	}
 	gauge(&b, "tidemark_interference_interfered",
 	      "1 while an ONLINE cgroup is interfered (n of the last m samples outliers).");
 	for (int i = 0; i < ifs.nr; i++) {

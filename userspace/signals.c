@@ -42,28 +42,6 @@ int tm_psi_some_us(const char *dir, const char *res, uint64_t *us)
 	return ret;
 }
 
-int tm_cg_usage_us(const char *dir, uint64_t *us)
-{
-	char p[4096], key[64];
-	unsigned long long v;
-	FILE *f;
-	int ret = -1;
-
-	snprintf(p, sizeof(p), "%s/cpu.stat", dir);
-	f = fopen(p, "r");
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %llu", key, &v) == 2) {
-		if (!strcmp(key, "usage_usec")) {
-			*us = v;
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
-}
-
 int tm_cg_threads(const char *dir, pid_t *tids, int max)
 {
 	char p[4096];
@@ -190,7 +168,7 @@ static int schedstat_delay(pid_t tid, uint64_t *ns)
 	return 0;
 }
 
-int tm_delay_tid_ns(struct tm_delay *d, pid_t tid, uint64_t *ns)
+static int tm_delay_tid_ns(struct tm_delay *d, pid_t tid, uint64_t *ns)
 {
 	struct ts_reply r = {};
 	struct nl_msg *msg;

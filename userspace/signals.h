@@ -2,8 +2,8 @@
 /*
  * Interference signals of one cgroup, as cumulative counters the caller
  * turns into rates: PSI totals, CPU delay of its threads (taskstats over
- * generic netlink, /proc/TID/schedstat when taskstats is not allowed), CPU
- * usage, and cycles/instructions from perf where a PMU exists. Errors are
+ * generic netlink, /proc/TID/schedstat when taskstats is not allowed), and
+ * cycles/instructions from perf where a PMU exists. Errors are
  * returned; nothing here exits.
  */
 #ifndef __TM_SIGNALS_H
@@ -15,9 +15,6 @@
 
 /* "some" total stall (us) of @res ("cpu", "memory") of cgroup dir @dir. */
 int tm_psi_some_us(const char *dir, const char *res, uint64_t *us);
-
-/* cpu.stat usage_usec of cgroup dir @dir. */
-int tm_cg_usage_us(const char *dir, uint64_t *us);
 
 /* Thread ids of cgroup dir @dir (cgroup.threads): count, at most @max. */
 int tm_cg_threads(const char *dir, pid_t *tids, int max);
@@ -38,8 +35,6 @@ void tm_delay_open(struct tm_delay *d);
 void tm_delay_close(struct tm_delay *d);
 /* Summed CPU delay (waiting on a run queue) of the threads of @dir, ns. */
 int tm_delay_cg_ns(struct tm_delay *d, const char *dir, uint64_t *ns);
-/* One thread's CPU delay, ns (exposed for tests). */
-int tm_delay_tid_ns(struct tm_delay *d, pid_t tid, uint64_t *ns);
 
 /* Cycles and instructions of a cgroup on every CPU (perf, PERF_FLAG_PID_CGROUP). */
 #define TM_CPI_MAX_CPUS 256

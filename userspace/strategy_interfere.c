@@ -244,7 +244,7 @@ static void sample_be(struct tm_daemon *d, uint64_t now)
 	for (int i = 0; i < n; i++) {
 		struct be_track *t = NULL, *free_slot = NULL;
 		char dir[PATH_MAX];
-		uint64_t us;
+		__u64 us;
 
 		for (int j = 0; j < MAX_BE && !t; j++) {
 			if (st.b[j].used && !strcmp(st.b[j].path, be[i].path))
@@ -264,7 +264,7 @@ static void sample_be(struct tm_daemon *d, uint64_t now)
 		}
 		t->seen_k = st.k;
 		cgdir(d, t->path, dir, sizeof(dir));
-		if (tm_cg_usage_us(dir, &us)) {
+		if (tm_cg_read_u64(dir, "cpu.stat", "usage_usec", &us)) {
 			t->prev_ok = false;
 			t->ser[st.k % RING] = 0;
 			continue;

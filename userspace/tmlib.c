@@ -242,3 +242,31 @@ const char *tm_cgroup_path_of(const struct tm_cg_path *v, size_t n, __u64 id)
 
 	return hit ? hit->path : NULL;
 }
+
+int tm_cg_read_u64(const char *dir, const char *file, const char *key, __u64 *out)
+{
+	char p[PATH_MAX], k[64];
+	unsigned long long x;
+	FILE *f;
+	int ret = -1;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	f = fopen(p, "r");
+	if (!f)
+		return -1;
+	if (!key) {
+		if (fscanf(f, "%llu", &x) == 1) {
+			*out = x;
+			ret = 0;
+		}
+	} else {
+		while (fscanf(f, "%63s %llu", k, &x) == 2)
+			if (!strcmp(k, key)) {
+				*out = x;
+				ret = 0;
+				break;
+			}
+	}
+	fclose(f);
+	return ret;
+}

@@ -13,6 +13,13 @@
 extern const char *const tm_stat_names[TM_NR_STATS];
 extern const char *const tm_stat_help[TM_NR_STATS];
 
+/*
+ * A number from cgroup file @file under directory @dir: the value of @key in a
+ * flat keyed file (cpu.stat, memory.stat), or the first number when @key is
+ * NULL (memory.current). 0, or -1 when unreadable or the key is missing.
+ */
+int tm_cg_read_u64(const char *dir, const char *file, const char *key, __u64 *out);
+
 /* MemTotal and MemAvailable from /proc/meminfo, bytes; -1 if unreadable. */
 int tm_read_meminfo(__u64 *total, __u64 *avail);
 

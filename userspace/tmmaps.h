@@ -105,22 +105,4 @@ static inline int tm_be_caps_clear(int caps_fd, __u32 owner)
 	return done;
 }
 
-/* Times the cap of cgroup @dir (and below) cut a run short or parked a task. */
-static inline __u64 tm_be_capped(int caps_fd, const char *dir)
-{
-	struct tm_cg_path *v = NULL;
-	size_t n = 0;
-	__u64 sum = 0;
-
-	if (tm_cgroup_walk(dir, &v, &n))
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		struct tm_be_cap cap;
-
-		if (!bpf_map_lookup_elem(caps_fd, &v[i].id, &cap))
-			sum += cap.capped;
-	}
-	tm_cgroup_paths_free(v, n);
-	return sum;
-}
 #endif
