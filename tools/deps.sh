@@ -21,6 +21,8 @@ PKGS=(
 	bc bison flex libssl-dev dwarves cpio xz-utils python3
 	# VM test bed and loads
 	qemu-system-x86 rt-tests stress-ng
+	# tests: tidemarkd's HTTP endpoints from the shell, sysctl and pkill
+	curl procps
 )
 
 missing=()
