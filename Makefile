@@ -15,8 +15,11 @@ LIBBPF_INC := $(BUILD)/libbpf/include
 
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror
-USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Ibpf -Iuserspace -I$(BUILD) \
-	      -I$(LIBBPF_INC) -isystem $(KSRC)/tools/sched_ext/include
+# Each program's own folder is on its include path when it builds; the
+# library, host policy headers, topology and the BPF ABI are on every one.
+USER_INC  = -Ibpf -Iuserspace/lib -Iuserspace/policy -Itopology -I$(BUILD) -I$(LIBBPF_INC) \
+	    -isystem $(KSRC)/tools/sched_ext/include
+USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP $(USER_INC)
 USER_LIBS := $(LIBBPF_A) -lelf -lz -lzstd -lpthread
 
 BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -mlittle-endian \
@@ -61,37 +64,47 @@ kernel: | deps
 vmlinux-h: $(BPFTOOL) | deps
 	tools/gen-vmlinux-h.sh $(BPFTOOL) > bpf/vmlinux.h.tmp && mv bpf/vmlinux.h.tmp bpf/vmlinux.h
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/tidemark.h bpf/tidemark_compat.bpf.h bpf/vmlinux.h $(LIBBPF_A) $(BPFTOOL)
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) bpf/vmlinux.h $(LIBBPF_A) $(BPFTOOL)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o $(BPFTOOL)
 	$(BPFTOOL) gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
 
-TMLIB := userspace/tmlib.c userspace/tmlib.h userspace/rules.c userspace/rules.h userspace/tmmaps.h
-TMLIB_SRCS := userspace/tmlib.c userspace/rules.c
-TOPO := topology/topo.c topology/topo.h topology/placement.h
-PLACE := userspace/place.c userspace/place.h
-
-$(BUILD)/scx_tidemark: userspace/scx_tidemark.c $(BUILD)/tidemark.skel.h bpf/tidemark.h $(TMLIB) $(TOPO) $(PLACE) $(LIBBPF_A)
-	$(CC) $(USER_CFLAGS) -Itopology -o $@ $< $(TMLIB_SRCS) userspace/place.c topology/topo.c \
-		$(USER_LIBS) -lhwloc
-
-DAEMON_SRCS := userspace/tidemarkd.c userspace/config.c userspace/report.c userspace/httpc.c \
-	       userspace/strategy_cpusuppress.c userspace/strategy_memevict.c \
-	       userspace/strategy_cpuevict.c userspace/strategy_interfere.c userspace/signals.c
-DAEMON_HDRS := userspace/daemon.h userspace/config.h userspace/evict.h userspace/nodeload.h \
-	       userspace/httpc.h userspace/interfere.h userspace/signals.h
-
 NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
 NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null || echo -lnl-genl-3 -lnl-3)
 
-$(BUILD)/tidemarkd: $(DAEMON_SRCS) $(DAEMON_HDRS) bpf/tidemark.h $(TMLIB) $(TOPO) $(LIBBPF_A)
-	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) -Itopology -o $@ $(DAEMON_SRCS) $(TMLIB_SRCS) topology/topo.c \
-		$(USER_LIBS) -ljansson -lmicrohttpd -lhwloc $(NL_LIBS) -lm
+# userspace/lib and topology: one static library every program links.
+LIB_SRCS    := $(wildcard userspace/lib/*.c topology/*.c)
+LOADER_SRCS := $(wildcard userspace/loader/*.c)
+DAEMON_SRCS := $(wildcard userspace/daemon/*.c userspace/daemon/strategies/*.c)
+CTL_SRCS    := $(wildcard userspace/ctl/*.c)
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+LIBTM := $(BUILD)/libtidemark.a
 
-$(BUILD)/tidemarkctl: userspace/tidemarkctl.c userspace/httpc.c userspace/httpc.h bpf/tidemark.h $(TMLIB) $(TOPO) $(LIBBPF_A)
-	$(CC) $(USER_CFLAGS) -Itopology -o $@ $< userspace/httpc.c $(TMLIB_SRCS) topology/topo.c $(USER_LIBS) -lhwloc -ljansson
+$(BUILD)/obj/%.o: %.c $(LIBBPF_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -c -o $@ $<
+
+# The loader includes the skeleton.
+$(call obj,$(LOADER_SRCS)): $(BUILD)/tidemark.skel.h
+$(call obj,$(LOADER_SRCS)): USER_CFLAGS += -Iuserspace/loader
+$(call obj,$(DAEMON_SRCS)): USER_CFLAGS += -Iuserspace/daemon $(NL_CFLAGS)
+$(call obj,$(CTL_SRCS)): USER_CFLAGS += -Iuserspace/ctl
+
+-include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d $(BUILD)/obj/*/*/*/*.d)
+
+$(LIBTM): $(call obj,$(LIB_SRCS))
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/scx_tidemark: $(call obj,$(LOADER_SRCS)) $(LIBTM)
+	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc
+
+$(BUILD)/tidemarkd: $(call obj,$(DAEMON_SRCS)) $(LIBTM)
+	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -ljansson -lmicrohttpd -lhwloc $(NL_LIBS) -lm
+
+$(BUILD)/tidemarkctl: $(call obj,$(CTL_SRCS)) $(LIBTM)
+	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson
 
 # The ONLINE latency probe used by tests, the demo and benchmarks.
 $(BUILD)/tm-probe: tools/probe/tm-probe.c
@@ -108,4 +121,4 @@ clean:
 	rm -rf $(BUILD)
 
 format:
-	clang-format -i bpf/*.c bpf/tidemark.h userspace/*.c tests/unit/*.c
+	clang-format -i bpf/*.c bpf/tidemark.h $(LIB_SRCS) $(LOADER_SRCS) $(DAEMON_SRCS) $(CTL_SRCS) tests/unit/*.c

@@ -49,7 +49,7 @@
  */
 #include <scx/common.bpf.h>
 #include "tidemark.h"
-#include "tidemark_compat.bpf.h"
+#include "compat.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 

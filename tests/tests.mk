@@ -3,10 +3,11 @@
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
-$(BUILD)/tests/%: tests/unit/%.c bpf/tidemark.h $(TMLIB) $(TOPO) $(PLACE) $(DAEMON_HDRS) userspace/config.c $(BUILD)/ksrc
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard bpf/*.h userspace/*/*.h topology/*.h) userspace/daemon/config.c $(LIBTM) $(BUILD)/ksrc
 	@mkdir -p $(BUILD)/tests
-	$(CC) $(CFLAGS) -Wall -Werror -std=gnu11 -D_GNU_SOURCE -Ibpf -Iuserspace -Itopology \
-		-I$(KSRC)/tools/testing/selftests -o $@ $< $(TMLIB_SRCS) userspace/place.c userspace/config.c topology/topo.c -lhwloc -ljansson -lm
+	$(CC) $(CFLAGS) -Wall -Werror -std=gnu11 -D_GNU_SOURCE -Ibpf -Iuserspace/lib -Iuserspace/policy \
+		-Iuserspace/daemon -Itopology -I$(LIBBPF_INC) -I$(KSRC)/tools/testing/selftests \
+		-o $@ $< userspace/daemon/config.c $(LIBTM) -lhwloc -ljansson -lm
 
 # The whole suite, VM tests included (the kernel is built or reused first).
 test: all $(UNIT_BINS) kernel

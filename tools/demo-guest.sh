@@ -31,7 +31,7 @@ echo "demo: the same with $n BE CPU hogs in /be (they would take every CPU)"
 	exec stress-ng --temp-path /tmp --cpu $n --cpu-method int64 --timeout 60s) >/dev/null 2>&1 &
 hogs=$!
 # the measurer covers seconds 2-7 of the 10 s run
-tests/busy.py --delay 2 --seconds 5 --cgroup online=/online --cgroup be=/be >/tmp/busy.out &
+tests/lib/busy.py --delay 2 --seconds 5 --cgroup online=/online --cgroup be=/be >/tmp/busy.out &
 m=$!
 probe be
 wait $m

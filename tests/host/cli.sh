@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Command-line validation of scx_tidemark, on the host (nothing is loaded:
 # every case here must fail before touching BPF).
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 bin=build/scx_tidemark
 
 # expect_reject DESC PATTERN ARGS...: exit 2, and stderr names the problem.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tidemarkd configuration checks on the host (--check: nothing runs).
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 bin=build/tidemarkd
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tm-probe on the host: JSON output, arrival jitter, bad input refused.
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 bin=build/tm-probe
 
 get() { # json path... -> value

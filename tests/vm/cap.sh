@@ -4,8 +4,8 @@
 # runs at its cap while another BE cgroup takes the rest; removing the cap
 # gives it its share back. The cap is what the interference ladder's
 # "throttle" step uses (cgroup cpu.max is not enforced for sched_ext tasks).
-. "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../vmlib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
 mkdir -p $cg/be/a/sub $cg/be/b
@@ -32,7 +32,7 @@ hb=$!
 sleep 1
 out=$(build/tidemarkctl cap /be/a 300)
 check "cap /be/a at 300 mCPU ($out)" grep -q "2 cgroups" <<<"$out"
-tests/busy.py --delay 1 --windows 3 --seconds 2 --cgroup a=/be/a --cgroup b=/be/b >/tmp/w1
+tests/lib/busy.py --delay 1 --windows 3 --seconds 2 --cgroup a=/be/a --cgroup b=/be/b >/tmp/w1
 while read -r l; do note "capped: $l"; done </tmp/w1
 a=$(awk '{s+=$6} END{print int(s/NR)}' /tmp/w1)
 b=$(awk '{s+=$8} END{print int(s/NR)}' /tmp/w1)
@@ -43,7 +43,7 @@ if [ "$b" -ge 70 ]; then ok "the other BE cgroup takes the rest ($b%)"; else not
 
 out=$(build/tidemarkctl cap /be/a off)
 check "cap removed ($out)" grep -q "removed" <<<"$out"
-tests/busy.py --delay 1 --windows 2 --seconds 2 --cgroup a=/be/a --cgroup b=/be/b >/tmp/w2
+tests/lib/busy.py --delay 1 --windows 2 --seconds 2 --cgroup a=/be/a --cgroup b=/be/b >/tmp/w2
 while read -r l; do note "uncapped: $l"; done </tmp/w2
 a=$(awk '{s+=$6} END{print int(s/NR)}' /tmp/w2)
 b=$(awk '{s+=$8} END{print int(s/NR)}' /tmp/w2)
@@ -55,8 +55,8 @@ build/tidemarkctl cap /be/a 300 >/dev/null
 idb=$(stat -c %i $cg/be/b)
 hex8() { python3 -c 'import struct,sys; print(struct.pack(sys.argv[1], *map(int, sys.argv[2:])).hex())' "$@"; }
 caps=/sys/fs/bpf/tidemark/be_caps
-tests/bpfmap.py update $caps "$(hex8 "<Q" "$idb")" "$(hex8 "<IIqQ" 300 1 0 0)"
-check "stale tidemarkd cap written for /be/b ($(tests/bpfmap.py lookup $caps "$(hex8 "<Q" "$idb")" | cut -c1-16))" tests/bpfmap.py lookup $caps "$(hex8 "<Q" "$idb")"
+tests/lib/bpfmap.py update $caps "$(hex8 "<Q" "$idb")" "$(hex8 "<IIqQ" 300 1 0 0)"
+check "stale tidemarkd cap written for /be/b ($(tests/lib/bpfmap.py lookup $caps "$(hex8 "<Q" "$idb")" | cut -c1-16))" tests/lib/bpfmap.py lookup $caps "$(hex8 "<Q" "$idb")"
 cat >/tmp/td.json <<EOC
 {"version": 1, "memory_eviction": {"enabled": false}, "cpu_eviction": {"enabled": false},
  "cgroups": {"be": ["/be/*"]}, "report": {"listen": "127.0.0.1:9477"}}
@@ -64,9 +64,9 @@ EOC
 build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
 dpid=$!
 if wait_log /tmp/td.log "action=clear_stale_caps dry_run=false cgroups=1 " 10; then ok "tidemarkd clears the stale cap (1 cgroup)"; else not_ok "tidemarkd clears the stale cap" "$(cat /tmp/td.log)"; fi
-if tests/bpfmap.py lookup $caps "$(hex8 "<Q" "$idb")" >/dev/null; then not_ok "/be/b's stale cap gone"; else ok "/be/b's stale cap gone"; fi
+if tests/lib/bpfmap.py lookup $caps "$(hex8 "<Q" "$idb")" >/dev/null; then not_ok "/be/b's stale cap gone"; else ok "/be/b's stale cap gone"; fi
 ida=$(stat -c %i $cg/be/a)
-check "the operator's cap on /be/a stays" tests/bpfmap.py lookup $caps "$(hex8 "<Q" "$ida")"
+check "the operator's cap on /be/a stays" tests/lib/bpfmap.py lookup $caps "$(hex8 "<Q" "$ida")"
 kill $dpid
 wait $dpid
 

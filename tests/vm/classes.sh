@@ -2,8 +2,8 @@
 # vm: --cpus 2 --timeout 500
 # Classes, the in-kernel BE watermark, runtime tuning, class changes,
 # ONLINE priority and the bounded BE wait, on a 2-CPU VM.
-. "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../vmlib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
 
 mkdir -p /sys/fs/cgroup/be /sys/fs/cgroup/online /sys/fs/cgroup/online2
 log=/tmp/scx.log
@@ -13,7 +13,7 @@ wait_state enabled 10 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
 ok "scheduler loads with class rules"
 HOG="stress-ng --temp-path /tmp --cpu-method int64 --cpu"
 
-# Node busy is judged on the kernel's exact task run time (tests/busy.py
+# Node busy is judged on the kernel's exact task run time (tests/lib/busy.py
 # explains why /proc/stat is only printed for the record).
 band() { # name lo hi windows...
 	local name=$1 lo=$2 hi=$3 fails="" line b
@@ -31,14 +31,14 @@ note "watermark: BE alone, unlimited demand, suppress_pct 65"
 in_cgroup be $HOG 2 --timeout 60s >/dev/null 2>&1
 hogs=$!
 sleep 2
-mapfile -t w < <(tests/busy.py --windows 3 --cgroup be=/be)
+mapfile -t w < <(tests/lib/busy.py --windows 3 --cgroup be=/be)
 band "BE alone at suppress_pct 65" 60 70 "${w[@]}"
 
 note "watermark: ONLINE at ~30% of the CPUs, BE unlimited"
 in_cgroup online $HOG 1 --cpu-load 60 --timeout 60s >/dev/null 2>&1
 on=$!
 sleep 2
-mapfile -t w < <(tests/busy.py --windows 4 --cgroup online=/online --cgroup be=/be)
+mapfile -t w < <(tests/lib/busy.py --windows 4 --cgroup online=/online --cgroup be=/be)
 band "ONLINE 30% + BE at suppress_pct 65" 60 70 "${w[@]}"
 o=$(awk '{s+=$6} END{print int(s/NR)}' < <(printf '%s\n' "${w[@]}"))
 if within "$o" 25 35; then ok "ONLINE got its ~30% ($o%)"; else not_ok "ONLINE got its ~30%" "online $o%"; fi
@@ -49,7 +49,7 @@ note "runtime change: suppress_pct 40 without reload"
 out=$(build/tidemarkctl set suppress_pct=40 2>&1)
 check "tidemarkctl set suppress_pct=40" test $? -eq 0
 sleep 0.1
-mapfile -t w < <(tests/busy.py --windows 1)
+mapfile -t w < <(tests/lib/busy.py --windows 1)
 band "new line 40 followed from 100 ms after the change" 35 45 "${w[@]}"
 out=$(build/tidemarkctl set suppress_pct=0 2>&1)
 rc=$?
@@ -65,12 +65,12 @@ expect_eq "refused changes left the tunables alone" "suppress_pct=40 max_be_wait
 note "class change: the running BE hogs' cgroup becomes ONLINE"
 build/tidemarkctl class /be online >/dev/null
 sleep 0.05
-b=$(tests/busy.py --seconds 0.5 | awk '{print $2}')
+b=$(tests/lib/busy.py --seconds 0.5 | awk '{print $2}')
 note "0.05-0.55 s after be -> online: node busy $b%"
 if [ "$b" -ge 90 ]; then ok "hogs unthrottled at once as ONLINE ($b%)"; else not_ok "hogs unthrottled as ONLINE" "busy $b%"; fi
 build/tidemarkctl class /be be >/dev/null
 sleep 0.2
-mapfile -t w < <(tests/busy.py --windows 1)
+mapfile -t w < <(tests/lib/busy.py --windows 1)
 band "back to BE: throttled to 40 again" 35 45 "${w[@]}"
 out=$(build/tidemarkctl class /nonexistent be 2>&1)
 rc=$?

@@ -6,8 +6,8 @@
 # BE's budget falls to ~0.3 CPU (satisfaction ~15%) for the whole window:
 # dry-run decides and does nothing, then the real run kills the lowest
 # priority BE cgroup, one per round, and spares the other.
-. "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../vmlib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
 echo "+cpu +memory" >$cg/cgroup.subtree_control

@@ -3,8 +3,8 @@
 # tidemarkd: memory watermark eviction (reaction, victims, ONLINE untouched),
 # dry-run, SIGHUP reload (good and bad), /metrics through promtool, the JSON
 # report against the load, and the scheduler outliving the daemon.
-. "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../vmlib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
 echo "+cpu +memory" >$cg/cgroup.subtree_control
@@ -62,10 +62,10 @@ ok "daemon starts"
 wait_log /tmp/td.log "action=set" 5
 expect_eq "daemon set the scheduler's suppress_pct" "55" "$(build/tidemarkctl show | sed -n 's/^suppress_pct=\([0-9]*\) .*/\1/p')"
 
-# a BE memory hog grows until it crosses the watermark; tests/memwatch.py
+# a BE memory hog grows until it crosses the watermark; tests/lib/memwatch.py
 # records the crossing time (CLOCK_REALTIME, like the audit lines)
 hog_mib=$(( total_mib * (evict - base + 15) / 100 ))
-tests/memwatch.py --pct "$evict" --seconds 40 >/tmp/cross &
+tests/lib/memwatch.py --pct "$evict" --seconds 40 >/tmp/cross &
 mw=$!
 in_cgroup be/hog stress-ng --temp-path /tmp --vm 1 --vm-bytes ${hog_mib}M --vm-keep --vm-populate --timeout 60s
 hog=$!

@@ -8,8 +8,8 @@
 # antagonist is named within 10 s, the ladder lowers the line, caps it and
 # (if needed) kills it; ONLINE's run-queue wait returns to its baseline; the
 # innocent hog is never acted on.
-. "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../vmlib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
 echo "+cpu +memory" >$cg/cgroup.subtree_control
@@ -130,8 +130,8 @@ sleep 5
 mark_c=$(wc -l </tmp/scx.log)
 sleep 10
 mark_d=$(wc -l </tmp/scx.log)
-read -r w0 n0 < <(tests/cgwait.py /tmp/scx.log "$mark_a" "$mark_b" /online)
-read -r w1 n1 < <(tests/cgwait.py /tmp/scx.log "$mark_c" "$mark_d" /online)
+read -r w0 n0 < <(tests/lib/cgwait.py /tmp/scx.log "$mark_a" "$mark_b" /online)
+read -r w1 n1 < <(tests/lib/cgwait.py /tmp/scx.log "$mark_c" "$mark_d" /online)
 note "/online mean run-queue wait (slowest 1% left out): ${w0} us before the antagonist ($n0 waits), ${w1} us 5-15 s after the last step ($n1 waits)"
 if python3 -c "import sys; sys.exit(0 if $n1 > 100 and $w1 <= 1.5 * $w0 else 1)"; then
 	ok "ONLINE run-queue wait back at its baseline ($w1 <= 1.5 x $w0 us)"

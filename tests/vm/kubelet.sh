@@ -2,8 +2,8 @@
 # vm: --cpus 2 --timeout 200
 # Who is what: kubelet's cgroup layouts (systemd and cgroupfs drivers), glob
 # rules that follow cgroups created later, precedence, and bad rules.
-. "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../vmlib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
 # kubelet, systemd driver
@@ -52,12 +52,12 @@ in_cgroup kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podnew.sl
 	stress-ng --temp-path /tmp --cpu-method int64 --cpu 2 --timeout 60s >/dev/null 2>&1
 h=$!
 sleep 1.5
-b=$(tests/busy.py --seconds 2 | awk '{print $2}')
+b=$(tests/lib/busy.py --seconds 2 | awk '{print $2}')
 if within "$b" 55 72; then ok "BestEffort pod held at the line ($b%)"; else not_ok "BestEffort pod held at the line" "busy $b%"; fi
 kill $h 2>/dev/null
 wait $h
 # measurer first: under a saturating ONLINE load a new process starts slowly
-tests/busy.py --delay 1.5 --seconds 2 >/tmp/busy.out &
+tests/lib/busy.py --delay 1.5 --seconds 2 >/tmp/busy.out &
 m=$!
 in_cgroup kubepods.slice/kubepods-podaaaa_1.slice/cri-containerd-c1.scope \
 	stress-ng --temp-path /tmp --cpu-method int64 --cpu 2 --timeout 60s >/dev/null 2>&1

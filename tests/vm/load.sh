@@ -3,8 +3,8 @@
 # Load scx_tidemark in the VM: it must take over every task, survive fork,
 # CPU and affinity churn without a watchdog exit, restart itself after CPU
 # hotplug (a recoverable exit), and exit cleanly on SIGINT.
-. "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../vmlib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
 
 expect_eq "no scheduler before load" disabled "$(scx_state)"
 

@@ -10,8 +10,8 @@
 # remote preemption kicks took 1-8 ms to land (local ones 64-128 us), and
 # EEVDF with BE at cpu.weight 1 showed the same (p99 wakeup 3.6 ms vs 146 us
 # alone). One vCPU measures the policy, not the emulator.
-. "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../vmlib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
 
 mkdir -p /sys/fs/cgroup/be /sys/fs/cgroup/online
 log=/tmp/scx.log

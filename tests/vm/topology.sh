@@ -2,8 +2,8 @@
 # vm: --cpus 16 --llcs 4 --timeout 200
 # tidemarkctl topology on a 16-vCPU guest with four L3 domains: hwloc's map,
 # the sysfs cross-check, and an offline CPU.
-. "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../vmlib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
 
 out=$(build/tidemarkctl topology --json 2>/tmp/topo.err)
 rc=$?

@@ -4,7 +4,7 @@
 # passthrough, argument errors, timeout and guest panic end with a clear
 # message and never hang.
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 
 # L3 domains as the guest's sysfs lists them, one "cpus" list per line.
 l3_layout='for c in /sys/devices/system/cpu/cpu[0-9]*; do cat $c/cache/index3/shared_cpu_list; done | sort -n -u | tr "\n" " "'

@@ -2,8 +2,8 @@
 # vm: --cpus 2 --timeout 120
 # ONLINE cgroups share the CPUs by cgroup cpu.weight (set before and changed
 # while the scheduler runs).
-. "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../vmlib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
 echo +cpu >$cg/cgroup.subtree_control
@@ -18,7 +18,7 @@ wait_state enabled 10 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
 ok "scheduler loads"
 
 HOG="stress-ng --temp-path /tmp --cpu-method int64 --cpu 2 --timeout 60s"
-tests/busy.py --delay 2 --windows 2 --seconds 2 --cgroup a=/svc/a --cgroup b=/svc/b >/tmp/w1 &
+tests/lib/busy.py --delay 2 --windows 2 --seconds 2 --cgroup a=/svc/a --cgroup b=/svc/b >/tmp/w1 &
 m=$!
 in_cgroup svc/a $HOG >/dev/null 2>&1
 ha=$!
@@ -30,7 +30,7 @@ a=$(awk '{s+=$6} END{print int(s/NR)}' /tmp/w1)
 b=$(awk '{s+=$8} END{print int(s/NR)}' /tmp/w1)
 if within "$a" 15 35 && within "$b" 65 85; then ok "cpu.weight 100 vs 300 -> 25/75 +-10 ($a/$b)"; else not_ok "cpu.weight 100 vs 300 -> 25/75 +-10" "a $a% b $b%"; fi
 
-tests/busy.py --delay 1.5 --windows 2 --seconds 2 --cgroup a=/svc/a --cgroup b=/svc/b >/tmp/w2 &
+tests/lib/busy.py --delay 1.5 --windows 2 --seconds 2 --cgroup a=/svc/a --cgroup b=/svc/b >/tmp/w2 &
 m=$!
 echo 300 >$cg/svc/a/cpu.weight
 echo 100 >$cg/svc/b/cpu.weight

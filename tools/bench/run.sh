@@ -24,7 +24,7 @@ tools/vm/run --cpus 1 --icount --mem 2048 --timeout "$timeout" --share "$share" 
 if [ "$mode" = full ]; then
 	# Measured by the tests' own instruments, in their own VMs: CCX placement
 	# (16 vCPUs in 4 L3, EEVDF then tidemark, sched_migrate_task trace) and the
-	# memory-watermark reaction (tidemarkd, crossing stamped by tests/memwatch.py).
+	# memory-watermark reaction (tidemarkd, crossing stamped by tests/lib/memwatch.py).
 	tools/vm/run --cpus 16 --llcs 4 --timeout 400 -- tests/vm/placement-4l3.sh >"$share/ccx.tap" 2>&1 || true
 	tools/vm/run --cpus 2 --mem 2048 --timeout 300 -- tests/vm/daemon.sh >"$share/mem.tap" 2>&1 || true
 	# interference: a fork-churn antagonist next to an ONLINE probe and an

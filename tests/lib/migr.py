@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Where the threads of some cgroups run, measured from outside the scheduler.
 #
-#   tests/migr.py --seconds S --domains LIST [--delay S] [--cgroup NAME=PATH ...]
+#   tests/lib/migr.py --seconds S --domains LIST [--delay S] [--cgroup NAME=PATH ...]
 #
 # --domains: the cache domains as CPU lists separated by '/', e.g.
 #            "0-3/4-7/8-11/12-15".

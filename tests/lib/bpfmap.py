@@ -2,8 +2,8 @@
 # Read or write one element of a pinned BPF map through the bpf(2) syscall
 # (the bootstrap bpftool the build makes has no map commands). Tests only.
 #
-#   tests/bpfmap.py lookup PIN KEY_HEX            -> value hex, exit 1 if absent
-#   tests/bpfmap.py update PIN KEY_HEX VALUE_HEX
+#   tests/lib/bpfmap.py lookup PIN KEY_HEX            -> value hex, exit 1 if absent
+#   tests/lib/bpfmap.py update PIN KEY_HEX VALUE_HEX
 # x86_64 only (syscall 321).
 import ctypes
 import os

@@ -4,7 +4,7 @@
 #
 # Two ONLINE services (tm-probe: request/response, wakeup-heavy) and BE hogs
 # on every spare CPU, run twice with the same load: under EEVDF and under
-# tidemark. Checked from outside the scheduler (tests/migr.py: the
+# tidemark. Checked from outside the scheduler (tests/lib/migr.py: the
 # sched_migrate_task trace event and each thread's last CPU): with tidemark
 # each service stays inside its own domain and crosses domains >= 10x less.
 # Demand comes from two sources: cpu.max for a, a --home rule for b.
@@ -46,7 +46,7 @@ stop_load() {
 }
 
 measure() { # out
-	tests/migr.py --delay 3 --seconds 10 --domains "$DOMAINS" \
+	tests/lib/migr.py --delay 3 --seconds 10 --domains "$DOMAINS" \
 		--cgroup a=/online/a --cgroup b=/online/b --cgroup c=/online/c --cgroup be=/be >"$1"
 }
 

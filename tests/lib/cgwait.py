@@ -4,7 +4,7 @@
 # per-cgroup histograms (log2 us buckets): no process of ours runs during
 # the window being measured.
 #
-#   tests/cgwait.py LOG FROM_LINE TO_LINE CGROUP   -> "MEAN_US N"
+#   tests/lib/cgwait.py LOG FROM_LINE TO_LINE CGROUP   -> "MEAN_US N"
 # MEAN_US: mean of all but the slowest 1% of the N waits (bucket midpoints).
 # FROM_LINE/TO_LINE: line counts of LOG taken at the two points (wc -l).
 import json

@@ -2,7 +2,7 @@
 # Print the CLOCK_REALTIME time at which node memory used (MemTotal -
 # MemAvailable) first reaches PCT %, sampled every 10 ms; nothing if it does
 # not within SECONDS.
-#   tests/memwatch.py --pct PCT --seconds S
+#   tests/lib/memwatch.py --pct PCT --seconds S
 import argparse
 import time
 

@@ -30,7 +30,7 @@ json_field() { # json name -> number
 	sed -n "s/.*\"$2\":\([0-9-]*\).*/\1/p" <<<"$1"
 }
 
-# Node CPU busy: tests/busy.py (exact task run time, not /proc/stat ticks).
+# Node CPU busy: tests/lib/busy.py (exact task run time, not /proc/stat ticks).
 
 # Run CMD inside cgroup CG (path under /sys/fs/cgroup), in the background.
 in_cgroup() { # cg cmd...

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Node CPU busy, measured from outside the scheduler, over consecutive windows.
 #
-#   tests/busy.py [--delay S] [--windows N] [--seconds S] [--cgroup NAME=PATH ...]
+#   tests/lib/busy.py [--delay S] [--windows N] [--seconds S] [--cgroup NAME=PATH ...]
 #
 # --delay: start first, measure after S seconds. Under a saturating ONLINE
 # load a fresh python takes seconds to start (every wakeup waits a slice);
