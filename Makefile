@@ -121,4 +121,4 @@ clean:
 	rm -rf $(BUILD)
 
 format:
-	clang-format -i bpf/*.c bpf/tidemark.h $(LIB_SRCS) $(LOADER_SRCS) $(DAEMON_SRCS) $(CTL_SRCS) tests/unit/*.c
+	clang-format -i bpf/*.c bpf/*.h $(LIB_SRCS) $(LOADER_SRCS) $(DAEMON_SRCS) $(CTL_SRCS) tests/unit/*.c

@@ -48,7 +48,7 @@
  *   are no longer BE move to the ONLINE/SYSTEM queue at the next dispatch.
  */
 #include <scx/common.bpf.h>
-#include "tidemark.h"
+#include "tidemark_policy.h"
 #include "compat.bpf.h"
 
 char _license[] SEC("license") = "GPL";

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Unit tests for the vtime and tunable logic shared with the BPF scheduler. */
 #include "kselftest_harness.h"
-#include "tidemark.h"
+#include "tidemark_policy.h"
 
 TEST(vtime_delta_scales_inversely_with_weight)
 {

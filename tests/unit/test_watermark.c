@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Unit tests for the watermark arithmetic the BPF scheduler runs each window. */
 #include "kselftest_harness.h"
-#include "tidemark.h"
+#include "tidemark_policy.h"
 
 #define MS 1000000ULL
 

@@ -24,6 +24,7 @@
 
 #include "httpc.h"
 #include "tmlib.h"
+#include "tidemark_policy.h"
 #include "tmmaps.h"
 #include "topo.h"
 

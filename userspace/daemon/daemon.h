@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include "config.h"
 #include "nodeload.h"
-#include "tidemark.h"
+#include "tidemark_abi.h"
 
 #define TM_MAX_ACTION_KINDS 16
 

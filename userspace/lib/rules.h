@@ -10,7 +10,7 @@
 #define __TM_RULES_H
 #include <stdbool.h>
 #include <stddef.h>
-#include "tidemark.h"
+#include "tidemark_abi.h"
 
 #define TM_MAX_RULES 256
 

@@ -4,7 +4,7 @@
 #ifndef __TMLIB_H
 #define __TMLIB_H
 #include <stddef.h>
-#include "tidemark.h"
+#include "tidemark_abi.h"
 
 #define TM_CGROUP_ROOT "/sys/fs/cgroup"
 #define TM_PIN_DIR "/sys/fs/bpf/tidemark"

@@ -7,7 +7,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include "tidemark.h"
+#include "tidemark_abi.h"
 #include "tmlib.h"
 
 /*

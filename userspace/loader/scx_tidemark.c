@@ -22,7 +22,7 @@
 #include <scx/common.h>
 #include <sys/stat.h>
 
-#include "tidemark.h"
+#include "tidemark_policy.h"
 #include "tidemark.skel.h"
 #include "rules.h"
 #include "tmlib.h"

@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 
 #include "daemon.h"
+#include "tidemark_policy.h"
 #include "tmmaps.h"
 
 #define NAME "cpusuppress"

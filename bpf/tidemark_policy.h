@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The scheduler's pure decision logic, in static inline functions that the
+ * BPF program and the host unit tests both compile, so the tests exercise
+ * exactly the code the scheduler runs.
+ */
+#ifndef __TIDEMARK_POLICY_H
+#define __TIDEMARK_POLICY_H
+
+#include "tidemark_abi.h"
+
+static inline __u64 tm_dom_dsq(__u32 dom, bool soft)
+{
+	return TM_DSQ_DOM_BASE + dom * 2 + (soft ? 1 : 0);
+}
+
+/* Budget of a capped cgroup for a window of @dt_ns: a debt is carried over,
+ * unused budget is not (no burst after a quiet window). */
+static inline __s64 tm_be_cap_refill(__s64 left_ns, __u32 cap_mcpu, __u64 dt_ns)
+{
+	__s64 add = (__s64)((__u64)cap_mcpu * dt_ns / 1000);
+
+	return (left_ns < 0 ? left_ns : 0) + add;
+}
+
+/* Is a task with home @home (0: none) at home on domain @dom? */
+static inline bool tm_home_has(__u64 home, __u32 dom)
+{
+	return !home || (dom < TM_MAX_DOMS && (home >> dom & 1));
+}
+
+/* BE grants: shortest run worth a context switch, length of a forced run
+ * (bounded wait), and how early a grant timer may end a grant. */
+#define TM_BE_GRANT_MIN_NS   100000ULL
+#define TM_BE_FORCED_NS	     1000000ULL
+#define TM_BE_GRANT_SLACK_NS 20000ULL
+
+static inline __u32 tm_hist_bucket(__u64 wait_ns)
+{
+	__u64 us = wait_ns / 1000;
+	__u32 b = 0;
+
+	while (us && b < TM_HIST_BUCKETS - 1) {
+		us >>= 1;
+		b++;
+	}
+	return b;
+}
+
+/*
+ * The suppress line: BE may use capacity x suppress_pct minus what ONLINE
+ * and SYSTEM used, never less than the floor, never more than the line.
+ * All in ns of CPU time over one window. ONLINE usage of the last window
+ * predicts the next one.
+ */
+static inline __u64 tm_be_allowance(__u64 cap_ns, __u32 suppress_pct, __u64 hi_used_ns,
+				    __u64 floor_ns)
+{
+	__u64 line = cap_ns / 100 * suppress_pct;
+	__u64 allow = line > hi_used_ns ? line - hi_used_ns : 0;
+
+	if (floor_ns > cap_ns)
+		floor_ns = cap_ns;
+	return allow > floor_ns ? allow : floor_ns;
+}
+
+/*
+ * The floor owed to BE in the next window: all of it when ONLINE+SYSTEM
+ * left less than the floor under the line, else nothing. The floor guards BE
+ * against ONLINE taking the whole line; it must not undo the payback of BE's
+ * own overrun (that would put the node above the line by up to the floor).
+ */
+static inline __u64 tm_be_floor_owed(__u64 cap_ns, __u32 suppress_pct, __u64 hi_used_ns,
+				     __u64 floor_ns)
+{
+	__u64 line = cap_ns / 100 * suppress_pct;
+
+	return line > hi_used_ns && line - hi_used_ns >= floor_ns ? 0 : floor_ns;
+}
+
+/*
+ * Next window's budget: the allowance minus what the last window went over
+ * the line. Over means BE ran past its budget (left_ns < 0: ticks, minimum
+ * slices) or ONLINE+SYSTEM used more than predicted (hi_miss_ns > 0); BE
+ * budget left unspent offsets a rise of ONLINE. Nothing is ever credited
+ * (no burst above the line), and the payback is capped at @max_payback_ns
+ * so one spike costs BE at most one window.
+ */
+static inline __s64 tm_be_budget_next(__s64 left_ns, __s64 hi_miss_ns, __u64 allowance_ns,
+				      __u64 max_payback_ns)
+{
+	__s64 over = hi_miss_ns - left_ns;
+
+	if (over < 0)
+		over = 0;
+	if ((__u64)over > max_payback_ns)
+		over = (__s64)max_payback_ns;
+	return (__s64)allowance_ns - over;
+}
+
+/* Returns NULL when the tunables are valid, else what is wrong. */
+static inline const char *tm_tunables_check(const struct tm_tunables *t, __u32 nr_cpus)
+{
+	if (t->suppress_pct == 0)
+		return "suppress_pct must be at least 1 (0 would leave BE only its floor)";
+	if (t->suppress_pct > 100)
+		return "suppress_pct must be at most 100";
+	if (t->max_be_wait_ms < TM_MAX_BE_WAIT_MS_MIN || t->max_be_wait_ms > TM_MAX_BE_WAIT_MS_MAX)
+		return "max_be_wait_ms must be within 10-10000";
+	if ((__u64)t->be_floor_mcpu > (__u64)nr_cpus * 1000)
+		return "be_floor_mcpu is above the node's capacity";
+	if ((__u64)t->be_floor_mcpu * 100 > (__u64)nr_cpus * 1000 * t->suppress_pct)
+		return "be_floor_mcpu is above the suppress line";
+	return 0;
+}
+
+/*
+ * Weighted vtime: a task's virtual time advances by its runtime scaled
+ * inversely to its weight, so a weight-200 task gets twice the CPU of a
+ * weight-100 one when both are runnable.
+ */
+static inline __u64 tm_vtime_delta(__u64 runtime_ns, __u32 weight)
+{
+	if (weight < TM_WEIGHT_MIN)
+		weight = TM_WEIGHT_MIN;
+	return runtime_ns * TM_WEIGHT_DFL / weight;
+}
+
+/*
+ * ONLINE/SYSTEM weight: the task's weight (nice) scaled by its cgroup's
+ * cpu.weight (100 = default), so a cgroup at cpu.weight 200 gets twice the
+ * CPU per runnable task. Flat: a cgroup with more runnable tasks gets more.
+ */
+static inline __u32 tm_eff_weight(__u32 task_weight, __u32 cg_weight)
+{
+	__u64 w = (__u64)task_weight * cg_weight / TM_WEIGHT_DFL;
+
+	if (w < TM_WEIGHT_MIN)
+		w = TM_WEIGHT_MIN;
+	if (w > (__u64)TM_WEIGHT_MAX * TM_WEIGHT_MAX / TM_WEIGHT_DFL)
+		w = (__u64)TM_WEIGHT_MAX * TM_WEIGHT_MAX / TM_WEIGHT_DFL;
+	return (__u32)w;
+}
+
+/*
+ * A task that slept long must not come back with a vtime so far behind that
+ * it monopolises the CPU: cap the credit it can bank at one slice (scaled by
+ * weight) behind the queue's current vtime.
+ */
+static inline __u64 tm_vtime_wakeup(__u64 task_vtime, __u64 now_vtime, __u64 slice_ns, __u32 weight)
+{
+	__u64 credit = tm_vtime_delta(slice_ns, weight);
+	__u64 floor = now_vtime > credit ? now_vtime - credit : 0;
+
+	return task_vtime < floor ? floor : task_vtime;
+}
+
+/* Tunables validated identically by the loader and the unit tests. */
+static inline bool tm_slice_us_valid(__u64 slice_us)
+{
+	return slice_us >= TM_SLICE_US_MIN && slice_us <= TM_SLICE_US_MAX;
+}
+
+#endif /* __TIDEMARK_POLICY_H */
