@@ -105,6 +105,70 @@ struct {
 	__uint(max_entries, 1);
 } tunables SEC(".maps");
 
+/* Serialises the writers of "tunables" (tunables_update). */
+struct tunables_lock {
+	struct bpf_spin_lock lock;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct tunables_lock);
+	__uint(max_entries, 1);
+} tunables_lock SEC(".maps");
+
+/* The ABI this scheduler was built with, published at init. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct tm_abi);
+	__uint(max_entries, 1);
+} abi SEC(".maps");
+
+/*
+ * The only writer of "tunables" once the scheduler runs: applies the fields
+ * @req names and the class_gen bump under one lock, and refuses a result
+ * that tm_tunables_check rejects (req->val then holds it, so the caller can
+ * name what is wrong).
+ */
+SEC("syscall")
+int tunables_update(struct tm_tunables_req *req)
+{
+	/* the context read once into locals: the verifier refuses a load
+	 * through a ctx pointer the compiler picked with a select */
+	u32 set = req->set, bump = req->bump_class_gen, zero = 0;
+	struct tm_tunables val = req->val, *t, next;
+	struct tunables_lock *l;
+	s32 ret = 0;
+
+	barrier();
+	t = bpf_map_lookup_elem(&tunables, &zero);
+	l = bpf_map_lookup_elem(&tunables_lock, &zero);
+	if (!t || !l) {
+		req->ret = -ENOENT;
+		return 0;
+	}
+	bpf_spin_lock(&l->lock);
+	next = *t;
+	if (set & TM_TUN_SUPPRESS_PCT)
+		next.suppress_pct = val.suppress_pct;
+	if (set & TM_TUN_MAX_BE_WAIT_MS)
+		next.max_be_wait_ms = val.max_be_wait_ms;
+	if (set & TM_TUN_BE_FLOOR_MCPU)
+		next.be_floor_mcpu = val.be_floor_mcpu;
+	if (bump)
+		next.class_gen++;
+	if (tm_tunables_check(&next, nr_cpus))
+		ret = -EINVAL;
+	else
+		*t = next;
+	bpf_spin_unlock(&l->lock);
+	req->val = next;
+	req->ret = ret;
+	req->cap_cpus = nr_cpus;
+	return 0;
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, u32);
@@ -1474,6 +1538,7 @@ static s32 init_domains(void)
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(tidemark_init)
 {
+	struct tm_abi *abi_v;
 	struct window *w;
 	u32 zero = 0;
 	s32 ret;
@@ -1490,6 +1555,14 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(tidemark_init)
 	ret = init_domains();
 	if (ret)
 		return ret;
+	abi_v = bpf_map_lookup_elem(&abi, &zero);
+	if (!abi_v) {
+		scx_bpf_error("abi map lookup failed");
+		return -ENOENT;
+	}
+	abi_v->version = TM_ABI_VERSION;
+	abi_v->nr_stats = TM_NR_STATS;
+	abi_v->cap_cpus = nr_cpus;
 	bpf_for (zero, 0, nr_cpus) {
 		struct tm_cpu_ctx *c = cpu_ctx(zero);
 		struct grant_timer *gt = bpf_map_lookup_elem(&grant_timers, &zero);

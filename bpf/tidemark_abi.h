@@ -13,6 +13,24 @@
 #include <stdbool.h>
 #endif
 
+/*
+ * Version of this ABI. The scheduler publishes the version it was built with
+ * in its pinned "abi" map; tidemarkd and tidemarkctl refuse to touch the
+ * maps of a scheduler built for another one (the units restart
+ * independently, so an upgrade can pair an old reader with a new
+ * scheduler). Bump it whenever a pinned map's key or value changes.
+ */
+#define TM_ABI_VERSION 2
+
+/* Value of the pinned "abi" map (one entry), written by the scheduler. */
+struct tm_abi {
+	__u32 version;	 /* TM_ABI_VERSION the scheduler was built with */
+	__u32 nr_stats;	 /* TM_NR_STATS of that build */
+	__u32 cap_cpus;	 /* CPUs the watermark's capacity counts */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct tm_abi) == 16, "tm_abi layout");
+
 enum tm_limits {
 	TM_MAX_CPUS = 512,
 	/* ONLINE cgroups with their own wait histogram (map "cg_waits") */
@@ -96,6 +114,29 @@ struct tm_tunables {
 	__u32 class_gen;      /* bumped on every class map change */
 };
 _Static_assert(sizeof(struct tm_tunables) == 16, "tm_tunables layout");
+
+/*
+ * Tunables are changed only through the scheduler's pinned "tunables_update"
+ * program (a BPF_PROG_TYPE_SYSCALL run with BPF_PROG_TEST_RUN, this struct
+ * as its context): it applies the fields named in @set and the class_gen
+ * bump under one lock and validates the result, so concurrent writers
+ * (loader, tidemarkd, tidemarkctl) never lose each other's changes and
+ * never combine into an invalid set.
+ */
+enum tm_tunable_bit {
+	TM_TUN_SUPPRESS_PCT = 1 << 0,
+	TM_TUN_MAX_BE_WAIT_MS = 1 << 1,
+	TM_TUN_BE_FLOOR_MCPU = 1 << 2,
+};
+
+struct tm_tunables_req {
+	__u32 set;		/* TM_TUN_* bits: fields of @val to apply */
+	__u32 bump_class_gen;	/* non-zero: bump class_gen */
+	struct tm_tunables val; /* in: new values; out: the tunables after (or the rejected set) */
+	__s32 ret;		/* out: 0, -EINVAL (result invalid, nothing applied), -ENOENT */
+	__u32 cap_cpus;		/* out: the CPUs the scheduler validated against */
+};
+_Static_assert(sizeof(struct tm_tunables_req) == 32, "tm_tunables_req layout");
 
 enum tm_defaults {
 	TM_SLICE_US_DFL = 5000,

@@ -24,7 +24,6 @@
 
 #include "httpc.h"
 #include "tmlib.h"
-#include "tidemark_policy.h"
 #include "tmmaps.h"
 #include "topo.h"
 
@@ -44,24 +43,15 @@ static int usage(FILE *f)
 	return f == stdout ? 0 : 2;
 }
 
-static int open_pinned(const char *name)
+/* A pinned object of the running scheduler, its ABI checked first. */
+static int open_pinned(enum tm_pin which)
 {
-	char path[256];
-	int fd;
+	char err[512];
+	int fd = tm_pin_open(NULL, which, "tidemarkctl", err, sizeof(err));
 
-	snprintf(path, sizeof(path), "%s/%s", TM_PIN_DIR, name);
-	fd = bpf_obj_get(path);
 	if (fd < 0)
-		fprintf(stderr, "tidemarkctl: %s: %s (is scx_tidemark running?)\n", path,
-			strerror(errno));
+		fprintf(stderr, "tidemarkctl: %s\n", err);
 	return fd;
-}
-
-static int nr_cpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_CONF);
-
-	return n > 0 ? (int)n : 1;
 }
 
 /*
@@ -80,7 +70,7 @@ static int cmd_class_query(const char *path)
 		fprintf(stderr, "tidemarkctl: %s\n", err);
 		return 1;
 	}
-	cfd = open_pinned("classes");
+	cfd = open_pinned(TM_PIN_CLASSES);
 	if (cfd < 0)
 		return 1;
 	if (!strncmp(path, TM_CGROUP_ROOT, rl) && (path[rl] == '/' || !path[rl]))
@@ -126,9 +116,11 @@ static int cmd_class(int argc, char **argv)
 		fprintf(stderr, "tidemarkctl: %s\n", err);
 		return 1;
 	}
-	cfd = open_pinned("classes");
-	tfd = open_pinned("tunables");
-	if (cfd < 0 || tfd < 0)
+	cfd = open_pinned(TM_PIN_CLASSES);
+	if (cfd < 0)
+		return 1;
+	tfd = open_pinned(TM_PIN_TUNABLES_UPDATE);
+	if (tfd < 0)
 		return 1;
 	if (cls < 0) {
 		ret = bpf_map_delete_elem(cfd, &id);
@@ -139,8 +131,13 @@ static int cmd_class(int argc, char **argv)
 
 		ret = bpf_map_update_elem(cfd, &id, &v, BPF_ANY);
 	}
-	if (ret || tm_bump_class_gen(tfd)) {
+	if (ret) {
 		fprintf(stderr, "tidemarkctl: map update failed: %s\n", strerror(errno));
+		return 1;
+	}
+	/* cached per-task lookups are redone at the next class_gen */
+	if (tm_tunables_update(tfd, 0, NULL, true, NULL, err, sizeof(err))) {
+		fprintf(stderr, "tidemarkctl: %s\n", err);
 		return 1;
 	}
 	printf("%s -> %s\n", argv[0], cls < 0 ? "none (inherits)" : tm_class_name(cls));
@@ -149,35 +146,26 @@ static int cmd_class(int argc, char **argv)
 
 static int cmd_set(int argc, char **argv)
 {
-	struct tm_tunables t;
-	const char *why;
-	char err[256];
-	__u32 zero = 0;
+	struct tm_tunables t = {};
+	char err[512];
+	__u32 set = 0;
 	int tfd;
 
 	if (argc < 1)
 		return usage(stderr);
-	tfd = open_pinned("tunables");
-	if (tfd < 0)
-		return 1;
-	if (bpf_map_lookup_elem(tfd, &zero, &t)) {
-		fprintf(stderr, "tidemarkctl: cannot read tunables: %s\n", strerror(errno));
-		return 1;
-	}
 	for (int i = 0; i < argc; i++) {
-		if (tm_tunable_set(&t, argv[i], err, sizeof(err))) {
+		if (tm_tunable_set(&t, &set, argv[i], err, sizeof(err))) {
 			fprintf(stderr, "tidemarkctl: %s\n", err);
 			return 2;
 		}
 	}
-	why = tm_tunables_check(&t, nr_cpus());
-	if (why) {
-		fprintf(stderr, "tidemarkctl: %s; nothing changed\n", why);
-		return 2;
-	}
-	if (bpf_map_update_elem(tfd, &zero, &t, BPF_ANY)) {
-		fprintf(stderr, "tidemarkctl: cannot write tunables: %s\n", strerror(errno));
+	tfd = open_pinned(TM_PIN_TUNABLES_UPDATE);
+	if (tfd < 0)
 		return 1;
+	/* only the named fields change, checked against the others as they are now */
+	if (tm_tunables_update(tfd, set, &t, false, &t, err, sizeof(err))) {
+		fprintf(stderr, "tidemarkctl: %s; nothing changed\n", err);
+		return errno == EINVAL ? 2 : 1;
 	}
 	printf("suppress_pct=%u max_be_wait_ms=%u be_floor_mcpu=%u\n", t.suppress_pct,
 	       t.max_be_wait_ms, t.be_floor_mcpu);
@@ -212,7 +200,7 @@ static int cmd_cap(int argc, char **argv)
 		snprintf(dir, sizeof(dir), TM_CGROUP_ROOT "/%s", argv[0]);
 	else
 		snprintf(dir, sizeof(dir), "%s", argv[0]);
-	fd = open_pinned("be_caps");
+	fd = open_pinned(TM_PIN_BE_CAPS);
 	if (fd < 0)
 		return 1;
 	n = tm_be_cap_set(fd, dir, v, TM_CAP_OPERATOR);
@@ -232,7 +220,7 @@ static int cmd_show(void)
 	struct tm_tunables t;
 	__u64 key, next, *prev = NULL;
 	__u32 zero = 0, cls;
-	int tfd = open_pinned("tunables"), cfd = open_pinned("classes");
+	int tfd = open_pinned(TM_PIN_TUNABLES), cfd = open_pinned(TM_PIN_CLASSES);
 
 	if (tfd < 0 || cfd < 0)
 		return 1;

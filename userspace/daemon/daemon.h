@@ -13,6 +13,7 @@
 #include "config.h"
 #include "nodeload.h"
 #include "tidemark_abi.h"
+#include "pins.h"
 
 #define TM_MAX_ACTION_KINDS 16
 
@@ -129,6 +130,10 @@ bool tm_audit(struct tm_daemon *d, const char *strategy, const char *action, boo
 	      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 uint64_t tm_now_ms(void);
+
+/* A pinned object of the running scheduler (tm_pin_open, ABI checked): an fd,
+ * or -1 when none runs or its ABI differs (said once on stderr). */
+int tm_pin(const struct tm_daemon *d, enum tm_pin which);
 
 /* The class the scheduler gives cgroup @rel (path under the cgroup root),
  * from the pinned classes map; -1 when no scheduler is running. */

@@ -151,7 +151,7 @@ static void cg_sum(struct tm_daemon *d, struct tm_snapshot *s, int cls,
 
 static bool sched_state(struct tm_daemon *d, struct tm_tunables *t, uint64_t *stats)
 {
-	char buf[32] = "", path[300];
+	char buf[32] = "";
 	__u32 zero = 0;
 	int fd;
 	FILE *f = fopen("/sys/kernel/sched_ext/state", "r");
@@ -164,15 +164,13 @@ static bool sched_state(struct tm_daemon *d, struct tm_tunables *t, uint64_t *st
 	}
 	up = !strncmp(buf, "enabled", 7);
 	memset(stats, 0, sizeof(uint64_t) * TM_NR_STATS);
-	snprintf(path, sizeof(path), "%s/tunables", d->cfg.pin_dir);
-	fd = bpf_obj_get(path);
+	fd = tm_pin(d, TM_PIN_TUNABLES);
 	if (fd < 0)
 		return false; /* not ours, or none */
 	if (bpf_map_lookup_elem(fd, &zero, t))
 		memset(t, 0, sizeof(*t));
 	close(fd);
-	snprintf(path, sizeof(path), "%s/stats", d->cfg.pin_dir);
-	fd = bpf_obj_get(path);
+	fd = tm_pin(d, TM_PIN_STATS);
 	if (fd >= 0) {
 		struct tm_cpu_stats sum;
 

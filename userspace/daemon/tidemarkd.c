@@ -84,14 +84,31 @@ bool tm_audit(struct tm_daemon *d, const char *strategy, const char *action, boo
 	return !dry_run;
 }
 
+int tm_pin(const struct tm_daemon *d, enum tm_pin which)
+{
+	static char said[512];
+	char err[512];
+	int fd = tm_pin_open(d->cfg.pin_dir, which, "tidemarkd", err, sizeof(err));
+
+	if (fd >= 0) {
+		said[0] = 0;
+		return fd;
+	}
+	/* no scheduler is a normal state; a mismatch is said once, not per tick */
+	if (errno != ENOENT && strcmp(err, said)) {
+		fprintf(stderr, "tidemarkd: %s; scheduler maps left alone\n", err);
+		snprintf(said, sizeof(said), "%s", err);
+	}
+	return -1;
+}
+
 int tm_sched_class_of(const struct tm_daemon *d, const char *rel)
 {
 	size_t rl = strlen(d->cgroup_root), n;
 	int fd, cls = TM_CLASS_SYSTEM;
-	char path[PATH_MAX], mp[300];
+	char path[PATH_MAX];
 
-	snprintf(mp, sizeof(mp), "%s/classes", d->cfg.pin_dir);
-	fd = bpf_obj_get(mp);
+	fd = tm_pin(d, TM_PIN_CLASSES);
 	if (fd < 0)
 		return -1;
 	/* the nearest classified ancestor, as the scheduler resolves it */

@@ -101,15 +101,16 @@ int tm_cgroup_id(const char *path, __u64 *id, char *err, size_t errlen)
 	return 0;
 }
 
-int tm_tunable_set(struct tm_tunables *t, const char *assign, char *err, size_t errlen)
+int tm_tunable_set(struct tm_tunables *t, __u32 *set, const char *assign, char *err, size_t errlen)
 {
 	static const struct {
 		const char *name;
 		size_t off;
+		__u32 bit;
 	} fields[] = {
-		{"suppress_pct", offsetof(struct tm_tunables, suppress_pct)},
-		{"max_be_wait_ms", offsetof(struct tm_tunables, max_be_wait_ms)},
-		{"be_floor_mcpu", offsetof(struct tm_tunables, be_floor_mcpu)},
+		{"suppress_pct", offsetof(struct tm_tunables, suppress_pct), TM_TUN_SUPPRESS_PCT},
+		{"max_be_wait_ms", offsetof(struct tm_tunables, max_be_wait_ms), TM_TUN_MAX_BE_WAIT_MS},
+		{"be_floor_mcpu", offsetof(struct tm_tunables, be_floor_mcpu), TM_TUN_BE_FLOOR_MCPU},
 	};
 	const char *eq = strchr(assign, '=');
 	unsigned long long v;
@@ -131,6 +132,7 @@ int tm_tunable_set(struct tm_tunables *t, const char *assign, char *err, size_t 
 			return -1;
 		}
 		*(__u32 *)((char *)t + fields[i].off) = v;
+		*set |= fields[i].bit;
 		return 0;
 	}
 	snprintf(err, errlen,

@@ -5,9 +5,9 @@
 #define __TMLIB_H
 #include <stddef.h>
 #include "tidemark_abi.h"
+#include "pins.h"
 
 #define TM_CGROUP_ROOT "/sys/fs/cgroup"
-#define TM_PIN_DIR "/sys/fs/bpf/tidemark"
 
 /* Counter names and help texts, in TM_STATS order. */
 extern const char *const tm_stat_names[TM_NR_STATS];
@@ -34,8 +34,9 @@ const char *tm_class_name(unsigned int cls);
  */
 int tm_cgroup_id(const char *path, __u64 *id, char *err, size_t errlen);
 
-/* Parse "name=value" for a tunable into *t; -1 with a message. */
-int tm_tunable_set(struct tm_tunables *t, const char *assign, char *err, size_t errlen);
+/* Parse "name=value" for a tunable into *t and add its TM_TUN_* bit to
+ * *set; -1 with a message. */
+int tm_tunable_set(struct tm_tunables *t, __u32 *set, const char *assign, char *err, size_t errlen);
 
 /* Estimate the pct-th percentile (0-100) of a log2-us histogram, in us. */
 __u64 tm_hist_pct_us(const __u64 *hist, unsigned int nbuckets, unsigned int pct);

@@ -38,17 +38,6 @@ static inline int tm_stats_sum(int stats_fd, struct tm_cpu_stats *sum)
 	return ret;
 }
 
-/* A class change bumps class_gen so cached per-task lookups are redone. */
-static inline int tm_bump_class_gen(int tunables_fd)
-{
-	struct tm_tunables t;
-	__u32 zero = 0;
-
-	if (bpf_map_lookup_elem(tunables_fd, &zero, &t))
-		return -1;
-	t.class_gen++;
-	return bpf_map_update_elem(tunables_fd, &zero, &t, BPF_ANY);
-}
 /*
  * Cap the BE tasks of the cgroup at @dir (a full path under the cgroup root)
  * and of every cgroup below it to @mcpu per window of the scheduler; 0

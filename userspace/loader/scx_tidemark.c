@@ -548,6 +548,17 @@ static int kernel_enum(const char *type, const char *name, __u64 *val)
 }
 
 /* Class entries the loader wrote into the classes map (sorted by id). */
+/* A class change bumps class_gen so cached per-task lookups are redone;
+ * through the scheduler's tunables_update, like every other writer. */
+static void bump_class_gen(struct tidemark *skel)
+{
+	char err[256];
+
+	if (tm_tunables_update(bpf_program__fd(skel->progs.tunables_update), 0, NULL, true, NULL,
+			       err, sizeof(err)))
+		fprintf(stderr, "scx_tidemark: cannot bump class_gen: %s\n", err);
+}
+
 struct tm_owned {
 	struct tm_class_entry *v;
 	size_t n;
@@ -596,8 +607,8 @@ static int sync_rules(struct tidemark *skel, const struct tm_opts *o, struct tm_
 	free(own->v);
 	own->v = nv;
 	own->n = nn;
-	if (changed && tm_bump_class_gen(bpf_map__fd(skel->maps.tunables)))
-		fprintf(stderr, "scx_tidemark: cannot bump class_gen: %s\n", strerror(errno));
+	if (changed)
+		bump_class_gen(skel);
 	return 0;
 map_err:
 	fprintf(stderr, "scx_tidemark: class map update: %s\n", strerror(errno));
@@ -763,8 +774,8 @@ static int place_sync(struct tidemark *skel, const struct tm_opts *o, struct tm_
 		skel->bss->home_doms = doms;
 		changed = true;
 	}
-	if (changed && tm_bump_class_gen(bpf_map__fd(skel->maps.tunables)))
-		fprintf(stderr, "scx_tidemark: cannot bump class_gen: %s\n", strerror(errno));
+	if (changed)
+		bump_class_gen(skel);
 	return 0;
 }
 
@@ -836,26 +847,39 @@ static void print_domains(struct tidemark *skel, const struct tm_opts *o, struct
 /* Pinned so tidemarkctl (and the daemon) can change classes and tunables. */
 static void unpin_maps(void)
 {
-	unlink(TM_PIN_DIR "/classes");
-	unlink(TM_PIN_DIR "/tunables");
-	unlink(TM_PIN_DIR "/stats");
-	unlink(TM_PIN_DIR "/cg_waits");
-	unlink(TM_PIN_DIR "/homes");
-	unlink(TM_PIN_DIR "/be_caps");
+	char path[256];
+
+	for (int i = 0; i < TM_NR_PINS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", TM_PIN_DIR, tm_pins[i].name);
+		unlink(path);
+	}
 	rmdir(TM_PIN_DIR);
 }
 
 static int pin_maps(struct tidemark *skel)
 {
+	/* in enum tm_pin order; the ABI map is pinned last, so a reader that
+	 * finds it finds every other pin */
+	struct bpf_map *maps[TM_NR_PINS] = {
+		[TM_PIN_CLASSES] = skel->maps.classes,	 [TM_PIN_TUNABLES] = skel->maps.tunables,
+		[TM_PIN_STATS] = skel->maps.stats,	 [TM_PIN_CG_WAITS] = skel->maps.cg_waits,
+		[TM_PIN_HOMES] = skel->maps.homes,	 [TM_PIN_BE_CAPS] = skel->maps.be_caps,
+	};
+	char path[256];
+
 	unpin_maps();
 	if (mkdir(TM_PIN_DIR, 0700) && errno != EEXIST)
 		goto fail;
-	if (bpf_map__pin(skel->maps.classes, TM_PIN_DIR "/classes") ||
-	    bpf_map__pin(skel->maps.tunables, TM_PIN_DIR "/tunables") ||
-	    bpf_map__pin(skel->maps.stats, TM_PIN_DIR "/stats") ||
-	    bpf_map__pin(skel->maps.cg_waits, TM_PIN_DIR "/cg_waits") ||
-	    bpf_map__pin(skel->maps.homes, TM_PIN_DIR "/homes") ||
-	    bpf_map__pin(skel->maps.be_caps, TM_PIN_DIR "/be_caps"))
+	for (int i = 0; i < TM_NR_PINS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", TM_PIN_DIR, tm_pins[i].name);
+		if (i == TM_PIN_ABI)
+			continue;
+		if (i == TM_PIN_TUNABLES_UPDATE ? bpf_program__pin(skel->progs.tunables_update, path)
+						: bpf_map__pin(maps[i], path))
+			goto fail;
+	}
+	snprintf(path, sizeof(path), "%s/%s", TM_PIN_DIR, tm_pins[TM_PIN_ABI].name);
+	if (bpf_map__pin(skel->maps.abi, path))
 		goto fail;
 	return 0;
 fail:

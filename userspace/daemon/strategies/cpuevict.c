@@ -108,11 +108,9 @@ static int be_cgroups(struct tm_daemon *d, struct bcg *c)
 static int class_ns(struct tm_daemon *d, uint64_t *ns)
 {
 	struct tm_cpu_stats sum;
-	char path[300];
 	int fd, ret;
 
-	snprintf(path, sizeof(path), "%s/stats", d->cfg.pin_dir);
-	fd = bpf_obj_get(path);
+	fd = tm_pin(d, TM_PIN_STATS);
 	if (fd < 0)
 		return -1;
 	ret = tm_stats_sum(fd, &sum);

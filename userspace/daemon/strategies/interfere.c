@@ -333,18 +333,10 @@ static const char *culprit_of(const struct tm_daemon *d, const struct victim *v,
 	return pick < 0 ? "" : who[pick]->path;
 }
 
-static int open_map(const struct tm_daemon *d, const char *name)
-{
-	char p[300];
-
-	snprintf(p, sizeof(p), "%s/%s", d->cfg.pin_dir, name);
-	return bpf_obj_get(p);
-}
-
 static bool set_cap(struct tm_daemon *d, const char *rel, uint32_t mcpu)
 {
 	char dir[PATH_MAX];
-	int fd = open_map(d, "be_caps"), n;
+	int fd = tm_pin(d, TM_PIN_BE_CAPS), n;
 
 	if (fd < 0)
 		return false;
@@ -363,7 +355,7 @@ static void clear_stale_caps(struct tm_daemon *d)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	int fd = open_map(d, "be_caps"), n;
+	int fd = tm_pin(d, TM_PIN_BE_CAPS), n;
 
 	if (fd < 0)
 		return;
@@ -488,7 +480,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	since_step = since_step ? since_step - 1 : 0;
 	st.next_ms = now + cfg->interfere.sample_ms;
 	st.k++;
-	waits_fd = open_map(d, "cg_waits");
+	waits_fd = tm_pin(d, TM_PIN_CG_WAITS);
 	clear_stale_caps(d);
 	/* the tree is walked every WALK_EVERY samples, or when the scheduler
 	 * reports a cgroup id the last walk did not see */

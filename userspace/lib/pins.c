@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "pins.h"
+#include "tidemark_policy.h"
+
+const struct tm_pin_desc tm_pins[TM_NR_PINS] = {
+	[TM_PIN_ABI] = {"abi", 4, sizeof(struct tm_abi)},
+	[TM_PIN_CLASSES] = {"classes", 8, 4},
+	[TM_PIN_TUNABLES] = {"tunables", 4, sizeof(struct tm_tunables)},
+	[TM_PIN_STATS] = {"stats", 4, sizeof(struct tm_cpu_stats)},
+	[TM_PIN_CG_WAITS] = {"cg_waits", 8, sizeof(struct tm_cg_wait)},
+	[TM_PIN_HOMES] = {"homes", 8, sizeof(struct tm_home)},
+	[TM_PIN_BE_CAPS] = {"be_caps", 8, sizeof(struct tm_be_cap)},
+	[TM_PIN_TUNABLES_UPDATE] = {"tunables_update", 0, 0},
+};
+
+static int pin_get(const char *dir, enum tm_pin which)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, tm_pins[which].name);
+	return bpf_obj_get(path);
+}
+
+/* The scheduler's ABI: 0 when it is ours; -1 with errno and a message. */
+static int abi_check(const char *dir, const char *who, char *err, size_t len)
+{
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info), zero = 0;
+	struct tm_abi abi = {};
+	int fd, e;
+
+	fd = pin_get(dir, TM_PIN_ABI);
+	if (fd < 0) {
+		e = errno;
+		/* maps but no "abi": a scheduler from before the ABI had a version */
+		int cfd = pin_get(dir, TM_PIN_CLASSES);
+
+		if (cfd >= 0) {
+			close(cfd);
+			snprintf(err, len,
+				 "the scheduler pinned at %s publishes no ABI version (it predates "
+				 "version 2); %s is built for ABI version %d: run matching versions",
+				 dir, who, TM_ABI_VERSION);
+			errno = EPROTO;
+			return -1;
+		}
+		snprintf(err, len, "%s/%s: %s (is scx_tidemark running?)", dir,
+			 tm_pins[TM_PIN_ABI].name, strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (bpf_map_get_info_by_fd(fd, &info, &ilen) || info.value_size != sizeof(abi) ||
+	    bpf_map_lookup_elem(fd, &zero, &abi)) {
+		close(fd);
+		snprintf(err, len, "%s/%s is not a tidemark ABI map (value size %u, want %zu)", dir,
+			 tm_pins[TM_PIN_ABI].name, info.value_size, sizeof(abi));
+		errno = EPROTO;
+		return -1;
+	}
+	close(fd);
+	if (abi.version != TM_ABI_VERSION) {
+		snprintf(err, len,
+			 "the running scheduler has map ABI version %u, %s is built for version %d: "
+			 "run matching versions of scx_tidemark and %s",
+			 abi.version, who, TM_ABI_VERSION, who);
+		errno = EPROTO;
+		return -1;
+	}
+	return 0;
+}
+
+int tm_pin_open(const char *dir, enum tm_pin which, const char *who, char *err, size_t len)
+{
+	const struct tm_pin_desc *p = &tm_pins[which];
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+	int fd, e;
+
+	if (!dir)
+		dir = TM_PIN_DIR;
+	if (abi_check(dir, who, err, len))
+		return -1;
+	fd = pin_get(dir, which);
+	if (fd < 0) {
+		e = errno;
+		snprintf(err, len, "%s/%s: %s (is scx_tidemark running?)", dir, p->name,
+			 strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (!p->value_size)
+		return fd;
+	if (bpf_map_get_info_by_fd(fd, &info, &ilen) || info.key_size != p->key_size ||
+	    info.value_size != p->value_size) {
+		close(fd);
+		snprintf(err, len,
+			 "%s/%s: key/value size %u/%u, %s (ABI version %d) expects %u/%u: run "
+			 "matching versions of scx_tidemark and %s",
+			 dir, p->name, info.key_size, info.value_size, who, TM_ABI_VERSION,
+			 p->key_size, p->value_size, who);
+		errno = EPROTO;
+		return -1;
+	}
+	return fd;
+}
+
+int tm_tunables_update(int prog_fd, __u32 set, const struct tm_tunables *val, bool bump_class_gen,
+		       struct tm_tunables *after, char *err, size_t len)
+{
+	struct tm_tunables_req req = {.set = set, .bump_class_gen = bump_class_gen};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &req, .ctx_size_in = sizeof(req));
+	const char *why;
+
+	if (val)
+		req.val = *val;
+	if (bpf_prog_test_run_opts(prog_fd, &opts)) {
+		snprintf(err, len, "cannot run the scheduler's tunables_update: %s",
+			 strerror(errno));
+		return -1;
+	}
+	if (req.ret == -EINVAL) {
+		/* req.val is the set the kernel refused: say what is wrong with it */
+		why = tm_tunables_check(&req.val, req.cap_cpus);
+		snprintf(err, len, "%s", why ? why : "the scheduler refused the tunables");
+		errno = EINVAL;
+		return -1;
+	}
+	if (req.ret) {
+		snprintf(err, len, "tunables_update failed: %s", strerror(-req.ret));
+		errno = -req.ret;
+		return -1;
+	}
+	if (after)
+		*after = req.val;
+	return 0;
+}
