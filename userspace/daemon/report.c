@@ -19,7 +19,11 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "buf.h"
+#include "actuate.h"
 #include "daemon.h"
+#include "report.h"
+#include "strategy.h"
 #include "tmlib.h"
 #include "tmmaps.h"
 #include "topo.h"
@@ -326,59 +330,10 @@ void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 	s.forbid = (s.nr_cpus && used_mcpu >= 10.0 * s.nr_cpus * c->cpu.forbid_pct) ||
 		   (s.mem_total && s.mem_used * 100 >= s.mem_total * c->memory.forbid_pct);
 	s.sched_up = sched_state(d, &s.tun, s.sched_stats);
+	s.line_pct = tm_line_pct(d, &s.line_owner);
 	pthread_mutex_lock(&d->lock);
 	d->snap = s;
 	pthread_mutex_unlock(&d->lock);
-}
-
-/* A growing text buffer. */
-struct buf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void bprintf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bprintf(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->oom)
-		return;
-	for (;;) {
-		size_t room = b->cap - b->len;
-
-		va_start(ap, fmt);
-		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->oom = true;
-			return;
-		}
-		if (b->p && (size_t)n < room) {
-			b->len += n;
-			return;
-		}
-		size_t nc = (b->cap ? b->cap * 2 : 4096) + n;
-		char *np = realloc(b->p, nc);
-
-		if (!np) {
-			b->oom = true;
-			return;
-		}
-		b->p = np;
-		b->cap = nc;
-	}
-}
-
-static char *bdone(struct buf *b)
-{
-	if (b->oom) {
-		free(b->p);
-		return NULL;
-	}
-	return b->p;
 }
 
 /* Prometheus wants base units: a counter in ns ("run_ns_be",
@@ -395,34 +350,18 @@ static bool prom_name(const char *stat, char *out, size_t len)
 	return true;
 }
 
-/* A label value: backslash, quote and newline escaped. */
-static void prom_label(struct buf *b, const char *v)
+static void gauge(struct tm_buf *b, const char *name, const char *help)
 {
-	bprintf(b, "\"");
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			bprintf(b, "\\%c", *v);
-		else if (*v == '\n')
-			bprintf(b, "\\n");
-		else
-			bprintf(b, "%c", *v);
-	}
-	bprintf(b, "\"");
-}
-
-static void gauge(struct buf *b, const char *name, const char *help)
-{
-	bprintf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+	tm_bprintf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 }
 
 char *tm_report_prometheus(struct tm_daemon *d)
 {
 	static const char *const stat[] = {"avg", "p50", "p90", "p95", "p99"};
-	struct buf b = {};
+	struct tm_buf b = {};
 	struct tm_snapshot s;
 	struct tm_action_count a[TM_MAX_ACTION_KINDS];
 	uint64_t reloads, rejects;
-	struct tm_if_state ifs; /* ~8 KiB: the HTTP and push threads both render */
 	int na;
 
 	pthread_mutex_lock(&d->lock);
@@ -431,26 +370,25 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	memcpy(a, d->actions, sizeof(a));
 	reloads = d->config_reloads;
 	rejects = d->config_rejects;
-	ifs = d->ifs;
 	pthread_mutex_unlock(&d->lock);
 
 	gauge(&b, "tidemark_node_cpu_capacity_mcpu", "Online CPUs of the node, milli-CPUs.");
-	bprintf(&b, "tidemark_node_cpu_capacity_mcpu %u\n", s.nr_cpus * 1000);
+	tm_bprintf(&b, "tidemark_node_cpu_capacity_mcpu %u\n", s.nr_cpus * 1000);
 	gauge(&b, "tidemark_node_cpu_used_mcpu",
 	      "CPU used over the last sample period, milli-CPUs, by class.");
-	bprintf(&b, "tidemark_node_cpu_used_mcpu{class=\"all\"} %.0f\n", s.cpu_used_mcpu);
-	bprintf(&b, "tidemark_node_cpu_used_mcpu{class=\"online\"} %.0f\n", s.cpu_online_mcpu);
-	bprintf(&b, "tidemark_node_cpu_used_mcpu{class=\"be\"} %.0f\n", s.cpu_be_mcpu);
-	bprintf(&b, "tidemark_node_cpu_used_mcpu{class=\"system\"} %.0f\n", s.cpu_system_mcpu);
+	tm_bprintf(&b, "tidemark_node_cpu_used_mcpu{class=\"all\"} %.0f\n", s.cpu_used_mcpu);
+	tm_bprintf(&b, "tidemark_node_cpu_used_mcpu{class=\"online\"} %.0f\n", s.cpu_online_mcpu);
+	tm_bprintf(&b, "tidemark_node_cpu_used_mcpu{class=\"be\"} %.0f\n", s.cpu_be_mcpu);
+	tm_bprintf(&b, "tidemark_node_cpu_used_mcpu{class=\"system\"} %.0f\n", s.cpu_system_mcpu);
 	gauge(&b, "tidemark_node_memory_total_bytes", "MemTotal of the node.");
-	bprintf(&b, "tidemark_node_memory_total_bytes %" PRIu64 "\n", s.mem_total);
+	tm_bprintf(&b, "tidemark_node_memory_total_bytes %" PRIu64 "\n", s.mem_total);
 	gauge(&b, "tidemark_node_memory_used_bytes",
 	      "Memory used (MemTotal - MemAvailable for all; memory.current of the class "
 	      "cgroups).");
-	bprintf(&b, "tidemark_node_memory_used_bytes{class=\"all\"} %" PRIu64 "\n", s.mem_used);
-	bprintf(&b, "tidemark_node_memory_used_bytes{class=\"online\"} %" PRIu64 "\n",
+	tm_bprintf(&b, "tidemark_node_memory_used_bytes{class=\"all\"} %" PRIu64 "\n", s.mem_used);
+	tm_bprintf(&b, "tidemark_node_memory_used_bytes{class=\"online\"} %" PRIu64 "\n",
 		s.mem_online);
-	bprintf(&b, "tidemark_node_memory_used_bytes{class=\"be\"} %" PRIu64 "\n", s.mem_be);
+	tm_bprintf(&b, "tidemark_node_memory_used_bytes{class=\"be\"} %" PRIu64 "\n", s.mem_be);
 	gauge(&b, "tidemark_node_cpu_window_mcpu",
 	      "Node CPU used over a window, milli-CPUs: avg and percentiles of the samples.");
 	for (int w = 0; w < 3; w++) {
@@ -458,7 +396,7 @@ char *tm_report_prometheus(struct tm_daemon *d)
 				     s.cpu_win[w].p95, s.cpu_win[w].p99};
 
 		for (int k = 0; k < 5; k++)
-			bprintf(&b,
+			tm_bprintf(&b,
 				"tidemark_node_cpu_window_mcpu{window=\"%us\",stat=\"%s\"} %.0f\n",
 				win_s[w], stat[k], v[k]);
 	}
@@ -469,7 +407,7 @@ char *tm_report_prometheus(struct tm_daemon *d)
 				     s.mem_win[w].p95, s.mem_win[w].p99};
 
 		for (int k = 0; k < 5; k++)
-			bprintf(&b,
+			tm_bprintf(&b,
 				"tidemark_node_memory_window_bytes{window=\"%us\",stat=\"%s\"} "
 				"%.0f\n",
 				win_s[w], stat[k], v[k]);
@@ -477,15 +415,15 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	gauge(&b, "tidemark_cgroup_cpu_used_mcpu",
 	      "CPU used by a configured cgroup since the last sample, milli-CPUs.");
 	for (int i = 0; i < s.nr_cg; i++) {
-		bprintf(&b, "tidemark_cgroup_cpu_used_mcpu{cgroup=");
-		prom_label(&b, s.cg[i].path);
-		bprintf(&b, ",class=\"%s\"} %.0f\n", tm_class_name(s.cg[i].cls), s.cg[i].cpu_mcpu);
+		tm_bprintf(&b, "tidemark_cgroup_cpu_used_mcpu{cgroup=");
+		tm_bprom_label(&b, s.cg[i].path);
+		tm_bprintf(&b, ",class=\"%s\"} %.0f\n", tm_class_name(s.cg[i].cls), s.cg[i].cpu_mcpu);
 	}
 	gauge(&b, "tidemark_cgroup_memory_used_bytes", "memory.current of a configured cgroup.");
 	for (int i = 0; i < s.nr_cg; i++) {
-		bprintf(&b, "tidemark_cgroup_memory_used_bytes{cgroup=");
-		prom_label(&b, s.cg[i].path);
-		bprintf(&b, ",class=\"%s\"} %" PRIu64 "\n", tm_class_name(s.cg[i].cls),
+		tm_bprintf(&b, "tidemark_cgroup_memory_used_bytes{cgroup=");
+		tm_bprom_label(&b, s.cg[i].path);
+		tm_bprintf(&b, ",class=\"%s\"} %" PRIu64 "\n", tm_class_name(s.cg[i].cls),
 			s.cg[i].mem);
 	}
 	gauge(&b, "tidemark_domain_cpu_free_mcpu",
@@ -493,7 +431,7 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	for (int k = 0; k < s.nr_dom; k++) {
 		double f = s.dom[k].cap_mcpu - s.dom[k].used_mcpu;
 
-		bprintf(&b,
+		tm_bprintf(&b,
 			"tidemark_domain_cpu_free_mcpu{domain=\"%d\",kind=\"%s\",cpus=\"%s\"} "
 			"%.0f\n",
 			k, s.dom_kind, s.dom[k].cpus, f > 0 ? f : 0);
@@ -501,197 +439,123 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	gauge(&b, "tidemark_be_allocatable_mcpu",
 	      "CPU the node can give BE: capacity x reclaim - max(system used, reserved) - ONLINE "
 	      "peak.");
-	bprintf(&b, "tidemark_be_allocatable_mcpu %.0f\n", s.be_alloc_mcpu);
+	tm_bprintf(&b, "tidemark_be_allocatable_mcpu %.0f\n", s.be_alloc_mcpu);
 	gauge(&b, "tidemark_be_allocatable_bytes", "Memory the node can give BE, same formula.");
-	bprintf(&b, "tidemark_be_allocatable_bytes %" PRId64 "\n", s.be_alloc_mem);
+	tm_bprintf(&b, "tidemark_be_allocatable_bytes %" PRId64 "\n", s.be_alloc_mem);
 	gauge(&b, "tidemark_forbid_scheduling",
 	      "1 when the node is above a forbid-scheduling watermark (CPU or memory).");
-	bprintf(&b, "tidemark_forbid_scheduling %d\n", s.forbid);
+	tm_bprintf(&b, "tidemark_forbid_scheduling %d\n", s.forbid);
 	gauge(&b, "tidemark_scheduler_up",
 	      "1 when the tidemark sched_ext scheduler is loaded and its maps are pinned.");
-	bprintf(&b, "tidemark_scheduler_up %d\n", s.sched_up);
+	tm_bprintf(&b, "tidemark_scheduler_up %d\n", s.sched_up);
 	gauge(&b, "tidemark_scheduler_suppress_pct", "The scheduler's BE line, % of the node.");
-	bprintf(&b, "tidemark_scheduler_suppress_pct %u\n", s.tun.suppress_pct);
+	tm_bprintf(&b, "tidemark_scheduler_suppress_pct %u\n", s.tun.suppress_pct);
 	for (int i = 0; i < TM_NR_STATS; i++) {
 		char name[96];
 		bool ns = prom_name(tm_stat_names[i], name, sizeof(name));
 
-		bprintf(&b,
+		tm_bprintf(&b,
 			"# HELP tidemark_sched_%s_total %s%s.\n# TYPE tidemark_sched_%s_total "
 			"counter\n",
 			name, tm_stat_help[i], ns ? " (in seconds here)" : "", name);
 		if (ns)
-			bprintf(&b, "tidemark_sched_%s_total %.6f\n", name, s.sched_stats[i] / 1e9);
+			tm_bprintf(&b, "tidemark_sched_%s_total %.6f\n", name, s.sched_stats[i] / 1e9);
 		else
-			bprintf(&b, "tidemark_sched_%s_total %" PRIu64 "\n", name,
+			tm_bprintf(&b, "tidemark_sched_%s_total %" PRIu64 "\n", name,
 				s.sched_stats[i]);
 	}
-	for (int fam = 0; fam < 2; fam++) {
-		/* the last sample, then the baseline, of each signal */
-		const char *name =
-			fam ? "tidemark_interference_baseline" : "tidemark_interference_signal";
-
-		gauge(&b, name,
-		      fam ? "Baseline (mean of the non-outlier samples) of an interference signal."
-			  : "Last sample of an interference signal of an ONLINE cgroup (units "
-			    "in the name).");
-		for (int i = 0; i < ifs.nr; i++)
-			for (int k = 0; k < TM_IF_SIGNALS; k++) {
-				double v = fam ? ifs.row[i].baseline[k] : ifs.row[i].value[k];
-
-				if (isnan(v))
-					continue;
-				bprintf(&b, "%s{cgroup=", name);
-				prom_label(&b, ifs.row[i].path);
-				bprintf(&b, ",signal=\"%s\"} %.3f\n", tm_if_signal_names[k], v);
-			}
-	}
-	gauge(&b, "tidemark_interference_interfered",
-	      "1 while an ONLINE cgroup is interfered (n of the last m samples outliers).");
-	for (int i = 0; i < ifs.nr; i++) {
-		bprintf(&b, "tidemark_interference_interfered{cgroup=");
-		prom_label(&b, ifs.row[i].path);
-		bprintf(&b, "} %d\n", ifs.row[i].interfered);
-	}
-	gauge(&b, "tidemark_interference_step",
-	      "Step of the interference ladder: 0 none, 1 lower_line, 2 throttle, 3 evict.");
-	bprintf(&b, "tidemark_interference_step %d\n", ifs.step);
-	bprintf(&b, "# HELP tidemark_interference_detections_total ONLINE cgroups turning "
-		    "interfered.\n# TYPE tidemark_interference_detections_total counter\n");
-	bprintf(&b, "tidemark_interference_detections_total %" PRIu64 "\n", ifs.detections);
-	bprintf(&b, "# HELP tidemark_actions_total Actions taken (or, dry_run=\"true\", decided) "
+	for (int i = 0; i < tm_nr_strategies; i++)
+		if (tm_strategies[i]->report_prom)
+			tm_strategies[i]->report_prom(d, &b);
+	tm_bprintf(&b, "# HELP tidemark_actions_total Actions taken (or, dry_run=\"true\", decided) "
 		    "by the daemon's strategies.\n# TYPE tidemark_actions_total counter\n");
 	for (int i = 0; i < na; i++)
-		bprintf(&b,
+		tm_bprintf(&b,
 			"tidemark_actions_total{strategy=\"%s\",action=\"%s\",dry_run=\"%s\"} "
 			"%" PRIu64 "\n",
 			a[i].strategy, a[i].action, a[i].dry_run ? "true" : "false", a[i].n);
-	bprintf(&b, "# HELP tidemark_config_reloads_total Configurations accepted on SIGHUP.\n# "
+	tm_bprintf(&b, "# HELP tidemark_config_reloads_total Configurations accepted on SIGHUP.\n# "
 		    "TYPE tidemark_config_reloads_total counter\n");
-	bprintf(&b, "tidemark_config_reloads_total %" PRIu64 "\n", reloads);
-	bprintf(&b, "# HELP tidemark_config_rejects_total Configurations refused on SIGHUP (the "
+	tm_bprintf(&b, "tidemark_config_reloads_total %" PRIu64 "\n", reloads);
+	tm_bprintf(&b, "# HELP tidemark_config_rejects_total Configurations refused on SIGHUP (the "
 		    "last good one stays).\n# TYPE tidemark_config_rejects_total counter\n");
-	bprintf(&b, "tidemark_config_rejects_total %" PRIu64 "\n", rejects);
-	return bdone(&b);
+	tm_bprintf(&b, "tidemark_config_rejects_total %" PRIu64 "\n", rejects);
+	return tm_buf_done(&b);
 }
 
-static void json_str(struct buf *b, const char *str)
+static void jwin(struct tm_buf *b, const char *name, const struct tm_wstat *w)
 {
-	bprintf(b, "\"");
-	for (const char *c = str; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			bprintf(b, "\\%c", *c);
-		else if ((unsigned char)*c < 0x20)
-			bprintf(b, "\\u%04x", *c);
-		else
-			bprintf(b, "%c", *c);
-	}
-	bprintf(b, "\"");
-}
-
-static void jwin(struct buf *b, const char *name, const struct tm_wstat *w)
-{
-	bprintf(b, "\"%s\":{", name);
+	tm_bprintf(b, "\"%s\":{", name);
 	for (int i = 0; i < 3; i++)
-		bprintf(b,
+		tm_bprintf(b,
 			"%s\"%us\":{\"n\":%u,\"avg\":%.0f,\"p50\":%.0f,\"p90\":%.0f,\"p95\":%.0f,"
 			"\"p99\":%.0f}",
 			i ? "," : "", win_s[i], w[i].n, w[i].avg, w[i].p50, w[i].p90, w[i].p95,
 			w[i].p99);
-	bprintf(b, "}");
+	tm_bprintf(b, "}");
 }
 
 char *tm_report_json(struct tm_daemon *d)
 {
-	struct buf b = {};
+	struct tm_buf b = {};
 	struct tm_snapshot s;
-	struct tm_if_state ifs;
 
 	pthread_mutex_lock(&d->lock);
 	s = d->snap;
-	ifs = d->ifs;
 	pthread_mutex_unlock(&d->lock);
 
-	bprintf(&b, "{\"kind\":\"NodeMetric\",\"version\":1,\"at_ms\":%" PRIu64 ",", s.at_ms);
-	bprintf(&b,
+	tm_bprintf(&b, "{\"kind\":\"NodeMetric\",\"version\":1,\"at_ms\":%" PRIu64 ",", s.at_ms);
+	tm_bprintf(&b,
 		"\"nodeMetric\":{\"cpu\":{\"capacity_mcpu\":%u,\"used_mcpu\":%.0f},"
 		"\"memory\":{\"total_bytes\":%" PRIu64 ",\"used_bytes\":%" PRIu64 "}},",
 		s.nr_cpus * 1000, s.cpu_used_mcpu, s.mem_total, s.mem_used);
-	bprintf(&b, "\"systemUsage\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "},",
+	tm_bprintf(&b, "\"systemUsage\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "},",
 		s.cpu_system_mcpu,
 		s.mem_used > s.mem_online + s.mem_be ? s.mem_used - s.mem_online - s.mem_be : 0);
-	bprintf(&b,
+	tm_bprintf(&b,
 		"\"classUsage\":{\"online\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "},"
 		"\"be\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "}},",
 		s.cpu_online_mcpu, s.mem_online, s.cpu_be_mcpu, s.mem_be);
-	bprintf(&b, "\"aggregated\":{");
+	tm_bprintf(&b, "\"aggregated\":{");
 	jwin(&b, "cpu_mcpu", s.cpu_win);
-	bprintf(&b, ",");
+	tm_bprintf(&b, ",");
 	jwin(&b, "memory_bytes", s.mem_win);
-	bprintf(&b, "},");
-	bprintf(&b, "\"onlinePeak\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "},",
+	tm_bprintf(&b, "},");
+	tm_bprintf(&b, "\"onlinePeak\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "},",
 		s.online_peak_mcpu, s.online_peak_mem);
-	bprintf(&b, "\"beAllocatable\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRId64 "},",
+	tm_bprintf(&b, "\"beAllocatable\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRId64 "},",
 		s.be_alloc_mcpu, s.be_alloc_mem);
-	bprintf(&b, "\"forbidScheduling\":%s,", s.forbid ? "true" : "false");
-	bprintf(&b, "\"cgroups\":[");
+	tm_bprintf(&b, "\"forbidScheduling\":%s,", s.forbid ? "true" : "false");
+	tm_bprintf(&b, "\"cgroups\":[");
 	for (int i = 0; i < s.nr_cg; i++) {
-		bprintf(&b, "%s{\"cgroup\":", i ? "," : "");
-		json_str(&b, s.cg[i].path);
-		bprintf(&b, ",\"class\":\"%s\",\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "}",
+		tm_bprintf(&b, "%s{\"cgroup\":", i ? "," : "");
+		tm_bjson_str(&b, s.cg[i].path);
+		tm_bprintf(&b, ",\"class\":\"%s\",\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "}",
 			tm_class_name(s.cg[i].cls), s.cg[i].cpu_mcpu, s.cg[i].mem);
 	}
-	bprintf(&b, "],\"domains\":{\"kind\":\"%s\",\"list\":[", s.dom_kind);
+	tm_bprintf(&b, "],\"domains\":{\"kind\":\"%s\",\"list\":[", s.dom_kind);
 	for (int k = 0; k < s.nr_dom; k++) {
 		double free_mcpu = s.dom[k].cap_mcpu - s.dom[k].used_mcpu;
 
-		bprintf(&b,
+		tm_bprintf(&b,
 			"%s{\"id\":%d,\"cpus\":\"%s\",\"capacity_mcpu\":%u,\"used_mcpu\":%.0f,"
 			"\"free_mcpu\":%.0f}",
 			k ? "," : "", k, s.dom[k].cpus, s.dom[k].cap_mcpu, s.dom[k].used_mcpu,
 			free_mcpu > 0 ? free_mcpu : 0);
 	}
-	bprintf(&b, "]},");
-	bprintf(&b,
+	tm_bprintf(&b, "]},");
+	tm_bprintf(&b,
 		"\"watermarks\":{\"cpu\":{\"forbid_pct\":%u,\"suppress_pct\":%u,\"evict_pct\":%u},"
 		"\"memory\":{\"forbid_pct\":%u,\"evict_lower_pct\":%u,\"evict_pct\":%u}},",
 		d->cfg.cpu.forbid_pct, d->cfg.cpu.suppress_pct, d->cfg.cpu.evict_pct,
 		d->cfg.memory.forbid_pct, d->cfg.memory.evict_lower_pct, d->cfg.memory.evict_pct);
-	bprintf(&b, "\"interference\":{\"step\":\"%s\",\"culprit\":", tm_if_step_name(ifs.step));
-	json_str(&b, ifs.culprit);
-	bprintf(&b, ",\"detections\":%" PRIu64 ",\"delay_source\":\"%s\",\"cpi\":%s,\"cgroups\":[",
-		ifs.detections, ifs.delay_source ? ifs.delay_source : "none",
-		ifs.cpi ? "true" : "false");
-	for (int i = 0; i < ifs.nr; i++) {
-		bprintf(&b, "%s{\"cgroup\":", i ? "," : "");
-		json_str(&b, ifs.row[i].path);
-		bprintf(&b, ",\"interfered\":%s,\"signals\":{",
-			ifs.row[i].interfered ? "true" : "false");
-		for (int k = 0, first = 1; k < TM_IF_SIGNALS; k++) {
-			double v = ifs.row[i].value[k], m = ifs.row[i].baseline[k];
-
-			if (isnan(v) && isnan(m))
-				continue;
-			bprintf(&b, "%s\"%s\":{\"value\":", first ? "" : ",", tm_if_signal_names[k]);
-			if (isnan(v))
-				bprintf(&b, "null");
-			else
-				bprintf(&b, "%.3f", v);
-			bprintf(&b, ",\"baseline\":");
-			if (isnan(m))
-				bprintf(&b, "null");
-			else
-				bprintf(&b, "%.3f", m);
-			bprintf(&b, "}");
-			first = 0;
-		}
-		bprintf(&b, "}}");
-	}
-	bprintf(&b, "]},");
-	bprintf(&b, "\"scheduler\":{\"up\":%s,\"suppress_pct\":%u,\"counters\":{",
-		s.sched_up ? "true" : "false", s.tun.suppress_pct);
+	for (int i = 0; i < tm_nr_strategies; i++)
+		if (tm_strategies[i]->report_json)
+			tm_strategies[i]->report_json(d, &b);
+	tm_bprintf(&b, "\"scheduler\":{\"up\":%s,\"suppress_pct\":%u,\"line\":{\"pct\":%u,\"owner\":\"%s\"},\"counters\":{",
+		s.sched_up ? "true" : "false", s.tun.suppress_pct, s.line_pct, s.line_owner);
 	for (int i = 0; i < TM_NR_STATS; i++)
-		bprintf(&b, "%s\"%s\":%" PRIu64, i ? "," : "", tm_stat_names[i], s.sched_stats[i]);
-	bprintf(&b, "}}}\n");
-	return bdone(&b);
+		tm_bprintf(&b, "%s\"%s\":%" PRIu64, i ? "," : "", tm_stat_names[i], s.sched_stats[i]);
+	tm_bprintf(&b, "}}}\n");
+	return tm_buf_done(&b);
 }

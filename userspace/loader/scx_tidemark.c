@@ -24,6 +24,7 @@
 
 #include "tidemark_policy.h"
 #include "tidemark.skel.h"
+#include "buf.h"
 #include "rules.h"
 #include "tmlib.h"
 #include "tmmaps.h"
@@ -384,16 +385,14 @@ static int read_stats(struct tidemark *skel, struct tm_cpu_stats *sum)
 /* A JSON string: cgroup names may hold any byte but '/' and NUL. */
 static void print_json_str(const char *s)
 {
-	putchar('"');
-	for (const char *c = s; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			printf("\\%c", *c);
-		else if ((unsigned char)*c < 0x20)
-			printf("\\u%04x", *c);
-		else
-			putchar(*c);
-	}
-	putchar('"');
+	struct tm_buf b = {};
+	char *t;
+
+	tm_bjson_str(&b, s);
+	t = tm_buf_done(&b);
+	if (t)
+		fputs(t, stdout);
+	free(t);
 }
 
 /* Cgroup paths, refreshed at every rescan, to name cgroups in the stats. */

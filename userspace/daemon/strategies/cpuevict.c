@@ -22,7 +22,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "daemon.h"
+#include "actuate.h"
+#include "strategy.h"
 #include "evict.h"
 #include "tmmaps.h"
 
@@ -37,7 +38,6 @@ static struct {
 	double sat[MAX_SAMPLES];
 	uint32_t head, n;
 	uint64_t cooldown_until;
-	uint64_t next_tick;
 } st;
 
 struct bcg {
@@ -137,9 +137,8 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	struct tm_victim v[MAX_CG];
 	int order[MAX_CG], n, m;
 
-	if (!cfg->cpuevict.enabled || now < st.next_tick)
+	if (!cfg->cpuevict.enabled)
 		return;
-	st.next_tick = now + 1000;
 	if (class_ns(d, ns)) {
 		st.have_last = false; /* no scheduler: nothing to measure */
 		return;
@@ -198,18 +197,12 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	for (int j = 0; j < m; j++) {
 		struct bcg *x = &c[order[j]];
 
-		if (!tm_audit(
-			    d, NAME, "kill", cfg->cpuevict.dry_run,
-			    "cgroup=%s priority=%d request_mcpu=%u satisfaction_pct=%.0f "
-			    "window_avg_pct=%.0f"
-			    " lower_pct=%u allowed_mcpu=%.0f be_used_mcpu=%.0f be_request_mcpu=%.0f"
-			    " release_mcpu=%.0f",
-			    x->path, x->priority, x->request, cur * 100, avg * 100,
-			    cfg->cpuevict.lower_pct, allowed, be, request, release))
-			continue;
-		if (tm_cg_write(d, x->path, "cgroup.kill", "1"))
-			fprintf(stderr, "tidemarkd: %s: cannot kill %s: %s\n", NAME, x->path,
-				strerror(errno));
+		tm_evict(d, NAME, "kill", x->path, cfg->cpuevict.dry_run,
+			 "priority=%d request_mcpu=%u satisfaction_pct=%.0f window_avg_pct=%.0f"
+			 " lower_pct=%u allowed_mcpu=%.0f be_used_mcpu=%.0f be_request_mcpu=%.0f"
+			 " release_mcpu=%.0f",
+			 x->priority, x->request, cur * 100, avg * 100, cfg->cpuevict.lower_pct,
+			 allowed, be, request, release);
 	}
 	if (m) {
 		st.cooldown_until = now + cfg->cpuevict.cooldown_s * 1000ULL;
@@ -217,8 +210,16 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	}
 }
 
+/* satisfaction is sampled once a second: the window is counted in seconds */
+static uint32_t period_ms(const struct tm_daemon *d)
+{
+	return 1000;
+}
+
 const struct tm_strategy tm_strategy_cpuevict = {
 	.name = NAME,
+	.section = "cpu_eviction",
+	.period_ms = period_ms,
 	.configure = configure,
 	.tick = tick,
 };

@@ -2,8 +2,9 @@
 /*
  * CPU suppress: the scheduler enforces the BE line in-kernel; this strategy
  * keeps the scheduler's pinned tunables (suppress_pct, max_be_wait_ms,
- * be_floor_mcpu) equal to the configuration (the BE line lowered while the
- * interference ladder holds it down), checked every tick, so a
+ * be_floor_mcpu) equal to the configuration, the BE line being the lowest
+ * the arbiter holds (tm_line_pct), checked every second and at once when the
+ * line changes, so a
  * restarted scheduler (a new map behind the pin) and a reload are followed.
  * When no scheduler runs, it waits: the node is then not protected, which
  * the report says (scheduler_up 0).
@@ -14,7 +15,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "daemon.h"
+#include "actuate.h"
+#include "strategy.h"
 #include "tidemark_policy.h"
 #include "tmmaps.h"
 
@@ -36,6 +38,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), zero = 0;
 	struct tm_tunables t, want;
+	const char *owner;
 	int fd, ufd = -1;
 	char err[512];
 
@@ -47,9 +50,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) || bpf_map_lookup_elem(fd, &zero, &t))
 		goto out;
 	want = t;
-	want.suppress_pct = d->cfg.cpu.suppress_pct;
-	if (d->suppress_override_pct && d->suppress_override_pct < want.suppress_pct)
-		want.suppress_pct = d->suppress_override_pct;
+	want.suppress_pct = tm_line_pct(d, &owner);
 	want.max_be_wait_ms = d->cfg.max_be_wait_ms;
 	want.be_floor_mcpu = d->cfg.be_floor_mcpu;
 	if (want.suppress_pct == t.suppress_pct && want.max_be_wait_ms == t.max_be_wait_ms &&
@@ -66,9 +67,10 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		goto out;
 	/* the scheduler validates the whole set against its own CPU count */
 	if (tm_audit(d, NAME, "set", false,
-		     "suppress_pct=%u->%u max_be_wait_ms=%u->%u be_floor_mcpu=%u->%u map_id=%u",
-		     t.suppress_pct, want.suppress_pct, t.max_be_wait_ms, want.max_be_wait_ms,
-		     t.be_floor_mcpu, want.be_floor_mcpu, info.id) &&
+		     "suppress_pct=%u->%u line_owner=%s max_be_wait_ms=%u->%u be_floor_mcpu=%u->%u "
+		     "map_id=%u",
+		     t.suppress_pct, want.suppress_pct, owner, t.max_be_wait_ms,
+		     want.max_be_wait_ms, t.be_floor_mcpu, want.be_floor_mcpu, info.id) &&
 	    tm_tunables_update(ufd, TM_TUN_SUPPRESS_PCT | TM_TUN_MAX_BE_WAIT_MS | TM_TUN_BE_FLOOR_MCPU,
 			       &want, false, NULL, err, sizeof(err))) {
 		/* e.g. a floor above this node's line: refused, what runs is kept */
@@ -85,8 +87,16 @@ out:
 	close(fd);
 }
 
+static uint32_t period_ms(const struct tm_daemon *d)
+{
+	return 1000;
+}
+
 const struct tm_strategy tm_strategy_cpusuppress = {
 	.name = NAME,
+	.section = "watermarks",
+	.wake_on = TM_EV_LINE,
+	.period_ms = period_ms,
 	.configure = configure,
 	.tick = tick,
 };

@@ -17,6 +17,7 @@
  * interference the line and the cap are given back.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <math.h>
@@ -27,7 +28,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "daemon.h"
+#include "actuate.h"
+#include "strategy.h"
 #include "interfere.h"
 #include "signals.h"
 #include "tmlib.h"
@@ -40,13 +42,38 @@
 
 enum { SIG_WAIT, SIG_DELAY, SIG_PSI_CPU, SIG_PSI_MEM, SIG_CPI };
 
-const char *const tm_if_signal_names[TM_IF_SIGNALS] = {
+/* What the reports show, copied at the end of every tick under d->lock. */
+#define TM_IF_SIGNALS	  5
+#define TM_IF_MAX_VICTIMS 32
+struct if_row {
+	char path[160];
+	double value[TM_IF_SIGNALS];	/* last sample; NAN when not measured */
+	double baseline[TM_IF_SIGNALS]; /* baseline mean */
+	bool interfered;
+};
+
+static struct {
+	struct if_row row[TM_IF_MAX_VICTIMS];
+	int nr;
+	int step;	      /* enum tm_if_step */
+	char culprit[160];    /* last culprit named, "" if none */
+	uint64_t detections;  /* times a victim turned interfered */
+	const char *delay_source; /* "taskstats", "schedstat" */
+	bool cpi;	      /* a PMU counts cycles */
+} shown;
+
+static const char *const signal_names[TM_IF_SIGNALS] = {
 	"rq_wait_us", "cpu_delay_ms_per_s", "cpu_some_pct", "memory_some_pct", "cpi",
 };
 /* Smallest rise that counts, per signal: below it a flat signal's noise. */
 static const double abs_min[NSIG] = {50, 5, 2, 2, 0.2};
 
 static const char *const step_names[] = {"none", "lower_line", "throttle", "evict"};
+
+static const char *step_name(int step)
+{
+	return step >= 0 && step <= TM_IF_EVICT ? step_names[step] : "?";
+}
 
 struct victim {
 	bool used;
@@ -80,7 +107,6 @@ static struct {
 	struct victim v[TM_IF_MAX_VICTIMS];
 	struct be_track b[MAX_BE];
 	uint64_t k; /* samples taken */
-	uint64_t next_ms;
 	struct tm_ladder ladder;
 	char culprit[TM_CFG_PATH_MAX];
 	char throttled[TM_CFG_PATH_MAX];
@@ -378,8 +404,7 @@ static void relax(struct tm_daemon *d, const char *why)
 	if (tm_audit(d, NAME, "relax", cfg->interfere.dry_run,
 		     "step=%s line_pct=%u throttled=%s reason=%s", step_names[st.ladder.step],
 		     cfg->cpu.suppress_pct, st.throttled[0] ? st.throttled : "-", why)) {
-		d->suppress_override_pct = 0;
-		d->tunables_dirty = true;
+		tm_line_withdraw(d, NAME);
 		if (st.throttled[0])
 			set_cap(d, st.throttled, 0);
 	}
@@ -398,17 +423,15 @@ static void escalate(struct tm_daemon *d, const struct victim *v, int sig, const
 
 	snprintf(facts, sizeof(facts),
 		 "victim=%s signal=%s value=%.1f baseline=%.1f culprit=%s corr=%.2f", v->path,
-		 tm_if_signal_names[sig], v->value[sig], v->base[sig].mean,
+		 signal_names[sig], v->value[sig], v->base[sig].mean,
 		 *culprit ? culprit : "-", r);
 	if (next == TM_IF_SUPPRESS) {
 		uint32_t line = cfg->cpu.suppress_pct, to = cfg->interfere.suppress_min_pct;
 
 		if (line > to + cfg->interfere.suppress_step_pct)
 			to = line - cfg->interfere.suppress_step_pct;
-		if (tm_audit(d, NAME, "lower_line", dry, "line_pct=%u->%u %s", line, to, facts)) {
-			d->suppress_override_pct = to;
-			d->tunables_dirty = true;
-		}
+		if (tm_audit(d, NAME, "lower_line", dry, "line_pct=%u->%u %s", line, to, facts))
+			tm_line_request(d, NAME, to);
 	} else if (next == TM_IF_THROTTLE) {
 		if (tm_audit(d, NAME, "throttle", dry, "cgroup=%s cap_mcpu=%u %s", culprit,
 			     cfg->interfere.throttle_mcpu, facts)) {
@@ -418,10 +441,7 @@ static void escalate(struct tm_daemon *d, const struct victim *v, int sig, const
 			snprintf(st.throttled, sizeof(st.throttled), "%s", culprit);
 		}
 	} else if (next == TM_IF_EVICT) {
-		if (tm_audit(d, NAME, "evict", dry, "cgroup=%s %s", culprit, facts))
-			if (tm_cg_write(d, culprit, "cgroup.kill", "1"))
-				fprintf(stderr, "tidemarkd: %s: cannot kill %s: %s\n", NAME,
-					culprit, strerror(errno));
+		tm_evict(d, NAME, "evict", culprit, dry, "%s", facts);
 	}
 	st.ladder.step = next;
 	st.ladder.step_ms = now;
@@ -471,14 +491,13 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	uint32_t since_step;
 	enum tm_if_move mv;
 
-	if (!cfg->interfere.enabled || now < st.next_ms)
+	if (!cfg->interfere.enabled)
 		return;
 	/* samples wholly after the last step (the first one straddles it) */
 	since_step = st.ladder.step == TM_IF_NONE
 			     ? 32
 			     : (uint32_t)((now - st.ladder.step_ms) / cfg->interfere.sample_ms);
 	since_step = since_step ? since_step - 1 : 0;
-	st.next_ms = now + cfg->interfere.sample_ms;
 	st.k++;
 	waits_fd = tm_pin(d, TM_PIN_CG_WAITS);
 	clear_stale_caps(d);
@@ -545,7 +564,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 			tm_audit(d, NAME, "detect", cfg->interfere.dry_run,
 				 "victim=%s signal=%s value=%.1f baseline=%.1f threshold=%.1f "
 				 "culprit=%s corr=%.2f",
-				 v->path, tm_if_signal_names[worst == v ? worst_sig : SIG_WAIT],
+				 v->path, signal_names[worst == v ? worst_sig : SIG_WAIT],
 				 v->value[worst == v ? worst_sig : SIG_WAIT],
 				 v->base[worst == v ? worst_sig : SIG_WAIT].mean,
 				 tm_if_threshold(&v->base[worst == v ? worst_sig : SIG_WAIT], &p),
@@ -584,10 +603,10 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		set_cap(d, st.throttled, cfg->interfere.throttle_mcpu);
 
 	pthread_mutex_lock(&d->lock);
-	d->ifs.nr = 0;
+	shown.nr = 0;
 	for (int i = 0; i < TM_IF_MAX_VICTIMS; i++) {
 		const struct victim *v = &st.v[i];
-		struct tm_if_row *row = &d->ifs.row[d->ifs.nr];
+		struct if_row *row = &shown.row[shown.nr];
 
 		if (!v->used)
 			continue;
@@ -597,22 +616,17 @@ static void tick(struct tm_daemon *d, uint64_t now)
 			row->baseline[s] = v->base[s].n ? v->base[s].mean : NAN;
 		}
 		row->interfered = v->interfered;
-		d->ifs.nr++;
+		shown.nr++;
 	}
-	d->ifs.step = st.ladder.step;
-	snprintf(d->ifs.culprit, sizeof(d->ifs.culprit), "%.159s", st.culprit);
-	d->ifs.detections = st.detections;
-	d->ifs.delay_source = tm_delay_source_name(st.delay.src);
-	d->ifs.cpi = st.pmu;
+	shown.step = st.ladder.step;
+	snprintf(shown.culprit, sizeof(shown.culprit), "%.159s", st.culprit);
+	shown.detections = st.detections;
+	shown.delay_source = tm_delay_source_name(st.delay.src);
+	shown.cpi = st.pmu;
 	pthread_mutex_unlock(&d->lock);
 
 	if (waits_fd >= 0)
 		close(waits_fd);
-}
-
-const char *tm_if_step_name(int step)
-{
-	return step >= 0 && step <= TM_IF_EVICT ? step_names[step] : "?";
 }
 
 static void stop(struct tm_daemon *d)
@@ -629,9 +643,99 @@ static void stop(struct tm_daemon *d)
 	st.np = 0;
 }
 
+static void report_prom(struct tm_daemon *d, struct tm_buf *b)
+{
+	static const char *const fam_name[2] = {"tidemark_interference_signal",
+						"tidemark_interference_baseline"};
+	static const char *const fam_help[2] = {
+		"Last sample of an interference signal of an ONLINE cgroup (units in the name).",
+		"Baseline (mean of the non-outlier samples) of an interference signal.",
+	};
+
+	pthread_mutex_lock(&d->lock);
+	for (int fam = 0; fam < 2; fam++) {
+		/* the last sample, then the baseline, of each signal */
+		tm_bprintf(b, "# HELP %s %s\n# TYPE %s gauge\n", fam_name[fam], fam_help[fam],
+			   fam_name[fam]);
+		for (int i = 0; i < shown.nr; i++)
+			for (int k = 0; k < TM_IF_SIGNALS; k++) {
+				double v = fam ? shown.row[i].baseline[k] : shown.row[i].value[k];
+
+				if (isnan(v))
+					continue;
+				tm_bprintf(b, "%s{cgroup=", fam_name[fam]);
+				tm_bprom_label(b, shown.row[i].path);
+				tm_bprintf(b, ",signal=\"%s\"} %.3f\n", signal_names[k], v);
+			}
+	}
+	tm_bprintf(b, "# HELP tidemark_interference_interfered 1 while an ONLINE cgroup is "
+		      "interfered (n of the last m samples outliers).\n"
+		      "# TYPE tidemark_interference_interfered gauge\n");
+	for (int i = 0; i < shown.nr; i++) {
+		tm_bprintf(b, "tidemark_interference_interfered{cgroup=");
+		tm_bprom_label(b, shown.row[i].path);
+		tm_bprintf(b, "} %d\n", shown.row[i].interfered);
+	}
+	tm_bprintf(b, "# HELP tidemark_interference_step Step of the interference ladder: 0 none, "
+		      "1 lower_line, 2 throttle, 3 evict.\n# TYPE tidemark_interference_step gauge\n");
+	tm_bprintf(b, "tidemark_interference_step %d\n", shown.step);
+	tm_bprintf(b, "# HELP tidemark_interference_detections_total ONLINE cgroups turning "
+		      "interfered.\n# TYPE tidemark_interference_detections_total counter\n");
+	tm_bprintf(b, "tidemark_interference_detections_total %" PRIu64 "\n", shown.detections);
+	pthread_mutex_unlock(&d->lock);
+}
+
+static void json_num(struct tm_buf *b, double v)
+{
+	if (isnan(v))
+		tm_bprintf(b, "null");
+	else
+		tm_bprintf(b, "%.3f", v);
+}
+
+static void report_json(struct tm_daemon *d, struct tm_buf *b)
+{
+	pthread_mutex_lock(&d->lock);
+	tm_bprintf(b, "\"interference\":{\"step\":\"%s\",\"culprit\":", step_name(shown.step));
+	tm_bjson_str(b, shown.culprit);
+	tm_bprintf(b, ",\"detections\":%" PRIu64 ",\"delay_source\":\"%s\",\"cpi\":%s,\"cgroups\":[",
+		   shown.detections, shown.delay_source ? shown.delay_source : "none",
+		   shown.cpi ? "true" : "false");
+	for (int i = 0; i < shown.nr; i++) {
+		tm_bprintf(b, "%s{\"cgroup\":", i ? "," : "");
+		tm_bjson_str(b, shown.row[i].path);
+		tm_bprintf(b, ",\"interfered\":%s,\"signals\":{",
+			   shown.row[i].interfered ? "true" : "false");
+		for (int k = 0, first = 1; k < TM_IF_SIGNALS; k++) {
+			double v = shown.row[i].value[k], m = shown.row[i].baseline[k];
+
+			if (isnan(v) && isnan(m))
+				continue;
+			tm_bprintf(b, "%s\"%s\":{\"value\":", first ? "" : ",", signal_names[k]);
+			json_num(b, v);
+			tm_bprintf(b, ",\"baseline\":");
+			json_num(b, m);
+			tm_bprintf(b, "}");
+			first = 0;
+		}
+		tm_bprintf(b, "}}");
+	}
+	tm_bprintf(b, "]},");
+	pthread_mutex_unlock(&d->lock);
+}
+
+static uint32_t period_ms(const struct tm_daemon *d)
+{
+	return d->cfg.interfere.sample_ms;
+}
+
 const struct tm_strategy tm_strategy_interfere = {
 	.name = NAME,
+	.section = "interference",
+	.period_ms = period_ms,
 	.configure = configure,
 	.tick = tick,
 	.stop = stop,
+	.report_prom = report_prom,
+	.report_json = report_json,
 };

@@ -19,7 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
+#include "actuate.h"
+#include "strategy.h"
 #include "evict.h"
 #include "tmlib.h"
 
@@ -189,15 +190,10 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	for (int j = 0; j < k; j++) {
 		struct cand *x = &c[order[j]];
 
-		if (tm_audit(d, NAME, "kill", cfg->memevict.dry_run,
-			     "cgroup=%s priority=%d memory_current=%" PRIu64
-			     " node_used_pct=%u evict_pct=%u need_bytes=%" PRIu64,
-			     x->path, x->v.priority, x->v.bytes, pct, cfg->memory.evict_pct,
-			     need)) {
-			if (tm_cg_write(d, x->path, "cgroup.kill", "1"))
-				fprintf(stderr, "tidemarkd: %s: cannot kill %s: %s\n", NAME,
-					x->path, strerror(errno));
-		}
+		tm_evict(d, NAME, "kill", x->path, cfg->memevict.dry_run,
+			 "priority=%d memory_current=%" PRIu64
+			 " node_used_pct=%u evict_pct=%u need_bytes=%" PRIu64,
+			 x->v.priority, x->v.bytes, pct, cfg->memory.evict_pct, need);
 		if (st.nr_kil == MAX_CANDIDATES)
 			memmove(st.kil, st.kil + 1, sizeof(st.kil[0]) * --st.nr_kil);
 		memcpy(st.kil[st.nr_kil].path, x->path, sizeof(st.kil[0].path));
@@ -216,8 +212,15 @@ static void stop(struct tm_daemon *d)
 		restore(d, "daemon stopping");
 }
 
+static uint32_t period_ms(const struct tm_daemon *d)
+{
+	return d->cfg.memevict.poll_ms;
+}
+
 const struct tm_strategy tm_strategy_memevict = {
 	.name = NAME,
+	.section = "memory_eviction",
+	.period_ms = period_ms,
 	.configure = configure,
 	.tick = tick,
 	.stop = stop,

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tidemarkd's actuators, shared by every strategy: the audit trail and
+ * action metric, the scheduler's pins, which cgroups are protected, cgroup
+ * writes, the one evictor and the BE-line arbiter. A leaf: it knows the
+ * daemon's state and the libraries, never a strategy or the reports.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "actuate.h"
+#include "strategy.h"
+
+uint64_t tm_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+bool tm_audit(struct tm_daemon *d, const char *strategy, const char *action, bool dry_run,
+	      const char *fmt, ...)
+{
+	struct timespec ts;
+	va_list ap;
+	int i;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fprintf(stderr, "audit ts=%lld.%03ld strategy=%s action=%s dry_run=%s ",
+		(long long)ts.tv_sec, ts.tv_nsec / 1000000, strategy, action,
+		dry_run ? "true" : "false");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	pthread_mutex_lock(&d->lock);
+	for (i = 0; i < d->nr_actions; i++)
+		if (!strcmp(d->actions[i].strategy, strategy) &&
+		    !strcmp(d->actions[i].action, action) && d->actions[i].dry_run == dry_run)
+			break;
+	if (i == d->nr_actions && i < TM_MAX_ACTION_KINDS)
+		d->actions[d->nr_actions++] =
+			(struct tm_action_count){strategy, action, dry_run, 0};
+	if (i < TM_MAX_ACTION_KINDS)
+		d->actions[i].n++;
+	pthread_mutex_unlock(&d->lock);
+	return !dry_run;
+}
+
+int tm_pin(const struct tm_daemon *d, enum tm_pin which)
+{
+	static char said[512];
+	char err[512];
+	int fd = tm_pin_open(d->cfg.pin_dir, which, "tidemarkd", err, sizeof(err));
+
+	if (fd >= 0) {
+		said[0] = 0;
+		return fd;
+	}
+	/* no scheduler is a normal state; a mismatch is said once, not per tick */
+	if (errno != ENOENT && strcmp(err, said)) {
+		fprintf(stderr, "tidemarkd: %s; scheduler maps left alone\n", err);
+		snprintf(said, sizeof(said), "%s", err);
+	}
+	return -1;
+}
+
+int tm_sched_class_of(const struct tm_daemon *d, const char *rel)
+{
+	size_t rl = strlen(d->cgroup_root), n;
+	int fd, cls = TM_CLASS_SYSTEM;
+	char path[PATH_MAX];
+
+	fd = tm_pin(d, TM_PIN_CLASSES);
+	if (fd < 0)
+		return -1;
+	/* the nearest classified ancestor, as the scheduler resolves it */
+	snprintf(path, sizeof(path), "%s%s", d->cgroup_root, rel);
+	n = strlen(path);
+	for (;;) {
+		struct stat st;
+		__u64 id;
+		__u32 c;
+
+		if (!stat(path, &st)) {
+			id = st.st_ino;
+			if (!bpf_map_lookup_elem(fd, &id, &c)) {
+				cls = c;
+				break;
+			}
+		}
+		if (n <= rl)
+			break;
+		while (n > rl && path[n] != '/')
+			n--;
+		path[n] = 0; /* the parent; at n == rl, the root itself */
+	}
+	close(fd);
+	return cls;
+}
+
+bool tm_protected(const struct tm_daemon *d, const char *rel)
+{
+	char anc[PATH_MAX];
+	int cls;
+
+	/* configured ONLINE, or below a configured ONLINE cgroup */
+	snprintf(anc, sizeof(anc), "%s", rel);
+	for (;;) {
+		for (int i = 0; i < d->cfg.nr_online; i++) {
+			const char *p = d->cfg.online[i];
+			char norm[TM_CFG_PATH_MAX + 1];
+
+			snprintf(norm, sizeof(norm), "%s%s", *p == '/' ? "" : "/", p);
+			if (!fnmatch(norm, anc, FNM_PATHNAME))
+				return true;
+		}
+		char *s = strrchr(anc, '/');
+
+		if (!s || s == anc)
+			break;
+		*s = 0;
+	}
+	/* whatever the configuration says, the scheduler's class decides too */
+	cls = tm_sched_class_of(d, rel);
+	return cls >= 0 && cls != TM_CLASS_BE;
+}
+
+int tm_be_cgroups(struct tm_daemon *d, struct tm_be_cg *out, int max)
+{
+	size_t rl = strlen(d->cgroup_root);
+	int n = 0;
+
+	for (int i = 0; i < d->cfg.nr_be; i++) {
+		const char *rel = d->cfg.be[i].path;
+		char pat[PATH_MAX];
+		glob_t g;
+
+		while (*rel == '/')
+			rel++;
+		snprintf(pat, sizeof(pat), "%s/%s", d->cgroup_root, rel);
+		if (glob(pat, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g))
+			continue;
+		for (size_t k = 0; k < g.gl_pathc && n < max; k++) {
+			const char *p = g.gl_pathv[k] + rl;
+			bool dup = false;
+
+			if (!*p || strlen(p) >= TM_CFG_PATH_MAX)
+				continue;
+			for (int j = 0; j < n && !dup; j++)
+				dup = !strcmp(out[j].path, p);
+			if (dup || tm_protected(d, p))
+				continue; /* ONLINE/SYSTEM: never touched */
+			snprintf(out[n].path, sizeof(out[n].path), "%s", p);
+			out[n++].cfg = &d->cfg.be[i];
+		}
+		globfree(&g);
+	}
+	return n;
+}
+
+int tm_cg_write(const struct tm_daemon *d, const char *rel, const char *file, const char *val)
+{
+	char p[PATH_MAX];
+	FILE *f;
+	int ret;
+
+	snprintf(p, sizeof(p), "%s%.*s/%s", d->cgroup_root, TM_CFG_PATH_MAX, rel, file);
+	f = fopen(p, "w");
+	if (!f)
+		return -1;
+	ret = fputs(val, f) < 0 ? -1 : 0;
+	if (fclose(f))
+		ret = -1;
+	return ret;
+}
+
+bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, const char *rel,
+	      bool dry_run, const char *fmt, ...)
+{
+	char details[1500];
+	va_list ap;
+
+	if (tm_protected(d, rel)) {
+		fprintf(stderr, "tidemarkd: %s: %s is ONLINE or SYSTEM: not evicted\n", strategy,
+			rel);
+		return false;
+	}
+	va_start(ap, fmt);
+	vsnprintf(details, sizeof(details), fmt, ap);
+	va_end(ap);
+	if (!tm_audit(d, strategy, action, dry_run, "cgroup=%s %s", rel, details))
+		return false;
+	if (tm_cg_write(d, rel, "cgroup.kill", "1")) {
+		fprintf(stderr, "tidemarkd: %s: cannot kill %s: %s\n", strategy, rel,
+			strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+void tm_line_request(struct tm_daemon *d, const char *owner, uint32_t pct)
+{
+	int i;
+
+	for (i = 0; i < d->nr_line_req; i++)
+		if (!strcmp(d->line_req[i].owner, owner))
+			break;
+	if (i == TM_MAX_LINE_REQS)
+		return; /* as many owners as strategies: cannot happen */
+	pthread_mutex_lock(&d->lock);
+	d->line_req[i] = (struct tm_line_req){owner, pct};
+	if (i == d->nr_line_req)
+		d->nr_line_req++;
+	pthread_mutex_unlock(&d->lock);
+	d->events |= TM_EV_LINE;
+}
+
+void tm_line_withdraw(struct tm_daemon *d, const char *owner)
+{
+	for (int i = 0; i < d->nr_line_req; i++) {
+		if (strcmp(d->line_req[i].owner, owner))
+			continue;
+		pthread_mutex_lock(&d->lock);
+		d->line_req[i] = d->line_req[--d->nr_line_req];
+		pthread_mutex_unlock(&d->lock);
+		d->events |= TM_EV_LINE;
+		return;
+	}
+}
+
+uint32_t tm_line_pct(const struct tm_daemon *d, const char **owner)
+{
+	uint32_t pct = d->cfg.cpu.suppress_pct;
+	const char *who = "config";
+
+	for (int i = 0; i < d->nr_line_req; i++)
+		if (d->line_req[i].pct < pct) {
+			pct = d->line_req[i].pct;
+			who = d->line_req[i].owner;
+		}
+	if (owner)
+		*owner = who;
+	return pct;
+}

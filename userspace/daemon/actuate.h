@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Actuators: the only way strategies act on the node or the scheduler, so
+ * every action is one audit line and one metric, dry-run is honoured in one
+ * place, and protected (ONLINE/SYSTEM) cgroups are never touched.
+ */
+#ifndef __TM_ACTUATE_H
+#define __TM_ACTUATE_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "daemon.h"
+#include "pins.h"
+
+uint64_t tm_now_ms(void);
+
+/*
+ * Record an action: one audit line on stderr ("audit ts=... strategy=...
+ * action=... dry_run=... <details>") and the action metric. Returns true
+ * when the caller must really act (false in dry-run).
+ */
+bool tm_audit(struct tm_daemon *d, const char *strategy, const char *action, bool dry_run,
+	      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/*
+ * Kill every task of cgroup @rel (cgroup.kill) for @strategy: one audit line
+ * "action=@action ... cgroup=@rel <details>", the metric, and the error on
+ * stderr if the write fails. A protected cgroup is refused. True when killed.
+ */
+bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, const char *rel,
+	      bool dry_run, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/*
+ * The BE line. The configuration sets it (watermarks.cpu.suppress_pct); a
+ * strategy may ask for it lower, as @owner. The lowest request wins; each
+ * owner withdraws only its own. A change raises TM_EV_LINE, so the
+ * strategy that applies the line runs in the same round.
+ */
+void tm_line_request(struct tm_daemon *d, const char *owner, uint32_t pct);
+void tm_line_withdraw(struct tm_daemon *d, const char *owner);
+/* The line to apply, and who holds it ("config" when no request is lower). */
+uint32_t tm_line_pct(const struct tm_daemon *d, const char **owner);
+
+/* A pinned object of the running scheduler (tm_pin_open, ABI checked): an fd,
+ * or -1 when none runs or its ABI differs (said once on stderr). */
+int tm_pin(const struct tm_daemon *d, enum tm_pin which);
+
+/* The class the scheduler gives cgroup @rel (path under the cgroup root),
+ * from the pinned classes map; -1 when no scheduler is running. */
+int tm_sched_class_of(const struct tm_daemon *d, const char *rel);
+
+/* Is @rel configured ONLINE, or classified ONLINE/SYSTEM by the scheduler?
+ * Such cgroups are never acted on. */
+bool tm_protected(const struct tm_daemon *d, const char *rel);
+
+/* Write @val to @file of cgroup @rel (under the cgroup root): 0, or -1 with
+ * errno. */
+int tm_cg_write(const struct tm_daemon *d, const char *rel, const char *file, const char *val);
+
+/* A BE cgroup the configuration names, globs expanded; never a protected one. */
+struct tm_be_cg {
+	char path[TM_CFG_PATH_MAX];	/* "/x/y", relative to the cgroup root */
+	const struct tm_cfg_cgroup *cfg;	/* the entry that named it (first match) */
+};
+
+/* Every BE cgroup of the configuration, at most @max, without duplicates. */
+int tm_be_cgroups(struct tm_daemon *d, struct tm_be_cg *out, int max);
+#endif

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tidemarkd: the tidemark node daemon. Runs in the foreground, logs to
+ * stderr (one "audit" line per action), runs every strategy of
+ * strategies/ in one loop, each at its own period (strategy.h), and serves
+ * node-load reports over HTTP (/metrics, /report; http.c).
+ *
+ * Ownership: scx_tidemark owns the scheduler and pins its maps; tidemarkd
+ * attaches to the pinned maps. If tidemarkd dies, the scheduler keeps
+ * enforcing the last policy it was given; a restarted tidemarkd re-attaches
+ * and re-applies its configuration (see tidemarkd.service).
+ *
+ * SIGHUP reloads the configuration; an invalid one is refused and the last
+ * good one stays. SIGINT/SIGTERM stop it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actuate.h"
+#include "daemon.h"
+#include "http.h"
+#include "report.h"
+#include "strategy.h"
+
+#define TM_MAX_STRATEGIES 16
+
+static volatile sig_atomic_t exit_req, reload_req;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		reload_req = 1;
+	else
+		exit_req = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: tidemarkd --config FILE [--check] [--cgroup-root DIR]\n"
+		"The tidemark node daemon (foreground; logs and audit lines to stderr).\n\n"
+		"  -c, --config FILE     JSON configuration (see tidemarkd.json.sample)\n"
+		"      --check           validate the configuration and exit (0 valid, 2 not)\n"
+		"      --cgroup-root DIR cgroup v2 mount (default /sys/fs/cgroup)\n"
+		"  -h, --help            this text\n"
+		"SIGHUP reloads the configuration (an invalid one is refused, the last good one\n"
+		"stays); SIGINT/SIGTERM stop.\n");
+}
+
+/*
+ * One round: every strategy whose period is due, or that an event raised
+ * this round wakes, ticks; its next turn is a period later. Strategies run
+ * in table order, so one that applies a change another made runs after it.
+ */
+static void run_due(struct tm_daemon *d, uint64_t now, uint64_t *due)
+{
+	unsigned int ev = d->events;
+
+	d->events = 0;
+	for (int i = 0; i < tm_nr_strategies; i++) {
+		const struct tm_strategy *s = tm_strategies[i];
+
+		/* an event raised by an earlier strategy of this round counts */
+		ev |= d->events;
+		if (now < due[i] && !(ev & s->wake_on))
+			continue;
+		s->tick(d, now);
+		due[i] = now + s->period_ms(d);
+		if (ev & s->wake_on)
+			d->events &= ~s->wake_on;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
+						 {"check", no_argument, NULL, 'k'},
+						 {"cgroup-root", required_argument, NULL, 'r'},
+						 {"help", no_argument, NULL, 'h'},
+						 {}};
+	static struct tm_daemon d = {.cgroup_root = "/sys/fs/cgroup"};
+	uint64_t next_sample = 0, now;
+	struct tm_http *http;
+	bool check = false;
+	uint64_t due[TM_MAX_STRATEGIES] = {}, wait_ms;
+	char err[512];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			d.config_path = optarg;
+			break;
+		case 'k':
+			check = true;
+			break;
+		case 'r':
+			d.cgroup_root = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc || !d.config_path) {
+		fprintf(stderr,
+			optind < argc ? "tidemarkd: unexpected argument '%s'\n"
+				      : "tidemarkd: --config FILE is required\n",
+			argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (tm_config_load(d.config_path, &d.cfg, err, sizeof(err))) {
+		fprintf(stderr, "tidemarkd: %s: %s\n", d.config_path, err);
+		return 2;
+	}
+	if (check) {
+		printf("%s: valid\n", d.config_path);
+		return 0;
+	}
+	if (tm_nr_strategies > TM_MAX_STRATEGIES) {
+		fprintf(stderr, "tidemarkd: %d strategies, at most %d\n", tm_nr_strategies,
+			TM_MAX_STRATEGIES);
+		return 1;
+	}
+	pthread_mutex_init(&d.lock, NULL);
+	signal(SIGHUP, on_signal);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	tm_report_sample(&d, tm_now_ms());
+	http = tm_http_start(&d);
+	if (!http)
+		return 1;
+	for (int i = 0; i < tm_nr_strategies; i++)
+		tm_strategies[i]->configure(&d);
+	fprintf(stderr, "tidemarkd: running (config %s, http %s:%u, memory eviction %s%s)\n",
+		d.config_path, d.cfg.report.listen_addr, d.cfg.report.listen_port,
+		d.cfg.memevict.enabled ? "on" : "off", d.cfg.memevict.dry_run ? ", dry-run" : "");
+
+	while (!exit_req) {
+		if (reload_req) {
+			struct tm_config nc;
+
+			reload_req = 0;
+			if (tm_config_load(d.config_path, &nc, err, sizeof(err))) {
+				fprintf(stderr,
+					"tidemarkd: reload refused, keeping the last good "
+					"configuration: %s: %s\n",
+					d.config_path, err);
+				pthread_mutex_lock(&d.lock);
+				d.config_rejects++;
+				pthread_mutex_unlock(&d.lock);
+			} else {
+				bool moved =
+					strcmp(nc.report.listen_addr, d.cfg.report.listen_addr) ||
+					nc.report.listen_port != d.cfg.report.listen_port;
+
+				pthread_mutex_lock(&d.lock);
+				d.cfg = nc;
+				d.config_reloads++;
+				pthread_mutex_unlock(&d.lock);
+				if (moved)
+					fprintf(stderr, "tidemarkd: report.listen changes at "
+							"restart only\n");
+				for (int i = 0; i < tm_nr_strategies; i++)
+					tm_strategies[i]->configure(&d);
+				fprintf(stderr, "tidemarkd: configuration reloaded\n");
+			}
+		}
+		now = tm_now_ms();
+		run_due(&d, now, due);
+		if (now >= next_sample) {
+			tm_report_sample(&d, now);
+			next_sample = now + d.cfg.report.sample_s * 1000ULL;
+		}
+		if (d.events)
+			continue; /* raised this round: served at once */
+		wait_ms = next_sample - now;
+		for (int i = 0; i < tm_nr_strategies; i++)
+			if (due[i] - now < wait_ms)
+				wait_ms = due[i] - now;
+		poll(NULL, 0, (int)wait_ms); /* a signal ends it early */
+	}
+	fprintf(stderr, "tidemarkd: stopping\n");
+	for (int i = 0; i < tm_nr_strategies; i++)
+		if (tm_strategies[i]->stop)
+			tm_strategies[i]->stop(&d);
+	/* what the stops gave back (a lowered BE line) is applied before leaving */
+	for (int i = 0; i < tm_nr_strategies; i++)
+		if (d.events & tm_strategies[i]->wake_on)
+			tm_strategies[i]->tick(&d, tm_now_ms());
+	tm_http_stop(http);
+	return 0;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* A growing text buffer for reports, with the escaping JSON strings and
+ * Prometheus label values need. An allocation failure is sticky: tm_buf_done
+ * then returns NULL. */
+#ifndef __TM_BUF_H
+#define __TM_BUF_H
+#include <stdbool.h>
+#include <stddef.h>
+
+struct tm_buf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+void tm_bprintf(struct tm_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* @s as a JSON string, quotes included. */
+void tm_bjson_str(struct tm_buf *b, const char *s);
+/* @s as a Prometheus label value, quotes included. */
+void tm_bprom_label(struct tm_buf *b, const char *s);
+/* The text (caller frees), or NULL after an allocation failure. */
+char *tm_buf_done(struct tm_buf *b);
+#endif
