@@ -41,6 +41,8 @@ enum tm_limits {
 	TM_MAX_HOMES = 4096,
 	/* BE cgroups with a CPU cap (map "be_caps") */
 	TM_MAX_BE_CAPS = 1024,
+	/* the largest milli-CPU value a setting may take: every supported CPU */
+	TM_MCPU_MAX = TM_MAX_CPUS * 1000,
 };
 
 /* User DSQ ids (bit 63 clear). Every CPU drains both, so no task is ever

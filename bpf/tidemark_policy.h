@@ -98,6 +98,10 @@ static inline __s64 tm_be_budget_next(__s64 left_ns, __s64 hi_miss_ns, __u64 all
 	return (__s64)allowance_ns - over;
 }
 
+/* The messages below spell out these ranges. */
+_Static_assert(TM_MAX_BE_WAIT_MS_MIN == 10 && TM_MAX_BE_WAIT_MS_MAX == 10000,
+	       "update the max_be_wait_ms message of tm_tunables_check");
+
 /* Returns NULL when the tunables are valid, else what is wrong. */
 static inline const char *tm_tunables_check(const struct tm_tunables *t, __u32 nr_cpus)
 {

@@ -3,11 +3,15 @@
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
-$(BUILD)/tests/%: tests/unit/%.c $(wildcard bpf/*.h userspace/*/*.h topology/*.h) userspace/daemon/config.c $(LIBTM) $(BUILD)/ksrc
+# Built with the programs' own warnings; linked with the daemon's
+# configuration parser and actuators (which the path tests drive).
+UNIT_DAEMON := userspace/daemon/config.c userspace/daemon/actuate.c
+
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard bpf/*.h userspace/*/*.h topology/*.h) $(UNIT_DAEMON) $(LIBTM) $(BUILD)/ksrc
 	@mkdir -p $(BUILD)/tests
-	$(CC) $(CFLAGS) -Wall -Werror -std=gnu11 -D_GNU_SOURCE -Ibpf -Iuserspace/lib -Iuserspace/policy \
-		-Iuserspace/daemon -Itopology -I$(LIBBPF_INC) -I$(KSRC)/tools/testing/selftests \
-		-o $@ $< userspace/daemon/config.c $(LIBTM) -lhwloc -ljansson -lm
+	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(USER_INC) -Iuserspace/daemon \
+		-I$(KSRC)/tools/testing/selftests -o $@ $< $(UNIT_DAEMON) $(LIBTM) $(USER_LIBS) \
+		-lhwloc -ljansson -lm
 
 # The whole suite, VM tests included (the kernel is built or reused first).
 test: all $(UNIT_BINS) kernel

@@ -213,17 +213,15 @@ uint32_t tm_unit_demand(struct tm_unit *u, const char *root, const struct tm_hom
 			uint32_t peak_window_s, uint64_t now_us, enum tm_demand_src *src)
 {
 	char buf[4096];
-	unsigned long long quota, period;
 	struct tm_cpuset cs = {};
+	__u32 mcpu;
 	uint32_t peak;
 	bool have;
 
 	sample_usage(u, root, peak_window_s, now_us);
-	if (!read_line(root, u->path, "cpu.max", buf, sizeof(buf)) &&
-	    sscanf(buf, "%llu %llu", &quota, &period) == 2 && period) {
+	if (tm_cg_cpu_max(root, u->path, &mcpu) == 1) {
 		*src = TM_DEMAND_CPU_MAX;
-		quota = quota * 1000 / period;
-		return quota > UINT32_MAX ? UINT32_MAX : quota ? quota : 1;
+		return mcpu;
 	}
 	if (!read_line(root, u->path, "cpuset.cpus", buf, sizeof(buf)) && buf[0] &&
 	    !tm_cpuset_parse(buf, &cs) && tm_cpuset_count(&cs)) {

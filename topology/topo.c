@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
 #include <errno.h>
 #include <hwloc.h>
 #include <stdlib.h>
@@ -244,12 +245,21 @@ int tm_topo_check_sysfs(const struct tm_topology *t, const char *root, char *rep
 	return seen ? bad : -1;
 }
 
+const char *tm_domain_kind_name(enum tm_domain_kind k)
+{
+	return k == TM_DOMAIN_L3 ? "L3" : k == TM_DOMAIN_L2 ? "L2" : "package";
+}
+
 void tm_topo_print(const struct tm_topology *t, bool json, FILE *f)
 {
-	static const char *const kinds[] = { [TM_DOMAIN_L3] = "l3", [TM_DOMAIN_L2] = "l2",
-					     [TM_DOMAIN_PACKAGE] = "package" };
-	char cpus[2048], online[2048];
+	char cpus[2048], online[2048], kind[16];
 
+	/* JSON has the kind in lower case ("l3") */
+	for (size_t i = 0; i < sizeof(kind); i++) {
+		kind[i] = tolower((unsigned char)tm_domain_kind_name(t->kind)[i]);
+		if (!kind[i])
+			break;
+	}
 	if (json) {
 		fprintf(f, "{\"source\":\"");
 		for (const char *c = t->source; *c; c++)
@@ -257,7 +267,7 @@ void tm_topo_print(const struct tm_topology *t, bool json, FILE *f)
 		tm_cpuset_format(&t->unplaced, cpus, sizeof(cpus));
 		fprintf(f, "\",\"kind\":\"%s\",\"cpus\":%u,\"online\":%u,\"symmetric\":%s,"
 			"\"unplaced\":\"%s\",\"domains\":[",
-			kinds[t->kind], t->nr_cpus, t->nr_online, t->symmetric ? "true" : "false", cpus);
+			kind, t->nr_cpus, t->nr_online, t->symmetric ? "true" : "false", cpus);
 		for (int i = 0; i < t->nr_domains; i++) {
 			const struct tm_domain *d = &t->d[i];
 
@@ -272,10 +282,10 @@ void tm_topo_print(const struct tm_topology *t, bool json, FILE *f)
 		fprintf(f, "]}\n");
 		return;
 	}
-	fprintf(f, "%s: %d %s domains, %u CPUs (%u online)%s\n", t->source, t->nr_domains,
-		t->kind == TM_DOMAIN_L3 ? "L3" :
-		t->kind == TM_DOMAIN_L2 ? "L2 (no L3 found)" :
-					  "package (no shared cache found)",
+	fprintf(f, "%s: %d %s%s domains, %u CPUs (%u online)%s\n", t->source, t->nr_domains,
+		tm_domain_kind_name(t->kind),
+		t->kind == TM_DOMAIN_L3 ? "" :
+		t->kind == TM_DOMAIN_L2 ? " (no L3 found)" : " (no shared cache found)",
 		t->nr_cpus, t->nr_online, t->symmetric ? "" : ", asymmetric");
 	if (tm_cpuset_count(&t->unplaced)) {
 		tm_cpuset_format(&t->unplaced, cpus, sizeof(cpus));

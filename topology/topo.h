@@ -22,6 +22,9 @@ enum tm_domain_kind {
 	TM_DOMAIN_PACKAGE = 0,	/* no shared cache found: one domain per package */
 };
 
+/* "L3", "L2" or "package": the one name table. */
+const char *tm_domain_kind_name(enum tm_domain_kind k);
+
 struct tm_cpuset {
 	uint64_t bits[TM_TOPO_MAX_CPUS / 64];
 };

@@ -60,11 +60,10 @@ static int open_pinned(enum tm_pin which)
  */
 static int cmd_class_query(const char *path)
 {
-	char cur[PATH_MAX], err[512];
-	size_t rl = strlen(TM_CGROUP_ROOT);
-	__u32 cls;
+	char rel[PATH_MAX], from[PATH_MAX], err[512];
+	const char *why;
 	__u64 id;
-	int cfd;
+	int cfd, cls;
 
 	if (tm_cgroup_id(path, &id, err, sizeof(err))) {
 		fprintf(stderr, "tidemarkctl: %s\n", err);
@@ -73,23 +72,15 @@ static int cmd_class_query(const char *path)
 	cfd = open_pinned(TM_PIN_CLASSES);
 	if (cfd < 0)
 		return 1;
-	if (!strncmp(path, TM_CGROUP_ROOT, rl) && (path[rl] == '/' || !path[rl]))
-		path += rl;
-	snprintf(cur, sizeof(cur), "/%s", path[0] == '/' ? path + 1 : path);
-	for (;;) {
-		char *slash;
-
-		if (!tm_cgroup_id(cur, &id, err, sizeof(err)) &&
-		    !bpf_map_lookup_elem(cfd, &id, &cls)) {
-			printf("%s %s (from %s)\n", path, tm_class_name(cls), cur);
-			return 0;
-		}
-		slash = strrchr(cur, '/');
-		if (!slash || slash == cur)
-			break;
-		*slash = 0;
+	if (tm_cg_rel_norm(path, rel, sizeof(rel), &why)) {
+		fprintf(stderr, "tidemarkctl: %s: %s\n", path, why);
+		return 2;
 	}
-	printf("%s system (no classified ancestor)\n", path);
+	cls = tm_class_of(cfd, TM_CGROUP_ROOT, rel, from, sizeof(from));
+	if (from[0])
+		printf("%s %s (from %s)\n", rel, tm_class_name(cls), from);
+	else
+		printf("%s system (no classified ancestor)\n", rel);
 	return 0;
 }
 
@@ -184,9 +175,9 @@ static int cmd_cap(int argc, char **argv)
 	if (strcmp(argv[1], "off")) {
 		errno = 0;
 		v = strtoul(argv[1], &end, 10);
-		if (errno || end == argv[1] || *end || argv[1][0] == '-' || v < 1 || v > 512000) {
-			fprintf(stderr, "tidemarkctl: cap '%s' must be 1-512000 milli-CPUs or off\n",
-				argv[1]);
+		if (errno || end == argv[1] || *end || argv[1][0] == '-' || v < 1 || v > TM_MCPU_MAX) {
+			fprintf(stderr, "tidemarkctl: cap '%s' must be 1-%d milli-CPUs or off\n",
+				argv[1], TM_MCPU_MAX);
 			return 2;
 		}
 	}

@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 
 #include "actuate.h"
+#include "tmlib.h"
 #include "strategy.h"
 
 uint64_t tm_now_ms(void)
@@ -78,36 +79,23 @@ int tm_pin(const struct tm_daemon *d, enum tm_pin which)
 
 int tm_sched_class_of(const struct tm_daemon *d, const char *rel)
 {
-	size_t rl = strlen(d->cgroup_root), n;
-	int fd, cls = TM_CLASS_SYSTEM;
-	char path[PATH_MAX];
+	char from[8];
+	int fd, cls;
 
 	fd = tm_pin(d, TM_PIN_CLASSES);
 	if (fd < 0)
 		return -1;
-	/* the nearest classified ancestor, as the scheduler resolves it */
-	snprintf(path, sizeof(path), "%s%s", d->cgroup_root, rel);
-	n = strlen(path);
-	for (;;) {
-		struct stat st;
-		__u64 id;
-		__u32 c;
-
-		if (!stat(path, &st)) {
-			id = st.st_ino;
-			if (!bpf_map_lookup_elem(fd, &id, &c)) {
-				cls = c;
-				break;
-			}
-		}
-		if (n <= rl)
-			break;
-		while (n > rl && path[n] != '/')
-			n--;
-		path[n] = 0; /* the parent; at n == rl, the root itself */
-	}
+	cls = tm_class_of(fd, d->cgroup_root, rel, from, sizeof(from));
 	close(fd);
 	return cls;
+}
+
+bool tm_cfg_online(const struct tm_daemon *d, const char *rel)
+{
+	for (int i = 0; i < d->cfg.nr_online; i++)
+		if (!fnmatch(d->cfg.online[i], rel, FNM_PATHNAME))
+			return true;
+	return false;
 }
 
 bool tm_protected(const struct tm_daemon *d, const char *rel)
@@ -118,14 +106,8 @@ bool tm_protected(const struct tm_daemon *d, const char *rel)
 	/* configured ONLINE, or below a configured ONLINE cgroup */
 	snprintf(anc, sizeof(anc), "%s", rel);
 	for (;;) {
-		for (int i = 0; i < d->cfg.nr_online; i++) {
-			const char *p = d->cfg.online[i];
-			char norm[TM_CFG_PATH_MAX + 1];
-
-			snprintf(norm, sizeof(norm), "%s%s", *p == '/' ? "" : "/", p);
-			if (!fnmatch(norm, anc, FNM_PATHNAME))
-				return true;
-		}
+		if (tm_cfg_online(d, anc))
+			return true;
 		char *s = strrchr(anc, '/');
 
 		if (!s || s == anc)
@@ -143,14 +125,11 @@ int tm_be_cgroups(struct tm_daemon *d, struct tm_be_cg *out, int max)
 	int n = 0;
 
 	for (int i = 0; i < d->cfg.nr_be; i++) {
-		const char *rel = d->cfg.be[i].path;
 		char pat[PATH_MAX];
 		glob_t g;
 
-		while (*rel == '/')
-			rel++;
-		snprintf(pat, sizeof(pat), "%s/%s", d->cgroup_root, rel);
-		if (glob(pat, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g))
+		if (tm_cg_path(pat, sizeof(pat), d->cgroup_root, d->cfg.be[i].path, NULL) ||
+		    glob(pat, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g))
 			continue;
 		for (size_t k = 0; k < g.gl_pathc && n < max; k++) {
 			const char *p = g.gl_pathv[k] + rl;
@@ -176,7 +155,10 @@ int tm_cg_write(const struct tm_daemon *d, const char *rel, const char *file, co
 	FILE *f;
 	int ret;
 
-	snprintf(p, sizeof(p), "%s%.*s/%s", d->cgroup_root, TM_CFG_PATH_MAX, rel, file);
+	if (tm_cg_path(p, sizeof(p), d->cgroup_root, rel, file)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	f = fopen(p, "w");
 	if (!f)
 		return -1;

@@ -48,6 +48,10 @@ int tm_pin(const struct tm_daemon *d, enum tm_pin which);
  * from the pinned classes map; -1 when no scheduler is running. */
 int tm_sched_class_of(const struct tm_daemon *d, const char *rel);
 
+/* Does a configured ONLINE path (or glob) name @rel itself? Paths are in
+ * their one form ("/x/y", tm_cg_rel_norm) since the configuration was parsed. */
+bool tm_cfg_online(const struct tm_daemon *d, const char *rel);
+
 /* Is @rel configured ONLINE, or classified ONLINE/SYSTEM by the scheduler?
  * Such cgroups are never acted on. */
 bool tm_protected(const struct tm_daemon *d, const char *rel);

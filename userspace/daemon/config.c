@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "tmlib.h"
 
 void tm_config_defaults(struct tm_config *c)
 {
@@ -182,12 +183,16 @@ static void str_field(struct ctx *x, json_t *obj, const char *key, const char *f
 	snprintf(out, len, "%s", json_string_value(v));
 }
 
-static bool path_ok(struct ctx *x, const char *field, const char *p)
+/* Every configured path in its one form ("/x/y", tm_cg_rel_norm), in place,
+ * so that all strategies compare like with like. */
+static bool path_ok(struct ctx *x, const char *field, char *p)
 {
-	if (!*p)
-		return fail(x, field, "empty cgroup path"), false;
-	if (strstr(p, ".."))
-		return fail(x, field, "'..' is not allowed in a cgroup path"), false;
+	char norm[TM_CFG_PATH_MAX];
+	const char *why;
+
+	if (tm_cg_rel_norm(p, norm, sizeof(norm), &why))
+		return fail(x, field, "%s", why), false;
+	memcpy(p, norm, strlen(norm) + 1);
 	return true;
 }
 
@@ -242,9 +247,9 @@ static void cgroups(struct ctx *x, json_t *o, struct tm_config *c)
 				}
 				g->priority = pr ? (int)json_integer_value(pr) : 0;
 				if (rq && (!json_is_integer(rq) || json_integer_value(rq) < 1 ||
-					   json_integer_value(rq) > 512000)) {
-					fail(x, f,
-					     "request_mcpu must be a whole number in 1..512000");
+					   json_integer_value(rq) > TM_MCPU_MAX)) {
+					fail(x, f, "request_mcpu must be a whole number in 1..%d",
+					     TM_MCPU_MAX);
 					return;
 				}
 				g->request_mcpu = rq ? (uint32_t)json_integer_value(rq) : 0;
@@ -337,7 +342,7 @@ static void interference(struct ctx *x, json_t *o, struct tm_config *c)
 	u32_field(x, o, "of_m", "interference.of_m", 1, 32, &f->of_m);
 	u32_field(x, o, "corr_samples", "interference.corr_samples", 4, 64, &f->corr_samples);
 	u32_field(x, o, "min_corr_pct", "interference.min_corr_pct", 1, 100, &f->min_corr_pct);
-	u32_field(x, o, "min_active_mcpu", "interference.min_active_mcpu", 0, 512000,
+	u32_field(x, o, "min_active_mcpu", "interference.min_active_mcpu", 0, TM_MCPU_MAX,
 		  &f->min_active_mcpu);
 	u32_field(x, o, "cooldown_s", "interference.cooldown_s", 1, 3600, &f->cooldown_s);
 	u32_field(x, o, "recover_s", "interference.recover_s", 1, 86400, &f->recover_s);
@@ -345,7 +350,7 @@ static void interference(struct ctx *x, json_t *o, struct tm_config *c)
 		  &f->suppress_step_pct);
 	u32_field(x, o, "suppress_min_pct", "interference.suppress_min_pct", 1, 100,
 		  &f->suppress_min_pct);
-	u32_field(x, o, "throttle_mcpu", "interference.throttle_mcpu", 1, 512000,
+	u32_field(x, o, "throttle_mcpu", "interference.throttle_mcpu", 1, TM_MCPU_MAX,
 		  &f->throttle_mcpu);
 	if (x->failed)
 		return;
@@ -448,9 +453,9 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 	if ((o = object(&x, root, "scheduler", "scheduler"))) {
 		known_keys(&x, "scheduler", o, sch);
 		str_field(&x, o, "pin_dir", "scheduler.pin_dir", c->pin_dir, sizeof(c->pin_dir));
-		u32_field(&x, o, "max_be_wait_ms", "scheduler.max_be_wait_ms", 10, 10000,
+		u32_field(&x, o, "max_be_wait_ms", "scheduler.max_be_wait_ms", TM_MAX_BE_WAIT_MS_MIN, TM_MAX_BE_WAIT_MS_MAX,
 			  &c->max_be_wait_ms);
-		u32_field(&x, o, "be_floor_mcpu", "scheduler.be_floor_mcpu", 0, 512000,
+		u32_field(&x, o, "be_floor_mcpu", "scheduler.be_floor_mcpu", 0, TM_MCPU_MAX,
 			  &c->be_floor_mcpu);
 	}
 	if ((o = object(&x, root, "memory_eviction", "memory_eviction"))) {
@@ -496,7 +501,7 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 		u32_field(&x, o, "sample_s", "report.sample_s", 1, 600, &c->report.sample_s);
 		u32_field(&x, o, "reclaim_pct", "report.reclaim_pct", 0, 100,
 			  &c->report.reclaim_pct);
-		u32_field(&x, o, "system_reserved_mcpu", "report.system_reserved_mcpu", 0, 512000,
+		u32_field(&x, o, "system_reserved_mcpu", "report.system_reserved_mcpu", 0, TM_MCPU_MAX,
 			  &c->report.system_reserved_mcpu);
 		u32_field(&x, o, "system_reserved_mib", "report.system_reserved_mib", 0, 1 << 24,
 			  &c->report.system_reserved_mib);

@@ -40,22 +40,25 @@ static struct {
 	double scratch[WIN_MAX];
 } S;
 
+/* Node busy and total jiffies (the "cpu" line of /proc/stat). */
+static void node_stat(int cpu, __u64 busy, __u64 total, void *arg)
+{
+	uint64_t *bt = arg;
+
+	if (cpu < 0) {
+		bt[0] = busy;
+		bt[1] = total;
+	}
+}
+
 static int read_proc_stat(uint64_t *busy, uint64_t *total)
 {
-	unsigned long long v[10] = {};
-	FILE *f = fopen("/proc/stat", "r");
-	int n;
+	uint64_t bt[2] = {};
 
-	if (!f)
+	if (tm_proc_stat(node_stat, bt) || !bt[1])
 		return -1;
-	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
-		   &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
-	fclose(f);
-	if (n < 8)
-		return -1;
-	/* user nice system idle iowait irq softirq steal (guest is in user) */
-	*total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
-	*busy = *total - v[3] - v[4];
+	*busy = bt[0];
+	*total = bt[1];
 	return 0;
 }
 
@@ -192,13 +195,28 @@ static struct {
 	uint64_t busy[TM_TOPO_MAX_CPUS], total[TM_TOPO_MAX_CPUS];
 } D;
 
+/* One CPU's /proc/stat line: its use since the last sample, to its domain. */
+static void dom_cpu_stat(int cpu, __u64 busy, __u64 total, void *arg)
+{
+	double *used = arg;
+
+	if (cpu < 0 || cpu >= TM_TOPO_MAX_CPUS)
+		return;
+	if (D.total[cpu] && total > D.total[cpu]) {
+		for (int k = 0; k < D.t->nr_domains && k < TM_REPORT_MAX_DOMS; k++)
+			if (tm_cpuset_test(&D.t->d[k].cpus, cpu))
+				used[k] += 1000.0 * (busy - D.busy[cpu]) / (total - D.total[cpu]);
+	}
+	D.busy[cpu] = busy;
+	D.total[cpu] = total;
+}
+
 /* Free capacity per cache domain: its online CPUs minus what they used
  * since the last sample (per-CPU lines of /proc/stat). */
 static void dom_usage(struct tm_snapshot *s)
 {
-	char err[256], line[512];
+	char err[256];
 	double used[TM_REPORT_MAX_DOMS] = {};
-	FILE *f;
 
 	if (!D.tried) {
 		D.tried = true;
@@ -211,35 +229,8 @@ static void dom_usage(struct tm_snapshot *s)
 	}
 	if (!D.t)
 		return;
-	f = fopen("/proc/stat", "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long v[8] = {}, busy, total;
-		unsigned int cpu;
-
-		if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9')
-			continue;
-		if (sscanf(line + 3, "%u %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0],
-			   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 9 ||
-		    cpu >= TM_TOPO_MAX_CPUS)
-			continue;
-		total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
-		busy = total - v[3] - v[4];
-		if (D.total[cpu] && total > D.total[cpu]) {
-			for (int k = 0; k < D.t->nr_domains && k < TM_REPORT_MAX_DOMS; k++)
-				if (tm_cpuset_test(&D.t->d[k].cpus, cpu))
-					used[k] += 1000.0 * (busy - D.busy[cpu]) /
-						   (total - D.total[cpu]);
-		}
-		D.busy[cpu] = busy;
-		D.total[cpu] = total;
-	}
-	fclose(f);
-	snprintf(s->dom_kind, sizeof(s->dom_kind), "%s",
-		 D.t->kind == TM_DOMAIN_L3   ? "L3"
-		 : D.t->kind == TM_DOMAIN_L2 ? "L2"
-					     : "package");
+	tm_proc_stat(dom_cpu_stat, used);
+	snprintf(s->dom_kind, sizeof(s->dom_kind), "%s", tm_domain_kind_name(D.t->kind));
 	for (int k = 0; k < D.t->nr_domains && k < TM_REPORT_MAX_DOMS; k++) {
 		tm_cpuset_format(&D.t->d[k].online, s->dom[k].cpus, sizeof(s->dom[k].cpus));
 		s->dom[k].cap_mcpu = tm_cpuset_count(&D.t->d[k].online) * 1000;
@@ -257,7 +248,7 @@ void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 	struct tm_snapshot s = {};
 	double used_mcpu = 0, on_mcpu = 0, be_mcpu = 0, dt;
 
-	s.nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	s.nr_cpus = tm_nr_cpus();
 	if (read_proc_stat(&busy, &total) || tm_read_meminfo(&mtot, &mavail))
 		return;
 	cg_sum(d, &s, TM_CLASS_ONLINE, c->online, c->nr_online, NULL, 0, &on_us, &on_mem, now_us);

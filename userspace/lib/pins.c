@@ -3,9 +3,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "pins.h"
 #include "tidemark_policy.h"
+#include "tmlib.h"
 
 const struct tm_pin_desc tm_pins[TM_NR_PINS] = {
 	[TM_PIN_ABI] = {"abi", 4, sizeof(struct tm_abi)},
@@ -138,4 +141,36 @@ int tm_tunables_update(int prog_fd, __u32 set, const struct tm_tunables *val, bo
 	if (after)
 		*after = req.val;
 	return 0;
+}
+
+int tm_class_of(int classes_fd, const char *root, const char *rel, char *from, size_t fromlen)
+{
+	char path[PATH_MAX];
+	size_t rl = strlen(root), n;
+
+	if (tm_cg_path(path, sizeof(path), root, rel, NULL))
+		return TM_CLASS_SYSTEM;
+	n = strlen(path);
+	for (;;) {
+		struct stat st;
+		__u64 id;
+		__u32 c;
+
+		/* on cgroup2 the inode number is the id the scheduler keys on */
+		if (!stat(path, &st)) {
+			id = st.st_ino;
+			if (!bpf_map_lookup_elem(classes_fd, &id, &c)) {
+				snprintf(from, fromlen, "%s", n > rl ? path + rl : "/");
+				return c;
+			}
+		}
+		if (n <= rl)
+			break;
+		while (n > rl && path[n] != '/')
+			n--;
+		path[n] = 0; /* the parent; at n == rl, the root itself */
+	}
+	if (fromlen)
+		*from = 0;
+	return TM_CLASS_SYSTEM;
 }

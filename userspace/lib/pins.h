@@ -49,4 +49,10 @@ int tm_pin_open(const char *pin_dir, enum tm_pin which, const char *who, char *e
  */
 int tm_tunables_update(int prog_fd, __u32 set, const struct tm_tunables *val, bool bump_class_gen,
 		       struct tm_tunables *after, char *err, size_t len);
+/*
+ * The class the scheduler gives cgroup @rel: that of its nearest classified
+ * ancestor in map @classes_fd (@rel included), TM_CLASS_SYSTEM when none is.
+ * The classified cgroup ("/x", "/" for the root) goes to @from, "" if none.
+ */
+int tm_class_of(int classes_fd, const char *root, const char *rel, char *from, size_t fromlen);
 #endif

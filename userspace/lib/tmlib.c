@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <unistd.h>
 #include <linux/magic.h>
 
 #include "tmlib.h"
@@ -271,4 +272,129 @@ int tm_cg_read_u64(const char *dir, const char *file, const char *key, __u64 *ou
 	}
 	fclose(f);
 	return ret;
+}
+
+int tm_nr_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (int)n : 1;
+}
+
+int tm_cg_path(char *out, size_t len, const char *root, const char *rel, const char *file)
+{
+	int n;
+
+	while (rel && *rel == '/')
+		rel++;
+	n = snprintf(out, len, "%s%s%s%s%s", root, rel && *rel ? "/" : "", rel ? rel : "",
+		     file ? "/" : "", file ? file : "");
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int tm_cg_rel_norm(const char *in, char *out, size_t len, const char **why)
+{
+	size_t rl = strlen(TM_CGROUP_ROOT), o = 0;
+	const char *p = in;
+
+	if (!*in) {
+		*why = "empty cgroup path";
+		return -1;
+	}
+	/* the mount's own path names the same cgroup as a relative one */
+	if (!strncmp(p, TM_CGROUP_ROOT, rl) && (p[rl] == '/' || !p[rl]))
+		p += rl;
+	while (*p) {
+		const char *e;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		e = strchr(p, '/');
+		if (!e)
+			e = p + strlen(p);
+		if (e - p == 2 && p[0] == '.' && p[1] == '.') {
+			*why = "'..' is not allowed in a cgroup path";
+			return -1;
+		}
+		if (e - p == 1 && p[0] == '.') {
+			p = e;
+			continue;
+		}
+		if (o + 1 + (e - p) + 1 > len) {
+			*why = "cgroup path too long";
+			return -1;
+		}
+		out[o++] = '/';
+		memcpy(out + o, p, e - p);
+		o += e - p;
+		p = e;
+	}
+	if (!o) {
+		if (len < 2) {
+			*why = "cgroup path too long";
+			return -1;
+		}
+		out[o++] = '/'; /* the root */
+	}
+	out[o] = 0;
+	return 0;
+}
+
+int tm_cg_cpu_max(const char *root, const char *rel, __u32 *mcpu)
+{
+	unsigned long long quota, period;
+	char p[PATH_MAX], buf[64];
+	FILE *f;
+	int ret = -1;
+
+	if (tm_cg_path(p, sizeof(p), root, rel, "cpu.max"))
+		return -1;
+	f = fopen(p, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f)) {
+		if (!strncmp(buf, "max", 3)) {
+			ret = 0;
+		} else if (sscanf(buf, "%llu %llu", &quota, &period) == 2 && period) {
+			quota = quota * 1000 / period;
+			*mcpu = quota > UINT32_MAX ? UINT32_MAX : quota ? quota : 1;
+			ret = 1;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+int tm_proc_stat(void (*fn)(int cpu, __u64 busy, __u64 total, void *arg), void *arg)
+{
+	char line[512];
+	FILE *f = fopen("/proc/stat", "r");
+	int seen = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v[8] = {}, total;
+		int cpu = -1, off = 3;
+
+		if (strncmp(line, "cpu", 3))
+			continue;
+		if (line[3] >= '0' && line[3] <= '9') {
+			char *end;
+
+			cpu = strtol(line + 3, &end, 10);
+			off = end - line;
+		}
+		if (sscanf(line + off, " %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 8)
+			continue;
+		/* user nice system idle iowait irq softirq steal (guest is in user) */
+		total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+		fn(cpu, total - v[3] - v[4], total, arg);
+		seen++;
+	}
+	fclose(f);
+	return seen ? 0 : -1;
 }

@@ -51,4 +51,28 @@ int tm_cgroup_walk(const char *root, struct tm_cg_path **out, size_t *n);
 void tm_cgroup_paths_free(struct tm_cg_path *v, size_t n);
 /* The path of cgroup @id, NULL if unknown (removed, or not walked yet). */
 const char *tm_cgroup_path_of(const struct tm_cg_path *v, size_t n, __u64 id);
+
+/* The CPUs the node's capacity counts: the online ones. The one definition
+ * every program uses (scheduler capacity, tunables checks, reports). */
+int tm_nr_cpus(void);
+
+/* "@root/@rel/@file" into @out (@rel "/x/y" or "x/y", "" or "/" for the root;
+ * @file may be NULL); -1 when it does not fit. */
+int tm_cg_path(char *out, size_t len, const char *root, const char *rel, const char *file);
+
+/*
+ * A configured cgroup path in its one form, "/x/y" relative to the cgroup
+ * root: "x/y", "/x//y/", "./x/y" and "/sys/fs/cgroup/x/y" all give "/x/y"
+ * (glob characters are kept). -1 with @why for "", "..", or too long.
+ */
+int tm_cg_rel_norm(const char *in, char *out, size_t len, const char **why);
+
+/* cgroup @rel's cpu.max in milli-CPUs: 1 with *mcpu when a quota is set, 0
+ * for "max" (no limit), -1 when unreadable. */
+int tm_cg_cpu_max(const char *root, const char *rel, __u32 *mcpu);
+
+/* /proc/stat: @fn gets busy and total jiffies of all CPUs (cpu -1) and of each
+ * CPU. 0, or -1 when unreadable. */
+int tm_proc_stat(void (*fn)(int cpu, __u64 busy, __u64 total, void *arg), void *arg);
+
 #endif

@@ -677,11 +677,7 @@ static void setup_domains(struct tidemark *skel, const struct tm_opts *o, struct
 
 static const char *domain_kind(const struct tm_place_run *pr)
 {
-	if (!pr->topo)
-		return "domain";
-	return pr->topo->kind == TM_DOMAIN_L3	? "L3"
-	       : pr->topo->kind == TM_DOMAIN_L2 ? "L2"
-						: "package";
+	return pr->topo ? tm_domain_kind_name(pr->topo->kind) : "domain";
 }
 
 static void format_doms(__u64 m, char *buf, size_t len)

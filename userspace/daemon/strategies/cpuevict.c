@@ -24,6 +24,8 @@
 
 #include "actuate.h"
 #include "strategy.h"
+#include "tidemark_policy.h"
+#include "tmlib.h"
 #include "evict.h"
 #include "tmmaps.h"
 
@@ -48,23 +50,17 @@ struct bcg {
 
 static uint32_t read_request(const struct tm_daemon *d, const char *rel, uint32_t configured)
 {
-	char p[PATH_MAX], buf[64];
-	unsigned long long quota, period, w;
+	char p[PATH_MAX];
+	unsigned long long w;
+	__u32 mcpu;
 	FILE *f;
 
 	if (configured)
 		return configured;
-	snprintf(p, sizeof(p), "%s%.*s/cpu.max", d->cgroup_root, TM_CFG_PATH_MAX, rel);
-	f = fopen(p, "r");
-	if (f) {
-		bool ok = fgets(buf, sizeof(buf), f) &&
-			  sscanf(buf, "%llu %llu", &quota, &period) == 2 && period;
-
-		fclose(f);
-		if (ok)
-			return quota * 1000 / period;
-	}
-	snprintf(p, sizeof(p), "%s%.*s/cpu.weight", d->cgroup_root, TM_CFG_PATH_MAX, rel);
+	if (tm_cg_cpu_max(d->cgroup_root, rel, &mcpu) == 1)
+		return mcpu;
+	if (tm_cg_path(p, sizeof(p), d->cgroup_root, rel, "cpu.weight"))
+		return 0;
 	f = fopen(p, "r");
 	if (f) {
 		bool ok = fscanf(f, "%llu", &w) == 1;
@@ -132,7 +128,8 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	static struct bcg c[MAX_CG];
 	const struct tm_config *cfg = &d->cfg;
 	uint64_t ns[TM_NR_CLASSES];
-	double cap, hi, be, allowed, request = 0, sat = -1, cur, avg = 0, release;
+	double be, allowed, request = 0, sat = -1, cur, avg = 0, release;
+	__u64 dt_ns, hi_ns, allow_ns;
 	uint32_t counted = 0, want, k;
 	struct tm_victim v[MAX_CG];
 	int order[MAX_CG], n, m;
@@ -149,17 +146,17 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		st.have_last = true;
 		return;
 	}
-	/* mCPU over the last period */
-	cap = 1000.0 * sysconf(_SC_NPROCESSORS_ONLN);
-	hi = (double)(ns[TM_CLASS_SYSTEM] - st.last_ns[TM_CLASS_SYSTEM] + ns[TM_CLASS_ONLINE] -
-		      st.last_ns[TM_CLASS_ONLINE]) /
-	     (now - st.last_at) / 1000.0;
-	be = (double)(ns[TM_CLASS_BE] - st.last_ns[TM_CLASS_BE]) / (now - st.last_at) / 1000.0;
+	/* over the last period: BE's allowance exactly as the scheduler computes
+	 * it (tm_be_allowance), at the line the arbiter holds now */
+	dt_ns = (now - st.last_at) * 1000000ULL;
+	hi_ns = ns[TM_CLASS_SYSTEM] - st.last_ns[TM_CLASS_SYSTEM] + ns[TM_CLASS_ONLINE] -
+		st.last_ns[TM_CLASS_ONLINE];
+	allow_ns = tm_be_allowance((__u64)tm_nr_cpus() * dt_ns, tm_line_pct(d, NULL), hi_ns,
+				   (__u64)cfg->be_floor_mcpu * dt_ns / 1000);
+	allowed = 1000.0 * allow_ns / dt_ns;
+	be = 1000.0 * (ns[TM_CLASS_BE] - st.last_ns[TM_CLASS_BE]) / dt_ns;
 	memcpy(st.last_ns, ns, sizeof(ns));
 	st.last_at = now;
-	allowed = cap * cfg->cpu.suppress_pct / 100 - hi;
-	if (allowed < cfg->be_floor_mcpu)
-		allowed = cfg->be_floor_mcpu;
 	n = be_cgroups(d, c);
 	for (int i = 0; i < n; i++)
 		request += c[i].request;

@@ -18,7 +18,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -246,18 +245,14 @@ static void find_victims(struct tm_daemon *d, int waits_fd, struct tm_cg_path *p
 		if (v)
 			v->seen_k = st.k;
 	}
-	for (int i = 0; i < d->cfg.nr_online; i++) {
-		const char *want = d->cfg.online[i];
+	for (size_t j = 0; j < np; j++) {
+		struct victim *v;
 
-		for (size_t j = 0; j < np; j++) {
-			struct victim *v;
-
-			if (fnmatch(want, paths[j].path, FNM_PATHNAME))
-				continue;
-			v = victim_get(paths[j].id, paths[j].path);
-			if (v)
-				v->seen_k = st.k;
-		}
+		if (!tm_cfg_online(d, paths[j].path))
+			continue;
+		v = victim_get(paths[j].id, paths[j].path);
+		if (v)
+			v->seen_k = st.k;
 	}
 }
 
