@@ -56,7 +56,11 @@ char _license[] SEC("license") = "GPL";
 /* Set by the loader before load; see scx_tidemark --help. */
 const volatile u64 slice_ns = TM_SLICE_US_DFL * 1000ULL;
 const volatile u64 window_ns = TM_WINDOW_US_DFL * 1000ULL;
+/* CPU ids to walk (possible CPUs). */
 const volatile u32 nr_cpus = 1;
+/* CPUs the watermark's capacity counts: those online at load (a hotplug
+ * makes the kernel ask for a restart, and the loader counts again). */
+const volatile u32 cap_cpus = 1;
 /* Cache domains (L3) for placement; 0: placement off. */
 const volatile u32 nr_doms = 0;
 /* Domain of each CPU, TM_NO_DOM if none. */
@@ -158,14 +162,14 @@ int tunables_update(struct tm_tunables_req *req)
 		next.be_floor_mcpu = val.be_floor_mcpu;
 	if (bump)
 		next.class_gen++;
-	if (tm_tunables_check(&next, nr_cpus))
+	if (tm_tunables_check(&next, cap_cpus))
 		ret = -EINVAL;
 	else
 		*t = next;
 	bpf_spin_unlock(&l->lock);
 	req->val = next;
 	req->ret = ret;
-	req->cap_cpus = nr_cpus;
+	req->cap_cpus = cap_cpus;
 	return 0;
 }
 
@@ -1441,7 +1445,7 @@ static int window_fn(void *map, int *key, struct window *w)
 	if (dt > 4 * window_ns)
 		dt = 4 * window_ns;
 	/* The running share is counted again next time: cap at the capacity. */
-	cap = dt * nr_cpus;
+	cap = dt * cap_cpus;
 	if (hi > cap)
 		hi = cap;
 
@@ -1562,7 +1566,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(tidemark_init)
 	}
 	abi_v->version = TM_ABI_VERSION;
 	abi_v->nr_stats = TM_NR_STATS;
-	abi_v->cap_cpus = nr_cpus;
+	abi_v->cap_cpus = cap_cpus;
 	bpf_for (zero, 0, nr_cpus) {
 		struct tm_cpu_ctx *c = cpu_ctx(zero);
 		struct grant_timer *gt = bpf_map_lookup_elem(&grant_timers, &zero);

@@ -132,23 +132,35 @@ bad:
 
 static int nr_cpus_possible(void)
 {
-	int n = libbpf_num_possible_cpus();
+	return libbpf_num_possible_cpus();
+}
 
-	return n > TM_MAX_CPUS ? TM_MAX_CPUS : n;
+/* The tunables against the CPUs online now (the watermark's capacity). */
+static int check_tunables(const struct tm_tunables *t)
+{
+	const char *why = tm_tunables_check(t, tm_nr_cpus());
+
+	if (why) {
+		fprintf(stderr, "scx_tidemark: %s (%d online CPUs)\n", why, tm_nr_cpus());
+		return -1;
+	}
+	return 0;
 }
 
 /* Everything that can be checked before loading, so nothing is half-applied. */
 static int check_opts(struct tm_opts *o)
 {
-	const char *why = tm_tunables_check(&o->tun, nr_cpus_possible());
 	struct tm_class_entry *v;
 	char err[512];
 	size_t n;
 
-	if (why) {
-		fprintf(stderr, "scx_tidemark: %s\n", why);
+	if (nr_cpus_possible() > TM_MAX_CPUS) {
+		fprintf(stderr, "scx_tidemark: %d possible CPUs, this build supports %d\n",
+			nr_cpus_possible(), TM_MAX_CPUS);
 		return -1;
 	}
+	if (check_tunables(&o->tun))
+		return -1;
 	if (tm_rules_add_kubelet(&o->rules, o->kubelet, err, sizeof(err))) {
 		fprintf(stderr, "scx_tidemark: %s\n", err);
 		return -1;
@@ -947,6 +959,12 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 	skel->rodata->slice_ns = o->slice_us * 1000;
 	skel->rodata->window_ns = o->window_us * 1000;
 	skel->rodata->nr_cpus = nr_cpus_possible();
+	skel->rodata->cap_cpus = tm_nr_cpus();
+	/* a restart after CPU hotplug: the same options, fewer CPUs */
+	if (check_tunables(&o->tun)) {
+		err = -EINVAL;
+		goto out;
+	}
 	/* a hotplug restart reads the topology again */
 	setup_domains(skel, o, pr);
 	UEI_SET_SIZE(skel, tidemark_ops, uei);
