@@ -31,7 +31,7 @@ BINS := $(BUILD)/scx_tidemark $(BUILD)/tidemarkd $(BUILD)/tidemarkctl $(BUILD)/t
 
 .SECONDARY:
 
-.PHONY: all deps kernel vmlinux-h test test-unit test-vm demo clean format bench
+.PHONY: all deps kernel vmlinux-h test test-unit test-vm demo clean format format-check bench verifier
 
 all: $(BINS)
 
@@ -105,6 +105,13 @@ $(BUILD)/tidemarkd: $(call obj,$(DAEMON_SRCS)) $(LIBTM)
 
 $(BUILD)/tidemarkctl: $(call obj,$(CTL_SRCS)) $(LIBTM)
 	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson
+
+# The verifier's instruction count per program (make verifier).
+$(BUILD)/tm-insns: tools/verifier/insns.c $(LIBBPF_A)
+	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(LIBBPF_INC) -o $@ $< $(USER_LIBS)
+
+verifier: all $(BUILD)/tm-insns kernel
+	tools/verifier/run.sh
 
 # The ONLINE latency probe used by tests, the demo and benchmarks.
 $(BUILD)/tm-probe: tools/probe/tm-probe.c
