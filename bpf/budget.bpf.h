@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The BE budget and watermark: grants reserved from the window's budget,
+ * the floor, BE preemption by ONLINE, per-CPU grant timers and the window
+ * timer that sets the next budget.
+ * Part of tidemark.bpf.c (one translation unit), included in order.
+ */
+#ifndef __TM_BUDGET_BPF_H
+#define __TM_BUDGET_BPF_H
+
+static __always_inline bool be_budget_left(void)
+{
+	return be_budget > 0;
+}
+
+/* Does this window still owe BE part of its floor? */
+static __always_inline bool floor_owed(void)
+{
+	return floor_on && be_floor_left > 0;
+}
+
+/*
+ * Claim @cpu if it runs BE and @p may use it: its class goes BE -> NONE, so
+ * two wakers never pick the same victim.
+ */
+static __always_inline bool claim_be_cpu_only(struct task_struct *p, u32 cpu)
+{
+	struct tm_cpu_ctx *c;
+
+	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		return false;
+	c = cpu_ctx(cpu);
+	if (!c || c->class != TM_CLASS_BE)
+		return false;
+	if (__sync_val_compare_and_swap(&c->class, TM_CLASS_BE, TM_CLASS_NONE) != TM_CLASS_BE)
+		return false;
+	stat_inc(TM_STAT_BE_PREEMPTED);
+	return true;
+}
+
+static __always_inline bool claim_be_cpu(struct task_struct *p, u32 cpu)
+{
+	if (!claim_be_cpu_only(p, cpu))
+		return false;
+	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	return true;
+}
+
+/*
+ * Claim a CPU running BE among those @p may use within @home (0: any),
+ * this CPU first (no IPI needed). The caller kicks it. -1 if none.
+ */
+static s32 claim_be_in(struct task_struct *p, u64 home)
+{
+	u32 i, self = bpf_get_smp_processor_id();
+
+	if (tm_home_has(home, dom_of(self)) && claim_be_cpu_only(p, self))
+		return self;
+	bpf_for (i, 0, nr_cpus) {
+		if (i != self && tm_home_has(home, dom_of(i)) && claim_be_cpu_only(p, i))
+			return i;
+	}
+	return -1;
+}
+
+/* How long the oldest queued BE task has waited, 0 if none. */
+static u64 be_head_wait(u64 now)
+{
+	struct task_struct *p;
+	u64 wait = 0;
+
+	/* the window timer is not an RCU section of its own */
+	bpf_rcu_read_lock();
+	bpf_for_each (scx_dsq, p, TM_DSQ_BE, 0) {
+		struct task_ctx *tctx = task_ctx(p);
+
+		if (tctx && time_before(tctx->enq_at, now))
+			wait = now - tctx->enq_at;
+		break;
+	}
+	bpf_rcu_read_unlock();
+	return wait;
+}
+
+/*
+ * Start a BE grant of @grant ns on this CPU: the slice ends when it is used up,
+ * enforced by the CPU's grant timer. Forced grants (floor, bounded wait)
+ * do not come out of the budget.
+ */
+static void be_grant_start(struct task_struct *p, struct tm_cpu_ctx *c, u64 grant, bool forced,
+			   u64 now)
+{
+	struct grant_timer *gt;
+	/* running and dispatch both run on the CPU concerned */
+	u32 key = bpf_get_smp_processor_id();
+
+	if (!forced) {
+		struct tm_be_cap *cap = cpu_cap();
+
+		/* a capped cgroup's run ends where its cap does */
+		if (cap && cap->budget_ns < (s64)grant)
+			grant = cap->budget_ns > 0 ? cap->budget_ns : 0;
+	}
+	if (grant < TM_BE_GRANT_MIN_NS)
+		grant = TM_BE_GRANT_MIN_NS;
+	if (!forced) {
+		__sync_fetch_and_sub(&be_budget, grant);
+		/* a regular run counts towards the floor as well */
+		__sync_fetch_and_sub(&be_floor_left, grant);
+	}
+	c->grant_left = grant;
+	c->forced = forced;
+	c->be_until = now + grant;
+	p->scx.slice = grant;
+	gt = bpf_map_lookup_elem(&grant_timers, &key);
+	if (gt)
+		bpf_timer_start(&gt->timer, grant, BPF_F_TIMER_CPU_PIN);
+}
+
+/* What a regular grant did not use goes back to the budget and floor. */
+static __always_inline void be_grant_return(struct tm_cpu_ctx *c)
+{
+	if (!c->forced && c->grant_left) {
+		__sync_fetch_and_add(&be_budget, c->grant_left);
+		__sync_fetch_and_add(&be_floor_left, c->grant_left);
+	}
+	c->grant_left = 0;
+}
+
+/* A regular BE grant: a slice, or what is left of the budget. */
+static __always_inline u64 be_regular_grant(void)
+{
+	s64 b = be_budget;
+
+	return b > 0 && (u64)b < slice_ns ? (u64)b : slice_ns;
+}
+
+/*
+ * Charge what the task on @c ran since it started or was last charged: to
+ * its class and, for BE, to its grant; a run past the grant (the timer was
+ * late) comes out of the budget. Done at every tick and at stopping.
+ */
+static __always_inline void charge(struct tm_cpu_ctx *c, u32 cls, u64 now)
+{
+	u64 ran = time_before(c->started, now) ? now - c->started : 0, in_grant;
+
+	c->started = now;
+	c->run_ns[cls] += ran;
+	stat_add(TM_STAT_RUN_NS_SYSTEM + cls, ran);
+	if (cls != TM_CLASS_BE)
+		return;
+	cap_charge(ran);
+	in_grant = ran < c->grant_left ? ran : c->grant_left;
+	c->grant_left -= in_grant;
+	if (!c->forced && ran > in_grant) {
+		__sync_fetch_and_sub(&be_budget, ran - in_grant);
+		__sync_fetch_and_sub(&be_floor_left, ran - in_grant);
+	}
+}
+
+/*
+ * Run the head BE task on a grant out of what the floor still owes this
+ * window (not out of the budget). Reserved first, so that other CPUs do not
+ * run the same floor.
+ */
+static bool be_floor_dispatch(struct tm_cpu_ctx *c, u32 stat)
+{
+	s64 owed = be_floor_left;
+
+	if (owed <= 0)
+		return false;
+	c->next_grant = (u64)owed < slice_ns ? (u64)owed : slice_ns;
+	__sync_fetch_and_sub(&be_floor_left, c->next_grant);
+	if (tm_move_to_local(TM_DSQ_BE)) {
+		stat_inc(stat);
+		return true;
+	}
+	__sync_fetch_and_add(&be_floor_left, c->next_grant);
+	c->next_grant = 0;
+	return false;
+}
+
+/*
+ * A BE run ended before its grant did (preempted, or it slept): stop the
+ * grant timer, or it would interrupt whatever runs next, often the ONLINE
+ * task that preempted BE, for nothing.
+ */
+static __always_inline void grant_timer_cancel(void)
+{
+	u32 key = bpf_get_smp_processor_id();
+	struct grant_timer *gt = bpf_map_lookup_elem(&grant_timers, &key);
+
+	/* pushed far out rather than cancelled: the next BE run restarts it */
+	if (gt)
+		bpf_timer_start(&gt->timer, 1000000000ULL, BPF_F_TIMER_CPU_PIN);
+}
+
+/* A BE grant ran out: end the slice now rather than at the next tick. */
+static int grant_timer_fn(void *map, int *key, struct grant_timer *gt)
+{
+	struct tm_cpu_ctx *c = cpu_ctx(*key);
+
+	if (c && c->class == TM_CLASS_BE &&
+	    !time_before(bpf_ktime_get_ns() + TM_BE_GRANT_SLACK_NS, c->be_until)) {
+		stat_inc(TM_STAT_BE_THROTTLED);
+		scx_bpf_kick_cpu(*key, SCX_KICK_PREEMPT);
+	}
+	return 0;
+}
+
+static int window_fn(void *map, int *key, struct window *w)
+{
+	struct tm_tunables *t;
+	u64 now = bpf_ktime_get_ns(), used[TM_NR_CLASSES] = {}, hi, allow, cap, dt, pred;
+	u32 zero = 0, i, kicks;
+	s64 left;
+
+	t = bpf_map_lookup_elem(&tunables, &zero);
+	if (!t)
+		return 0;
+	class_gen = t->class_gen;
+	max_be_wait_ns = (u64)t->max_be_wait_ms * 1000000;
+
+	bpf_for (i, 0, nr_cpus) {
+		struct tm_cpu_ctx *c = cpu_ctx(i);
+		u32 k;
+
+		if (!c)
+			continue;
+		for (k = 0; k < TM_NR_CLASSES; k++)
+			used[k] += c->run_ns[k];
+		/* include the running task's share so far (racy, bounded) */
+		k = c->class;
+		if (k < TM_NR_CLASSES && time_before(c->started, now))
+			used[k] += now - c->started;
+	}
+	hi = 0;
+	for (i = 0; i < TM_NR_CLASSES; i++) {
+		u64 d = used[i] > w->last_run_ns[i] ? used[i] - w->last_run_ns[i] : 0;
+
+		if (i != TM_CLASS_BE)
+			hi += d;
+		w->last_run_ns[i] = used[i];
+	}
+	dt = w->last_at && time_before(w->last_at, now) ? now - w->last_at : window_ns;
+	w->last_at = now;
+	/*
+	 * Timers fire late under load: size the next budget on the period that
+	 * really elapsed (bounded, so a long stall gives no burst), or a late
+	 * timer would cost BE its share.
+	 */
+	if (dt > 4 * window_ns)
+		dt = 4 * window_ns;
+	/* The running share is counted again next time: cap at the capacity. */
+	cap = dt * cap_cpus;
+	if (hi > cap)
+		hi = cap;
+
+	be_floor_ns = (u64)t->be_floor_mcpu * dt / 1000;
+	be_floor_left = tm_be_floor_owed(cap, t->suppress_pct, hi, be_floor_ns);
+	floor_on = be_floor_left > 0;
+	allow = tm_be_allowance(cap, t->suppress_pct, hi, be_floor_ns);
+	left = be_budget;
+	if (left <= 0 && scx_bpf_dsq_nr_queued(TM_DSQ_BE))
+		stat_add(TM_STAT_BE_THROTTLED_NS, dt);
+	/* the prediction was for a period of pred_dt: rescale to this one */
+	pred = w->pred_dt ? w->hi_pred * dt / w->pred_dt : hi;
+	be_budget =
+		tm_be_budget_next(left, (s64)hi - (s64)pred, allow, cap / 100 * t->suppress_pct);
+	/* ONLINE+SYSTEM of the last period predicts the next one */
+	w->hi_pred = hi;
+	w->pred_dt = dt;
+
+	if (scx_bpf_dsq_nr_queued(TM_DSQ_BE_PARKED) || caps_active) {
+		caps_active = false;
+		bpf_for_each_map_elem(&be_caps, cap_refill, &dt, 0);
+		unpark();
+	}
+
+	kicks = scx_bpf_dsq_nr_queued(TM_DSQ_BE);
+	if (kicks && (be_budget > 0 || floor_owed() || be_head_wait(now) >= max_be_wait_ns)) {
+		bpf_for (i, 0, nr_cpus) {
+			if (!kicks)
+				break;
+			scx_bpf_kick_cpu(i, SCX_KICK_IDLE);
+			kicks--;
+		}
+	}
+	if (nr_doms && home_wait_ns < TM_HOME_WAIT_US_MAX * 1000ULL)
+		kick_for_soft(now);
+	window_end = now + window_ns;
+	bpf_timer_start(&w->timer, window_ns, 0);
+	return 0;
+}
+
+#endif /* __TM_BUDGET_BPF_H */

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Cache-domain placement: domains and their CPUs, homes of ONLINE cgroups,
+ * idle-CPU search inside a home, the per-domain queues and soft homes.
+ * Part of tidemark.bpf.c (one translation unit), included in order.
+ */
+#ifndef __TM_PLACEMENT_BPF_H
+#define __TM_PLACEMENT_BPF_H
+
+static __always_inline u32 dom_of(s32 cpu)
+{
+	u64 c = (u32)cpu;
+
+	/* keep clang from checking one register and indexing with another */
+	barrier_var(c);
+	if (c >= TM_MAX_CPUS)
+		return TM_NO_DOM;
+	return cpu_dom[c];
+}
+
+/* The CPUs of domain @d (RCU-protected), NULL if none. */
+static __always_inline struct bpf_cpumask *dom_cpus(u32 d)
+{
+	struct dom_ctx *dc;
+
+	if (d >= TM_MAX_DOMS)
+		return NULL;
+	dc = bpf_map_lookup_elem(&dom_ctxs, &d);
+	return dc ? dc->cpus : NULL;
+}
+
+static __always_inline struct bpf_cpumask *tmp_mask(void)
+{
+	u32 key = bpf_get_smp_processor_id();
+	struct dom_ctx *dc = bpf_map_lookup_elem(&tmp_masks, &key);
+
+	return dc ? dc->cpus : NULL;
+}
+
+/* The first domain of @home, TM_NO_DOM if none. */
+static __always_inline u32 home_first(u64 home)
+{
+	u32 d;
+
+	bpf_for (d, 0, nr_doms) {
+		if (home >> d & 1)
+			return d;
+	}
+	return TM_NO_DOM;
+}
+
+/*
+ * An idle CPU in @doms that @p may use, claimed (its idle bit cleared);
+ * -1 if none. @p NULL: any CPU of @doms.
+ */
+static s32 pick_idle_in(struct task_struct *p, u64 doms)
+{
+	struct bpf_cpumask *tmp = p ? tmp_mask() : NULL;
+	u32 d;
+
+	if (p && !tmp)
+		return -1;
+	bpf_for (d, 0, nr_doms) {
+		struct bpf_cpumask *m;
+		s32 cpu;
+
+		if (!(doms >> d & 1))
+			continue;
+		m = dom_cpus(d);
+		if (!m)
+			continue;
+		if (p && tmp) {
+			bpf_cpumask_and(tmp, (const struct cpumask *)m, p->cpus_ptr);
+			cpu = scx_bpf_pick_idle_cpu((const struct cpumask *)tmp, 0);
+		} else {
+			cpu = scx_bpf_pick_idle_cpu((const struct cpumask *)m, 0);
+		}
+		if (cpu >= 0)
+			return cpu;
+	}
+	return -1;
+}
+
+/* Domains without ONLINE homes, where BE should go first. */
+static __always_inline u64 doms_off_homes(void)
+{
+	u64 all = nr_doms >= 64 ? ~0ULL : (1ULL << nr_doms) - 1;
+
+	return all & ~home_doms;
+}
+
+/*
+ * BE should not start on this CPU of domain @d: the domain hosts ONLINE
+ * homes and another domain has an idle CPU (kicked here to take the BE).
+ */
+static bool be_avoid_here(u32 d)
+{
+	s32 cpu;
+
+	if (!be_avoid_homes || !nr_doms || !tm_home_has(home_doms, d) || d == TM_NO_DOM ||
+	    !home_doms)
+		return false;
+	cpu = pick_idle_in(NULL, doms_off_homes());
+	if (cpu < 0)
+		return false;
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	stat_inc(TM_STAT_BE_AVOIDED);
+	return true;
+}
+
+/*
+ * Home of the nearest placed ancestor of @cg, keeping only the domains @p's
+ * affinity reaches (a task whose affinity excludes its home runs as
+ * unhomed, never an error).
+ */
+static void resolve_home(struct task_struct *p, struct cgroup *cg, struct task_ctx *tctx)
+{
+	int level = BPF_CORE_READ(cg, level);
+	struct tm_home *h = NULL;
+	u64 reach = 0;
+	u32 i;
+
+	tctx->home = 0;
+	tctx->soft = 0;
+	if (!nr_doms)
+		return;
+	bpf_for (i, 0, TM_MAX_CGROUP_DEPTH) {
+		struct cgroup *anc = NULL;
+		u64 id;
+		int l = level - (int)i;
+
+		if (l < 0)
+			break;
+		if (bpf_probe_read_kernel(&anc, sizeof(anc), &cg->ancestors[l]) || !anc)
+			break;
+		id = BPF_CORE_READ(anc, kn, id);
+		h = bpf_map_lookup_elem(&homes, &id);
+		if (h)
+			break;
+	}
+	if (!h || !h->doms)
+		return;
+	bpf_for (i, 0, nr_doms) {
+		struct bpf_cpumask *m;
+
+		if (!(h->doms >> i & 1))
+			continue;
+		m = dom_cpus(i);
+		if (m && bpf_cpumask_intersects((const struct cpumask *)m, p->cpus_ptr))
+			reach |= 1ULL << i;
+	}
+	if (!reach) {
+		stat_inc(TM_STAT_HOME_UNREACHABLE);
+		return;
+	}
+	tctx->home = reach;
+	tctx->soft = h->soft ? 1 : 0;
+}
+
+/* Vtime of the head of @dsq; false if it is empty. */
+static __always_inline bool head_vtime(u64 dsq, u64 *vt)
+{
+	struct task_struct *p;
+	bool found = false;
+
+	bpf_for_each (scx_dsq, p, dsq, 0) {
+		*vt = p->scx.dsq_vtime;
+		found = true;
+		break;
+	}
+	return found;
+}
+
+/*
+ * The ONLINE/SYSTEM queues a CPU of domain @d serves, in vtime order of
+ * their heads: the shared one and the domain's strict and soft queues.
+ */
+struct hi_queues {
+	u64 dsq[3];
+	u64 vt[3];
+	u32 n;
+};
+
+static __always_inline void hi_queues_of(u32 d, struct hi_queues *q)
+{
+	u64 ids[3] = {TM_DSQ_HI, 0, 0}, vt;
+	u32 i, j, nids = 1;
+
+	if (nr_doms && d < nr_doms) {
+		ids[1] = tm_dom_dsq(d, false);
+		ids[2] = tm_dom_dsq(d, true);
+		nids = 3;
+	}
+	q->n = 0;
+	for (i = 0; i < 3; i++) {
+		if (i >= nids || !head_vtime(ids[i], &vt))
+			continue;
+		/* insertion: at most three */
+		for (j = q->n; j > 0 && j < 3 && time_before(vt, q->vt[j - 1]); j--) {
+			q->vt[j] = q->vt[j - 1];
+			q->dsq[j] = q->dsq[j - 1];
+		}
+		if (j < 3) {
+			q->vt[j] = vt;
+			q->dsq[j] = ids[i];
+		}
+		q->n++;
+	}
+}
+
+/*
+ * A soft-homed task that has waited home_wait_ns for its home may run on
+ * this CPU of domain @d: the oldest head of another domain's soft queue.
+ */
+static bool steal_soft(u32 d)
+{
+	u64 now = bpf_ktime_get_ns();
+	u32 e;
+
+	bpf_for (e, 0, nr_doms) {
+		struct task_struct *p;
+		u64 dsq = tm_dom_dsq(e, true);
+		bool moved = false;
+
+		if (e == d || !scx_bpf_dsq_nr_queued(dsq))
+			continue;
+		bpf_for_each (scx_dsq, p, dsq, 0) {
+			struct task_ctx *tctx = task_ctx(p);
+
+			if (tctx && tctx->enq_at && time_before(tctx->enq_at, now) &&
+			    now - tctx->enq_at >= home_wait_ns)
+				moved = tm_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL);
+			break;
+		}
+		if (moved)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A soft-homed task that waited home_wait_ns may run anywhere: wake an idle
+ * CPU for it (a busy one finds it at its next dispatch).
+ */
+static void kick_for_soft(u64 now)
+{
+	u32 d;
+
+	bpf_rcu_read_lock();
+	bpf_for (d, 0, nr_doms) {
+		struct task_struct *p;
+		u64 dsq = tm_dom_dsq(d, true);
+
+		if (!scx_bpf_dsq_nr_queued(dsq))
+			continue;
+		bpf_for_each (scx_dsq, p, dsq, 0) {
+			struct task_ctx *tctx = task_ctx(p);
+			s32 cpu;
+
+			if (tctx && tctx->enq_at && time_before(tctx->enq_at, now) &&
+			    now - tctx->enq_at >= home_wait_ns) {
+				cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+				if (cpu >= 0)
+					scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+			}
+			break;
+		}
+	}
+	bpf_rcu_read_unlock();
+}
+
+/* Store a fresh empty cpumask in @dc. */
+static s32 new_mask(struct dom_ctx *dc)
+{
+	struct bpf_cpumask *m = bpf_cpumask_create(), *old;
+
+	if (!m)
+		return -ENOMEM;
+	old = bpf_kptr_xchg(&dc->cpus, m);
+	if (old)
+		bpf_cpumask_release(old);
+	return 0;
+}
+
+/* Domain queues and CPU masks, and each CPU's scratch mask. */
+static s32 init_domains(void)
+{
+	u32 i;
+	s32 ret;
+
+	bpf_for (i, 0, nr_cpus) {
+		struct dom_ctx *dc = bpf_map_lookup_elem(&tmp_masks, &i);
+
+		if (!dc)
+			return -ENOENT;
+		ret = new_mask(dc);
+		if (ret)
+			return ret;
+	}
+	bpf_for (i, 0, nr_doms) {
+		struct dom_ctx *dc = bpf_map_lookup_elem(&dom_ctxs, &i);
+
+		if (!dc)
+			return -ENOENT;
+		ret = new_mask(dc);
+		if (ret)
+			return ret;
+		ret = scx_bpf_create_dsq(tm_dom_dsq(i, false), -1);
+		if (!ret)
+			ret = scx_bpf_create_dsq(tm_dom_dsq(i, true), -1);
+		if (ret)
+			return ret;
+	}
+	bpf_for (i, 0, nr_cpus) {
+		struct bpf_cpumask *m;
+
+		bpf_rcu_read_lock();
+		m = dom_cpus(dom_of(i));
+		if (m)
+			bpf_cpumask_set_cpu(i, m);
+		bpf_rcu_read_unlock();
+	}
+	return 0;
+}
+
+#endif /* __TM_PLACEMENT_BPF_H */

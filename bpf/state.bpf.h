@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The scheduler's state: settings the loader fixes at load, globals, every
+ * map, and the small accessors every part uses.
+ * Part of tidemark.bpf.c (one translation unit), included in order.
+ */
+#ifndef __TM_STATE_BPF_H
+#define __TM_STATE_BPF_H
+
+/* Set by the loader before load; see scx_tidemark --help. */
+const volatile u64 slice_ns = TM_SLICE_US_DFL * 1000ULL;
+const volatile u64 window_ns = TM_WINDOW_US_DFL * 1000ULL;
+/* CPU ids to walk (possible CPUs). */
+const volatile u32 nr_cpus = 1;
+/* CPUs the watermark's capacity counts: those online at load (a hotplug
+ * makes the kernel ask for a restart, and the loader counts again). */
+const volatile u32 cap_cpus = 1;
+/* Cache domains (L3) for placement; 0: placement off. */
+const volatile u32 nr_doms = 0;
+/* Domain of each CPU, TM_NO_DOM if none. */
+const volatile u8 cpu_dom[TM_MAX_CPUS];
+/* Soft homes: how long a task waits for its home before going elsewhere. */
+const volatile u64 home_wait_ns = TM_HOME_WAIT_US_DFL * 1000ULL;
+/* Keep BE off domains hosting ONLINE homes while other domains have room. */
+const volatile bool be_avoid_homes = true;
+
+UEI_DEFINE(uei);
+
+/* Highest vtime seen running: the HI queue's "now". Races are benign. */
+static u64 vtime_now;
+/*
+ * BE CPU time left in this window, ns (negative: overspent). A BE run
+ * reserves its whole slice from it when it starts (a grant) and gives back
+ * what it did not use when it stops, so CPUs starting BE at the same time
+ * cannot each spend the same budget.
+ */
+static s64 be_budget;
+/* BE floor of this window and what is still owed of it, ns. */
+static u64 be_floor_ns;
+static s64 be_floor_left;
+/* This window owes BE its floor (ONLINE left it less than that under the line). */
+static bool floor_on;
+/* When the current window ends (the window timer's next expiry). */
+static u64 window_end;
+static u64 max_be_wait_ns = TM_MAX_BE_WAIT_MS_DFL * 1000000ULL;
+static u32 class_gen;
+/* class_gen the BE queue was last checked at */
+static u32 be_scan_gen;
+/* Domains hosting at least one ONLINE home: written by the loader. */
+u64 home_doms;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, u32);
+	__uint(max_entries, 16384);
+} classes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct tm_tunables);
+	__uint(max_entries, 1);
+} tunables SEC(".maps");
+
+/* Serialises the writers of "tunables" (tunables_update). */
+struct tunables_lock {
+	struct bpf_spin_lock lock;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct tunables_lock);
+	__uint(max_entries, 1);
+} tunables_lock SEC(".maps");
+
+/* The ABI this scheduler was built with, published at init. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct tm_abi);
+	__uint(max_entries, 1);
+} abi SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct tm_cpu_stats);
+	__uint(max_entries, 1);
+} stats SEC(".maps");
+
+/*
+ * ONLINE run-queue wait per cgroup, keyed by the task's own cgroup id: the
+ * daemon's interference detector reads it. Userspace prunes removed cgroups.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, struct tm_cg_wait);
+	__uint(max_entries, TM_MAX_CG_HIST);
+} cg_waits SEC(".maps");
+
+/* cpu.weight of every cgroup with the cpu controller, by cgroup id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, u32);
+	__uint(max_entries, 16384);
+} cg_weights SEC(".maps");
+
+/* Per-cgroup BE CPU caps, by cgroup id; written by tidemarkd. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, struct tm_be_cap);
+	__uint(max_entries, TM_MAX_BE_CAPS);
+} be_caps SEC(".maps");
+
+/* The capped cgroup of the BE task each CPU runs, 0 if none. */
+static u64 cap_cgid[TM_MAX_CPUS];
+/* be_caps had entries at the last window: keep refilling while it does */
+static bool caps_active;
+
+/* Home of each placed ONLINE cgroup, by cgroup id; written by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, struct tm_home);
+	__uint(max_entries, TM_MAX_HOMES);
+} homes SEC(".maps");
+
+/* The CPUs of each cache domain, built at init from cpu_dom. */
+struct dom_ctx {
+	struct bpf_cpumask __kptr *cpus;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct dom_ctx);
+	__uint(max_entries, TM_MAX_DOMS);
+} dom_ctxs SEC(".maps");
+
+/* Per-CPU scratch mask (home CPUs a task may use); never used from timers,
+ * which could interrupt a scheduler callback on the same CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct dom_ctx);
+	__uint(max_entries, TM_MAX_CPUS);
+} tmp_masks SEC(".maps");
+
+struct task_ctx {
+	u64 cgid;   /* cgroup the class was resolved for */
+	u64 enq_at; /* when it was queued, for wait time and bounded wait */
+	u64 ran_at; /* when it started running or was last charged vtime */
+	u64 home;   /* ONLINE: home domains it may reach, 0: none */
+	u64 q_home; /* the home it was queued for this time, 0: none */
+	u32 gen;    /* class_gen the class was resolved at */
+	u8 class;
+	u8 soft;     /* home is soft */
+	u8 last_dom; /* domain of its last run, TM_NO_DOM before the first */
+	u8 pinned;   /* queued on its CPU's local queue (migration disabled) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ctx);
+} task_ctxs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct tm_cpu_ctx);
+	__uint(max_entries, TM_MAX_CPUS);
+} cpu_ctxs SEC(".maps");
+
+/*
+ * Per-CPU grant timers. sched_ext only notices an expired slice at the
+ * next tick (4 ms at HZ=250), far too coarse for a 5 ms window: a timer
+ * pinned to the CPU ends a BE grant on time.
+ */
+struct grant_timer {
+	struct bpf_timer timer;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct grant_timer);
+	__uint(max_entries, TM_MAX_CPUS);
+} grant_timers SEC(".maps");
+
+/* The window timer, with the per-class usage snapshot of the last window. */
+struct window {
+	struct bpf_timer timer;
+	u64 last_run_ns[TM_NR_CLASSES];
+	u64 last_at;
+	u64 hi_pred; /* ONLINE+SYSTEM use predicted for the period ... */
+	u64 pred_dt; /* ... of this length */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct window);
+	__uint(max_entries, 1);
+} windows SEC(".maps");
+
+static __always_inline struct tm_cpu_stats *my_stats(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&stats, &zero);
+}
+
+static __always_inline void stat_add(enum tm_stat_idx idx, u64 v)
+{
+	struct tm_cpu_stats *s = my_stats();
+
+	if (s && idx < TM_NR_STATS)
+		s->cnt[idx] += v;
+}
+
+static __always_inline void stat_inc(enum tm_stat_idx idx)
+{
+	stat_add(idx, 1);
+}
+
+static __always_inline bool time_before(u64 a, u64 b)
+{
+	return (s64)(a - b) < 0;
+}
+
+static __always_inline struct tm_cpu_ctx *cpu_ctx(s32 cpu)
+{
+	u32 key = cpu;
+
+	return bpf_map_lookup_elem(&cpu_ctxs, &key);
+}
+
+static __always_inline struct task_ctx *task_ctx(struct task_struct *p)
+{
+	return bpf_task_storage_get(&task_ctxs, p, 0, 0);
+}
+
+#endif /* __TM_STATE_BPF_H */
