@@ -113,8 +113,11 @@ static void be_grant_start(struct task_struct *p, struct tm_cpu_ctx *c, u64 gran
 	c->be_until = now + grant;
 	p->scx.slice = grant;
 	gt = bpf_map_lookup_elem(&grant_timers, &key);
-	if (gt)
-		bpf_timer_start(&gt->timer, grant, BPF_F_TIMER_CPU_PIN);
+	if (!gt) {
+		scx_bpf_error("grant_timers lookup failed for CPU %u", key);
+		return;
+	}
+	bpf_timer_start(&gt->timer, grant, BPF_F_TIMER_CPU_PIN);
 }
 
 /* What a regular grant did not use goes back to the budget and floor. */
@@ -163,14 +166,27 @@ static __always_inline void charge(struct tm_cpu_ctx *c, u32 cls, u64 now)
  * window (not out of the budget). Reserved first, so that other CPUs do not
  * run the same floor.
  */
-static bool be_floor_dispatch(struct tm_cpu_ctx *c, u32 stat)
+/*
+ * Take a grant of at most a slice out of what the floor still owes this
+ * window; 0 when nothing is owed. Given back with floor_grant_undo.
+ */
+static __always_inline u64 floor_grant_take(void)
 {
 	s64 owed = be_floor_left;
+	u64 g;
 
 	if (owed <= 0)
+		return 0;
+	g = (u64)owed < slice_ns ? (u64)owed : slice_ns;
+	__sync_fetch_and_sub(&be_floor_left, g);
+	return g;
+}
+
+static bool be_floor_dispatch(struct tm_cpu_ctx *c, u32 stat)
+{
+	c->next_grant = floor_grant_take();
+	if (!c->next_grant)
 		return false;
-	c->next_grant = (u64)owed < slice_ns ? (u64)owed : slice_ns;
-	__sync_fetch_and_sub(&be_floor_left, c->next_grant);
 	if (tm_move_to_local(TM_DSQ_BE)) {
 		stat_inc(stat);
 		return true;
@@ -191,8 +207,11 @@ static __always_inline void grant_timer_cancel(void)
 	struct grant_timer *gt = bpf_map_lookup_elem(&grant_timers, &key);
 
 	/* pushed far out rather than cancelled: the next BE run restarts it */
-	if (gt)
-		bpf_timer_start(&gt->timer, 1000000000ULL, BPF_F_TIMER_CPU_PIN);
+	if (!gt) {
+		scx_bpf_error("grant_timers lookup failed for CPU %u", key);
+		return;
+	}
+	bpf_timer_start(&gt->timer, 1000000000ULL, BPF_F_TIMER_CPU_PIN);
 }
 
 /* A BE grant ran out: end the slice now rather than at the next tick. */
@@ -216,8 +235,10 @@ static int window_fn(void *map, int *key, struct window *w)
 	s64 left;
 
 	t = bpf_map_lookup_elem(&tunables, &zero);
-	if (!t)
+	if (!t) {
+		scx_bpf_error("tunables lookup failed");
 		return 0;
+	}
 	class_gen = t->class_gen;
 	max_be_wait_ns = (u64)t->max_be_wait_ms * 1000000;
 
@@ -286,7 +307,7 @@ static int window_fn(void *map, int *key, struct window *w)
 			kicks--;
 		}
 	}
-	if (nr_doms && home_wait_ns < TM_HOME_WAIT_US_MAX * 1000ULL)
+	if (soft_homes_on())
 		kick_for_soft(now);
 	window_end = now + window_ns;
 	bpf_timer_start(&w->timer, window_ns, 0);

@@ -15,28 +15,13 @@ static __always_inline u32 eff_weight(struct task_struct *p, struct task_ctx *tc
 	return tm_eff_weight(p->scx.weight, cw ? *cw : TM_WEIGHT_DFL);
 }
 
-/* Class of the nearest classified ancestor of @cg, SYSTEM if none. */
+/* Class of the nearest classified ancestor of @cg, SYSTEM if none (or if
+ * its entry is no class: userspace validates what it writes). */
 static u32 resolve_class(struct cgroup *cg)
 {
-	int level = BPF_CORE_READ(cg, level);
-	u32 i;
+	u32 *cls = cg_nearest(cg, &classes);
 
-	bpf_for (i, 0, TM_MAX_CGROUP_DEPTH) {
-		struct cgroup *anc = NULL;
-		u32 *cls;
-		u64 id;
-		int l = level - (int)i;
-
-		if (l < 0)
-			break;
-		if (bpf_probe_read_kernel(&anc, sizeof(anc), &cg->ancestors[l]) || !anc)
-			break;
-		id = BPF_CORE_READ(anc, kn, id);
-		cls = bpf_map_lookup_elem(&classes, &id);
-		if (cls && *cls < TM_NR_CLASSES)
-			return *cls;
-	}
-	return TM_CLASS_SYSTEM;
+	return cls && *cls < TM_NR_CLASSES ? *cls : TM_CLASS_SYSTEM;
 }
 
 /* The task's class, resolved again when its cgroup or the rules changed. */

@@ -34,6 +34,8 @@ static __always_inline struct bpf_cpumask *tmp_mask(void)
 	u32 key = bpf_get_smp_processor_id();
 	struct dom_ctx *dc = bpf_map_lookup_elem(&tmp_masks, &key);
 
+	if (!dc)
+		scx_bpf_error("tmp_masks lookup failed for CPU %u", key);
 	return dc ? dc->cpus : NULL;
 }
 
@@ -115,8 +117,7 @@ static bool be_avoid_here(u32 d)
  */
 static void resolve_home(struct task_struct *p, struct cgroup *cg, struct task_ctx *tctx)
 {
-	int level = BPF_CORE_READ(cg, level);
-	struct tm_home *h = NULL;
+	struct tm_home *h;
 	u64 reach = 0;
 	u32 i;
 
@@ -124,20 +125,7 @@ static void resolve_home(struct task_struct *p, struct cgroup *cg, struct task_c
 	tctx->soft = 0;
 	if (!nr_doms)
 		return;
-	bpf_for (i, 0, TM_MAX_CGROUP_DEPTH) {
-		struct cgroup *anc = NULL;
-		u64 id;
-		int l = level - (int)i;
-
-		if (l < 0)
-			break;
-		if (bpf_probe_read_kernel(&anc, sizeof(anc), &cg->ancestors[l]) || !anc)
-			break;
-		id = BPF_CORE_READ(anc, kn, id);
-		h = bpf_map_lookup_elem(&homes, &id);
-		if (h)
-			break;
-	}
+	h = cg_nearest(cg, &homes);
 	if (!h || !h->doms)
 		return;
 	bpf_for (i, 0, nr_doms) {
@@ -208,6 +196,19 @@ static __always_inline void hi_queues_of(u32 d, struct hi_queues *q)
 	}
 }
 
+/* Soft homes can time out at all (home_wait_us at its maximum means never). */
+static __always_inline bool soft_homes_on(void)
+{
+	return nr_doms && home_wait_ns < TM_HOME_WAIT_US_MAX * 1000ULL;
+}
+
+/* A queued soft-homed task that has waited home_wait_ns for its home. */
+static __always_inline bool soft_wait_over(struct task_ctx *tctx, u64 now)
+{
+	return tctx && tctx->enq_at && time_before(tctx->enq_at, now) &&
+	       now - tctx->enq_at >= home_wait_ns;
+}
+
 /*
  * A soft-homed task that has waited home_wait_ns for its home may run on
  * this CPU of domain @d: the oldest head of another domain's soft queue.
@@ -227,8 +228,7 @@ static bool steal_soft(u32 d)
 		bpf_for_each (scx_dsq, p, dsq, 0) {
 			struct task_ctx *tctx = task_ctx(p);
 
-			if (tctx && tctx->enq_at && time_before(tctx->enq_at, now) &&
-			    now - tctx->enq_at >= home_wait_ns)
+			if (soft_wait_over(tctx, now))
 				moved = tm_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL);
 			break;
 		}
@@ -257,8 +257,7 @@ static void kick_for_soft(u64 now)
 			struct task_ctx *tctx = task_ctx(p);
 			s32 cpu;
 
-			if (tctx && tctx->enq_at && time_before(tctx->enq_at, now) &&
-			    now - tctx->enq_at >= home_wait_ns) {
+			if (soft_wait_over(tctx, now)) {
 				cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 				if (cpu >= 0)
 					scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);

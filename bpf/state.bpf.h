@@ -210,11 +210,16 @@ struct {
 	__uint(max_entries, 1);
 } windows SEC(".maps");
 
+/* Lookups below cannot fail (arrays, keys in range): a failure is a bug,
+ * and the scheduler exits saying so rather than running on without. */
 static __always_inline struct tm_cpu_stats *my_stats(void)
 {
 	u32 zero = 0;
+	struct tm_cpu_stats *s = bpf_map_lookup_elem(&stats, &zero);
 
-	return bpf_map_lookup_elem(&stats, &zero);
+	if (!s)
+		scx_bpf_error("stats lookup failed");
+	return s;
 }
 
 static __always_inline void stat_add(enum tm_stat_idx idx, u64 v)
@@ -238,13 +243,44 @@ static __always_inline bool time_before(u64 a, u64 b)
 static __always_inline struct tm_cpu_ctx *cpu_ctx(s32 cpu)
 {
 	u32 key = cpu;
+	struct tm_cpu_ctx *c = bpf_map_lookup_elem(&cpu_ctxs, &key);
 
-	return bpf_map_lookup_elem(&cpu_ctxs, &key);
+	if (!c)
+		scx_bpf_error("cpu_ctxs lookup failed for CPU %d", cpu);
+	return c;
 }
 
 static __always_inline struct task_ctx *task_ctx(struct task_struct *p)
 {
 	return bpf_task_storage_get(&task_ctxs, p, 0, 0);
+}
+
+/*
+ * The entry of map @map (keyed by cgroup id) of the nearest ancestor of @cg
+ * that has one, @cg included; NULL when none has. Inlined, so each caller's
+ * map is a constant to the verifier.
+ */
+static __always_inline void *cg_nearest(struct cgroup *cg, void *map)
+{
+	int level = BPF_CORE_READ(cg, level);
+	u32 i;
+
+	bpf_for (i, 0, TM_MAX_CGROUP_DEPTH) {
+		struct cgroup *anc = NULL;
+		void *v;
+		u64 id;
+		int l = level - (int)i;
+
+		if (l < 0)
+			break;
+		if (bpf_probe_read_kernel(&anc, sizeof(anc), &cg->ancestors[l]) || !anc)
+			break;
+		id = BPF_CORE_READ(anc, kn, id);
+		v = bpf_map_lookup_elem(map, &id);
+		if (v)
+			return v;
+	}
+	return NULL;
 }
 
 #endif /* __TM_STATE_BPF_H */

@@ -315,7 +315,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 			return;
 		}
 	}
-	if (nr_doms && home_wait_ns < TM_HOME_WAIT_US_MAX * 1000ULL && steal_soft(d)) {
+	if (soft_homes_on() && steal_soft(d)) {
 		stat_inc(TM_STAT_DISPATCH_HI);
 		return;
 	}
@@ -351,14 +351,11 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 				be_grant_return(c);
 				be_grant_start(prev, c, be_regular_grant(), false, now);
 			} else {
-				s64 owed = be_floor_left;
 				u64 g;
 
 				/* budget spent: it may still run what the floor owes */
-				if (!floor_owed() || owed <= 0)
+				if (!floor_owed() || !(g = floor_grant_take()))
 					return;
-				g = (u64)owed < slice_ns ? (u64)owed : slice_ns;
-				__sync_fetch_and_sub(&be_floor_left, g);
 				charge(c, TM_CLASS_BE, now);
 				be_grant_return(c);
 				be_grant_start(prev, c, g, true, now);

@@ -534,30 +534,6 @@ static void print_stats(struct tidemark *skel, const struct tm_opts *o, struct t
 }
 
 /* Flag values come from the running kernel's BTF: they moved after 6.12. */
-static int kernel_enum(const char *type, const char *name, __u64 *val)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	int id, i, ret = -1;
-
-	if (!btf)
-		return -1;
-	id = btf__find_by_name_kind(btf, type, BTF_KIND_ENUM);
-	if (id > 0) {
-		const struct btf_type *t = btf__type_by_id(btf, id);
-		const struct btf_enum *e = btf_enum(t);
-
-		for (i = 0; i < btf_vlen(t); i++, e++) {
-			if (!strcmp(btf__name_by_offset(btf, e->name_off), name)) {
-				*val = (__u32)e->val;
-				ret = 0;
-				break;
-			}
-		}
-	}
-	btf__free(btf);
-	return ret;
-}
-
 /* Class entries the loader wrote into the classes map (sorted by id). */
 /* A class change bumps class_gen so cached per-task lookups are redone;
  * through the scheduler's tunables_update, like every other writer. */
@@ -896,21 +872,6 @@ fail:
 	return -1;
 }
 
-/* The kernel bumps hotplug_seq on CPU hotplug; passing it in makes a
- * hotplug that races with loading end in a restartable exit. */
-static __u64 read_hotplug_seq(void)
-{
-	FILE *f = fopen("/sys/kernel/sched_ext/hotplug_seq", "r");
-	unsigned long long v = 0;
-
-	if (f) {
-		if (fscanf(f, "%llu", &v) != 1)
-			v = 0;
-		fclose(f);
-	}
-	return v;
-}
-
 /*
  * One scheduler lifetime: open, configure, load, attach, wait for a signal
  * or an exit from the kernel. Returns the exit code the kernel recorded (or a
@@ -926,7 +887,8 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 	__u64 next_rescan, now_ms;
 	time_t next_stats;
 	__s64 ecode = 0;
-	__u64 flag = 0;
+	u64 flag = 0;
+	long hp;
 	__u32 zero = 0;
 	int err;
 
@@ -943,10 +905,14 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 		free(pr);
 		return err;
 	}
-	skel->struct_ops.tidemark_ops->hotplug_seq = read_hotplug_seq();
+	/* the kernel bumps hotplug_seq on CPU hotplug; passing it in makes a
+	 * hotplug that races with loading end in a restartable exit */
+	hp = scx_hotplug_seq();
+	if (hp >= 0)
+		skel->struct_ops.tidemark_ops->hotplug_seq = hp;
 	skel->struct_ops.tidemark_ops->timeout_ms = o->timeout_ms;
 	/* a throttle needs the last task re-enqueued, or it would run on */
-	if (kernel_enum("scx_ops_flags", "SCX_OPS_ENQ_LAST", &flag)) {
+	if (!__COMPAT_read_enum("scx_ops_flags", "SCX_OPS_ENQ_LAST", &flag)) {
 		fprintf(stderr,
 			"scx_tidemark: kernel BTF lacks SCX_OPS_ENQ_LAST (no sched_ext?)\n");
 		err = -ENOTSUP;
@@ -954,7 +920,7 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 	}
 	skel->struct_ops.tidemark_ops->flags |= flag;
 	/* cgroup cpu.weight is honoured: say so, or the kernel warns on writes */
-	if (!kernel_enum("scx_ops_flags", "SCX_OPS_HAS_CGROUP_WEIGHT", &flag))
+	if (__COMPAT_read_enum("scx_ops_flags", "SCX_OPS_HAS_CGROUP_WEIGHT", &flag))
 		skel->struct_ops.tidemark_ops->flags |= flag;
 	skel->rodata->slice_ns = o->slice_us * 1000;
 	skel->rodata->window_ns = o->window_us * 1000;
