@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * scx_tidemark: loads the tidemark sched_ext scheduler, prints its counters,
+ * and restarts it when the kernel asks for a restart (CPU hotplug).
+ *
+ * Options are parsed once into struct tm_opts and applied to every fresh
+ * skeleton, so a restart never loses them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <time.h>
+
+#include <scx/common.h>
+
+#include "tmmaps.h"
+#include "loader.h"
+
+static volatile sig_atomic_t exit_req;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return vfprintf(stderr, fmt, args);
+}
+
+static int libbpf_print_quiet(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static void on_signal(int sig)
+{
+	exit_req = 1;
+}
+
+/*
+ * One scheduler lifetime: open, configure, load, attach, wait for a signal
+ * or an exit from the kernel. Returns the exit code the kernel recorded (or a
+ * negative errno when loading failed); *restart says whether to go again.
+ */
+static int run_once(const struct tm_opts *o, bool first, bool *restart)
+{
+	struct tidemark *skel;
+	struct bpf_link *link = NULL;
+	struct tm_owned own = {};
+	struct tm_place_run *pr;
+	struct timespec now;
+	__u64 next_rescan, now_ms;
+	time_t next_stats;
+	__s64 ecode = 0;
+	u64 flag = 0;
+	long hp;
+	__u32 zero = 0;
+	int err;
+
+	*restart = false;
+	pr = calloc(1, sizeof(*pr));
+	if (!pr) {
+		fprintf(stderr, "scx_tidemark: out of memory\n");
+		return -ENOMEM;
+	}
+	skel = tidemark__open();
+	if (!skel) {
+		err = -errno;
+		fprintf(stderr, "scx_tidemark: cannot open BPF object: %s\n", strerror(errno));
+		free(pr);
+		return err;
+	}
+	/* the kernel bumps hotplug_seq on CPU hotplug; passing it in makes a
+	 * hotplug that races with loading end in a restartable exit */
+	hp = scx_hotplug_seq();
+	if (hp >= 0)
+		skel->struct_ops.tidemark_ops->hotplug_seq = hp;
+	skel->struct_ops.tidemark_ops->timeout_ms = o->timeout_ms;
+	/* a throttle needs the last task re-enqueued, or it would run on */
+	if (!__COMPAT_read_enum("scx_ops_flags", "SCX_OPS_ENQ_LAST", &flag)) {
+		fprintf(stderr,
+			"scx_tidemark: kernel BTF lacks SCX_OPS_ENQ_LAST (no sched_ext?)\n");
+		err = -ENOTSUP;
+		goto out;
+	}
+	skel->struct_ops.tidemark_ops->flags |= flag;
+	/* cgroup cpu.weight is honoured: say so, or the kernel warns on writes */
+	if (__COMPAT_read_enum("scx_ops_flags", "SCX_OPS_HAS_CGROUP_WEIGHT", &flag))
+		skel->struct_ops.tidemark_ops->flags |= flag;
+	skel->rodata->slice_ns = o->slice_us * 1000;
+	skel->rodata->window_ns = o->window_us * 1000;
+	skel->rodata->nr_cpus = tm_nr_cpus_possible();
+	skel->rodata->cap_cpus = tm_nr_cpus();
+	/* a restart after CPU hotplug: the same options, fewer CPUs */
+	if (tm_check_tunables(&o->tun)) {
+		err = -EINVAL;
+		goto out;
+	}
+	/* a hotplug restart reads the topology again */
+	tm_setup_domains(skel, o, pr);
+	UEI_SET_SIZE(skel, tidemark_ops, uei);
+
+	err = tidemark__load(skel);
+	if (err) {
+		fprintf(stderr, "scx_tidemark: load failed: %s\n", strerror(-err));
+		goto out;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.tunables), &zero, &o->tun, BPF_ANY) ||
+	    tm_sync_rules(skel, o, &own, first)) {
+		err = -EINVAL;
+		goto out;
+	}
+	/* homes before attaching, so tasks start in them */
+	tm_refresh_cg_paths(skel);
+	if (tm_place_sync(skel, o, pr, &own, first)) {
+		err = -EINVAL;
+		goto out;
+	}
+	link = bpf_map__attach_struct_ops(skel->maps.tidemark_ops);
+	if (!link) {
+		err = -errno;
+		fprintf(stderr, "scx_tidemark: attach failed: %s%s\n", strerror(errno),
+			errno == EBUSY ? " (another sched_ext scheduler is loaded)" : "");
+		goto out;
+	}
+	if (tm_pin_maps(skel)) {
+		err = -EIO;
+		goto out;
+	}
+	fprintf(stderr,
+		"scx_tidemark: loaded (slice %" PRIu64
+		" us, suppress %u%%, max BE wait %u ms, BE floor %u mCPU, %d class rules, %d cache "
+		"domains for placement)\n",
+		(uint64_t)o->slice_us, o->tun.suppress_pct, o->tun.max_be_wait_ms,
+		o->tun.be_floor_mcpu, (int)own.n, pr->pl.nd);
+
+	next_stats = time(NULL) + o->stats_s;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	next_rescan = now.tv_sec * 1000ULL + now.tv_nsec / 1000000 + o->rescan_ms;
+	while (!exit_req && !UEI_EXITED(skel, uei)) {
+		usleep(o->rescan_ms < 100 ? o->rescan_ms * 1000 : 100 * 1000);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		now_ms = now.tv_sec * 1000ULL + now.tv_nsec / 1000000;
+		if (now_ms >= next_rescan) {
+			tm_sync_rules(skel, o, &own, false);
+			tm_refresh_cg_paths(skel);
+			tm_place_sync(skel, o, pr, &own, false);
+			next_rescan = now_ms + o->rescan_ms;
+		}
+		if (o->stats_s && time(NULL) >= next_stats) {
+			tm_print_stats(skel, o, pr);
+			next_stats += o->stats_s;
+		}
+	}
+	/* Detaching waits for the kernel to finish disabling. */
+	tm_unpin_maps();
+	bpf_link__destroy(link);
+	link = NULL;
+	if (o->stats_s)
+		tm_print_stats(skel, o, pr);
+	ecode = UEI_REPORT(skel, uei);
+	fprintf(stderr, "scx_tidemark: exit kind %d\n", skel->data->uei.kind);
+	if (skel->data->uei.kind >= TM_EXIT_KIND_ERROR)
+		err = -EIO;
+	*restart = !exit_req && UEI_ECODE_RESTART(ecode);
+out:
+	if (link) {
+		tm_unpin_maps();
+		bpf_link__destroy(link);
+	}
+	tidemark__destroy(skel);
+	free(own.v);
+	tm_placer_free(&pr->pl);
+	free(pr->topo);
+	free(pr);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	struct tm_opts opts;
+	bool restart;
+	int ret;
+
+	ret = tm_opts_parse(argc, argv, &opts);
+	if (ret) {
+		tm_usage(ret > 0 ? stdout : stderr, argv[0]);
+		return ret > 0 ? 0 : 2;
+	}
+	libbpf_set_print(opts.verbose ? libbpf_print : libbpf_print_quiet);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	bool first = true;
+
+	do {
+		ret = run_once(&opts, first, &restart);
+		first = false;
+		if (restart)
+			fprintf(stderr, "scx_tidemark: kernel asked for a restart; reloading\n");
+	} while (restart);
+	return ret ? 1 : 0;
+}
