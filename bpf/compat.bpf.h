@@ -29,13 +29,12 @@ bool scx_bpf_dispatch_vtime_from_dsq___tm(struct bpf_iter_scx_dsq *it, struct ta
 					  u64 dsq_id, u64 enq_flags) __ksym __weak;
 bool scx_bpf_dsq_move___tm(struct bpf_iter_scx_dsq *it, struct task_struct *p, u64 dsq_id,
 			   u64 enq_flags) __ksym __weak;
-bool scx_bpf_dispatch_from_dsq___tm(struct bpf_iter_scx_dsq *it, struct task_struct *p,
-				    u64 dsq_id, u64 enq_flags) __ksym __weak;
+bool scx_bpf_dispatch_from_dsq___tm(struct bpf_iter_scx_dsq *it, struct task_struct *p, u64 dsq_id,
+				    u64 enq_flags) __ksym __weak;
 void scx_bpf_dsq_move_set_vtime___tm(struct bpf_iter_scx_dsq *it, u64 vtime) __ksym __weak;
 void scx_bpf_dispatch_from_dsq_set_vtime___tm(struct bpf_iter_scx_dsq *it, u64 vtime) __ksym __weak;
 
-static __always_inline void tm_insert(struct task_struct *p, u64 dsq_id, u64 slice,
-				      u64 enq_flags)
+static __always_inline void tm_insert(struct task_struct *p, u64 dsq_id, u64 slice, u64 enq_flags)
 {
 	if (bpf_ksym_exists(scx_bpf_dsq_insert___tm))
 		scx_bpf_dsq_insert___tm(p, dsq_id, slice, enq_flags);
@@ -43,8 +42,8 @@ static __always_inline void tm_insert(struct task_struct *p, u64 dsq_id, u64 sli
 		scx_bpf_dispatch___tm(p, dsq_id, slice, enq_flags);
 }
 
-static __always_inline void tm_insert_vtime(struct task_struct *p, u64 dsq_id, u64 slice,
-					    u64 vtime, u64 enq_flags)
+static __always_inline void tm_insert_vtime(struct task_struct *p, u64 dsq_id, u64 slice, u64 vtime,
+					    u64 enq_flags)
 {
 	if (bpf_ksym_exists(scx_bpf_dsq_insert_vtime___tm))
 		scx_bpf_dsq_insert_vtime___tm(p, dsq_id, slice, vtime, enq_flags);
@@ -72,8 +71,7 @@ static __always_inline bool tm_move_vtime(struct bpf_iter_scx_dsq *it, struct ta
 }
 
 /* Move @p, met while iterating @it, to @dsq_id (e.g. SCX_DSQ_LOCAL). */
-static __always_inline bool tm_move(struct bpf_iter_scx_dsq *it, struct task_struct *p,
-				    u64 dsq_id)
+static __always_inline bool tm_move(struct bpf_iter_scx_dsq *it, struct task_struct *p, u64 dsq_id)
 {
 	if (bpf_ksym_exists(scx_bpf_dsq_move___tm))
 		return scx_bpf_dsq_move___tm(it, p, dsq_id, 0);

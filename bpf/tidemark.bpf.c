@@ -429,7 +429,8 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 		u32 me = bpf_get_smp_processor_id();
 
 		if (me < TM_MAX_CPUS)
-			cap_cgid[me] = tctx && bpf_map_lookup_elem(&be_caps, &tctx->cgid) ? tctx->cgid : 0;
+			cap_cgid[me] =
+				tctx && bpf_map_lookup_elem(&be_caps, &tctx->cgid) ? tctx->cgid : 0;
 		if (c->next_grant)
 			be_grant_start(p, c, c->next_grant, true, now);
 		else

@@ -24,9 +24,9 @@
 
 /* Value of the pinned "abi" map (one entry), written by the scheduler. */
 struct tm_abi {
-	__u32 version;	 /* TM_ABI_VERSION the scheduler was built with */
-	__u32 nr_stats;	 /* TM_NR_STATS of that build */
-	__u32 cap_cpus;	 /* CPUs the watermark's capacity counts */
+	__u32 version;	/* TM_ABI_VERSION the scheduler was built with */
+	__u32 nr_stats; /* TM_NR_STATS of that build */
+	__u32 cap_cpus; /* CPUs the watermark's capacity counts */
 	__u32 pad;
 };
 _Static_assert(sizeof(struct tm_abi) == 16, "tm_abi layout");
@@ -48,8 +48,8 @@ enum tm_limits {
 /* User DSQ ids (bit 63 clear). Every CPU drains both, so no task is ever
  * stranded by its affinity. */
 enum tm_dsq {
-	TM_DSQ_HI = 0, /* ONLINE and SYSTEM: weighted vtime */
-	TM_DSQ_BE = 1, /* best-effort: FIFO, so the head is the longest waiter */
+	TM_DSQ_HI = 0,	      /* ONLINE and SYSTEM: weighted vtime */
+	TM_DSQ_BE = 1,	      /* best-effort: FIFO, so the head is the longest waiter */
 	TM_DSQ_BE_PARKED = 2, /* BE of capped cgroups past their cap, until the next window */
 	/* per cache domain, ONLINE tasks homed there: strict, then soft */
 	TM_DSQ_DOM_BASE = 16,
@@ -80,10 +80,10 @@ _Static_assert(sizeof(struct tm_home) == 16, "tm_home layout");
 enum tm_cap_owner { TM_CAP_OPERATOR = 0, TM_CAP_TIDEMARKD = 1 };
 
 struct tm_be_cap {
-	__u32 cap_mcpu;	  /* written by userspace */
-	__u32 owner;	  /* enum tm_cap_owner: a restarted tidemarkd clears its own */
-	__s64 budget_ns;  /* left in this window (scheduler) */
-	__u64 capped;	  /* runs cut short or tasks parked by the cap (scheduler) */
+	__u32 cap_mcpu;	 /* written by userspace */
+	__u32 owner;	 /* enum tm_cap_owner: a restarted tidemarkd clears its own */
+	__s64 budget_ns; /* left in this window (scheduler) */
+	__u64 capped;	 /* runs cut short or tasks parked by the cap (scheduler) */
 };
 _Static_assert(sizeof(struct tm_be_cap) == 24, "tm_be_cap layout");
 
@@ -189,7 +189,8 @@ enum tm_defaults {
 	X(BE_THROTTLED_NS, "be_throttled_ns", "time BE waited with its budget spent, ns")          \
 	X(BE_FORCED, "be_forced", "BE runs forced by max_be_wait_ms")                              \
 	X(BE_FLOOR, "be_floor", "BE runs ahead of ONLINE to keep the BE floor")                    \
-	X(BE_FLOOR_IDLE, "be_floor_idle", "BE floor runs on CPUs nothing else wanted, budget spent")   \
+	X(BE_FLOOR_IDLE, "be_floor_idle",                                                          \
+	  "BE floor runs on CPUs nothing else wanted, budget spent")                               \
 	X(BE_CAPPED, "be_capped", "BE runs cut short or parked by a per-cgroup cap")               \
 	X(KICK_IDLE, "kick_idle", "idle CPUs woken for queued work")                               \
 	X(KEEP_RUNNING, "keep_running", "slices extended because nothing else waited")             \

@@ -45,14 +45,14 @@ const char *tm_demand_src_name(enum tm_demand_src s);
 
 /* --home PATH=strict|soft[,MCPU] */
 struct tm_home_rule {
-	const char *path;	/* relative to the cgroup root; may be a glob */
+	const char *path; /* relative to the cgroup root; may be a glob */
 	bool soft;
-	uint32_t demand_mcpu;	/* 0: none given */
+	uint32_t demand_mcpu; /* 0: none given */
 };
 
 struct tm_place_cfg {
 	bool enabled;
-	bool soft_default;	/* units without a --home rule */
+	bool soft_default; /* units without a --home rule */
 	uint32_t slack_pct;
 	uint32_t peak_window_s;
 	struct tm_home_rule r[TM_MAX_RULES];
@@ -64,14 +64,14 @@ int tm_home_rule_add(struct tm_place_cfg *c, const char *arg, char *err, size_t 
 
 struct tm_unit {
 	uint64_t id;
-	char *path;	/* "/a/b" relative to the cgroup root */
+	char *path; /* "/a/b" relative to the cgroup root */
 	bool soft;
-	bool alive;	/* seen at the last update */
+	bool alive; /* seen at the last update */
 	enum tm_demand_src src;
 	uint32_t demand_mcpu;
-	uint32_t last_demand_mcpu;	/* demand when the home was chosen */
-	uint64_t home;	/* domain mask */
-	bool moved;	/* home changed at the last update */
+	uint32_t last_demand_mcpu; /* demand when the home was chosen */
+	uint64_t home;		   /* domain mask */
+	bool moved;		   /* home changed at the last update */
 	/* usage: last cpu.stat reading and per-bucket peaks of the rate */
 	uint64_t usage_us, usage_at_us;
 	uint32_t peak[TM_PEAK_BUCKETS];

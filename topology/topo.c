@@ -26,9 +26,9 @@ int tm_topo_load(const char *input, struct tm_topology *t, char *err, size_t err
 		hwloc_obj_type_t type;
 		enum tm_domain_kind kind;
 	} levels[] = {
-		{ HWLOC_OBJ_L3CACHE, TM_DOMAIN_L3 },
-		{ HWLOC_OBJ_L2CACHE, TM_DOMAIN_L2 },
-		{ HWLOC_OBJ_PACKAGE, TM_DOMAIN_PACKAGE },
+		{HWLOC_OBJ_L3CACHE, TM_DOMAIN_L3},
+		{HWLOC_OBJ_L2CACHE, TM_DOMAIN_L2},
+		{HWLOC_OBJ_PACKAGE, TM_DOMAIN_PACKAGE},
 	};
 	hwloc_topology_t topo;
 	hwloc_const_bitmap_t allowed;
@@ -51,7 +51,8 @@ int tm_topo_load(const char *input, struct tm_topology *t, char *err, size_t err
 			goto fail;
 		} else if (hwloc_topology_set_synthetic(topo, input)) {
 			snprintf(err, errlen,
-				 "'%s': neither a file nor a valid hwloc synthetic description (e.g. \"pack:1 l3:8 core:8 pu:2\")",
+				 "'%s': neither a file nor a valid hwloc synthetic description "
+				 "(e.g. \"pack:1 l3:8 core:8 pu:2\")",
 				 input);
 			goto fail;
 		}
@@ -78,17 +79,18 @@ int tm_topo_load(const char *input, struct tm_topology *t, char *err, size_t err
 		goto fail;
 	}
 	if (hwloc_bitmap_last(hwloc_topology_get_complete_cpuset(topo)) >= TM_TOPO_MAX_CPUS) {
-		snprintf(err, errlen, "%s: CPU numbers reach %d, more than the %d supported", t->source,
-			 hwloc_bitmap_last(hwloc_topology_get_complete_cpuset(topo)), TM_TOPO_MAX_CPUS);
+		snprintf(err, errlen, "%s: CPU numbers reach %d, more than the %d supported",
+			 t->source, hwloc_bitmap_last(hwloc_topology_get_complete_cpuset(topo)),
+			 TM_TOPO_MAX_CPUS);
 		goto fail;
 	}
 	nnuma = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
 	t->nr_domains = n;
 	t->symmetric = true;
 	for (int i = 0; i < n; i++) {
-		hwloc_obj_type_t type = t->kind == TM_DOMAIN_L3 ? HWLOC_OBJ_L3CACHE :
-					t->kind == TM_DOMAIN_L2 ? HWLOC_OBJ_L2CACHE :
-								  HWLOC_OBJ_PACKAGE;
+		hwloc_obj_type_t type = t->kind == TM_DOMAIN_L3	  ? HWLOC_OBJ_L3CACHE
+					: t->kind == TM_DOMAIN_L2 ? HWLOC_OBJ_L2CACHE
+								  : HWLOC_OBJ_PACKAGE;
 		hwloc_obj_t o = hwloc_get_obj_by_type(topo, type, i), pkg;
 		struct tm_domain *d = &t->d[i];
 		hwloc_bitmap_t on = hwloc_bitmap_alloc();
@@ -98,10 +100,12 @@ int tm_topo_load(const char *input, struct tm_topology *t, char *err, size_t err
 		hwloc_bitmap_and(on, o->cpuset, allowed);
 		from_hwloc(on, &d->online);
 		hwloc_bitmap_free(on);
-		d->nr_cores = hwloc_get_nbobjs_inside_cpuset_by_type(topo, o->cpuset, HWLOC_OBJ_CORE);
+		d->nr_cores =
+			hwloc_get_nbobjs_inside_cpuset_by_type(topo, o->cpuset, HWLOC_OBJ_CORE);
 		d->cache_bytes = t->kind == TM_DOMAIN_PACKAGE ? 0 : o->attr->cache.size;
-		pkg = t->kind == TM_DOMAIN_PACKAGE ? o :
-						     hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, o);
+		pkg = t->kind == TM_DOMAIN_PACKAGE
+			      ? o
+			      : hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, o);
 		d->package = pkg ? (int)pkg->logical_index : -1;
 		d->numa = -1;
 		for (int k = 0; k < nnuma; k++) {
@@ -196,7 +200,8 @@ static int sysfs_l3(const char *root, unsigned int cpu, struct tm_cpuset *s)
 		fclose(f);
 		if (level != 3)
 			continue;
-		snprintf(path, sizeof(path), "%s/cpu%u/cache/index%d/shared_cpu_list", root, cpu, i);
+		snprintf(path, sizeof(path), "%s/cpu%u/cache/index%d/shared_cpu_list", root, cpu,
+			 i);
 		f = fopen(path, "r");
 		if (!f)
 			return -1;
@@ -238,7 +243,8 @@ int tm_topo_check_sysfs(const struct tm_topology *t, const char *root, char *rep
 			tm_cpuset_format(&s, b, sizeof(b));
 			if (report && off < len)
 				off += snprintf(report + off, len - off,
-						"cpu%u: hwloc L3 domain %d has CPUs %s, sysfs shares its L3 with %s\n",
+						"cpu%u: hwloc L3 domain %d has CPUs %s, sysfs "
+						"shares its L3 with %s\n",
 						c, d->id, a, b);
 		}
 	}
@@ -265,7 +271,8 @@ void tm_topo_print(const struct tm_topology *t, bool json, FILE *f)
 		for (const char *c = t->source; *c; c++)
 			fprintf(f, (*c == '"' || *c == '\\') ? "\\%c" : "%c", *c);
 		tm_cpuset_format(&t->unplaced, cpus, sizeof(cpus));
-		fprintf(f, "\",\"kind\":\"%s\",\"cpus\":%u,\"online\":%u,\"symmetric\":%s,"
+		fprintf(f,
+			"\",\"kind\":\"%s\",\"cpus\":%u,\"online\":%u,\"symmetric\":%s,"
 			"\"unplaced\":\"%s\",\"domains\":[",
 			kind, t->nr_cpus, t->nr_online, t->symmetric ? "true" : "false", cpus);
 		for (int i = 0; i < t->nr_domains; i++) {
@@ -274,18 +281,21 @@ void tm_topo_print(const struct tm_topology *t, bool json, FILE *f)
 			tm_cpuset_format(&d->cpus, cpus, sizeof(cpus));
 			tm_cpuset_format(&d->online, online, sizeof(online));
 			fprintf(f,
-				"%s{\"id\":%d,\"cpus\":\"%s\",\"online\":\"%s\",\"nr_cpus\":%u,\"cores\":%u,"
+				"%s{\"id\":%d,\"cpus\":\"%s\",\"online\":\"%s\",\"nr_cpus\":%u,"
+				"\"cores\":%u,"
 				"\"cache_bytes\":%llu,\"numa\":%d,\"package\":%d}",
-				i ? "," : "", d->id, cpus, online, tm_cpuset_count(&d->cpus), d->nr_cores,
-				(unsigned long long)d->cache_bytes, d->numa, d->package);
+				i ? "," : "", d->id, cpus, online, tm_cpuset_count(&d->cpus),
+				d->nr_cores, (unsigned long long)d->cache_bytes, d->numa,
+				d->package);
 		}
 		fprintf(f, "]}\n");
 		return;
 	}
 	fprintf(f, "%s: %d %s%s domains, %u CPUs (%u online)%s\n", t->source, t->nr_domains,
 		tm_domain_kind_name(t->kind),
-		t->kind == TM_DOMAIN_L3 ? "" :
-		t->kind == TM_DOMAIN_L2 ? " (no L3 found)" : " (no shared cache found)",
+		t->kind == TM_DOMAIN_L3	  ? ""
+		: t->kind == TM_DOMAIN_L2 ? " (no L3 found)"
+					  : " (no shared cache found)",
 		t->nr_cpus, t->nr_online, t->symmetric ? "" : ", asymmetric");
 	if (tm_cpuset_count(&t->unplaced)) {
 		tm_cpuset_format(&t->unplaced, cpus, sizeof(cpus));
@@ -301,7 +311,8 @@ void tm_topo_print(const struct tm_topology *t, bool json, FILE *f)
 		tm_cpuset_format(&d->cpus, cpus, sizeof(cpus));
 		tm_cpuset_format(&d->online, online, sizeof(online));
 		if (d->cache_bytes)
-			snprintf(cache, sizeof(cache), "%lluK", (unsigned long long)d->cache_bytes >> 10);
+			snprintf(cache, sizeof(cache), "%lluK",
+				 (unsigned long long)d->cache_bytes >> 10);
 		fprintf(f, "%-4d %-7d %-6d %-8s %-5u %-8u %s%s%s%s\n", d->id, d->package, d->numa,
 			cache, d->nr_cores, tm_cpuset_count(&d->cpus), cpus, partly ? " (" : "",
 			partly ? online : "", partly ? ")" : "");

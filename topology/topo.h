@@ -13,13 +13,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define TM_TOPO_MAX_CPUS 512
+#define TM_TOPO_MAX_CPUS    512
 #define TM_TOPO_MAX_DOMAINS 256
 
 enum tm_domain_kind {
 	TM_DOMAIN_L3 = 3,
 	TM_DOMAIN_L2 = 2,
-	TM_DOMAIN_PACKAGE = 0,	/* no shared cache found: one domain per package */
+	TM_DOMAIN_PACKAGE = 0, /* no shared cache found: one domain per package */
 };
 
 /* "L3", "L2" or "package": the one name table. */
@@ -50,25 +50,25 @@ static inline unsigned int tm_cpuset_count(const struct tm_cpuset *s)
 }
 
 struct tm_domain {
-	int id;			/* 0.. in the order hwloc lists them */
-	struct tm_cpuset cpus;	/* every PU of the domain (SMT siblings included) */
-	struct tm_cpuset online;	/* those that are online (allowed) now */
+	int id;			 /* 0.. in the order hwloc lists them */
+	struct tm_cpuset cpus;	 /* every PU of the domain (SMT siblings included) */
+	struct tm_cpuset online; /* those that are online (allowed) now */
 	unsigned int nr_cores;
-	uint64_t cache_bytes;	/* 0 for package domains */
-	int numa;		/* first NUMA node covering it, -1 if none */
-	int package;		/* package (socket) index, -1 if unknown */
+	uint64_t cache_bytes; /* 0 for package domains */
+	int numa;	      /* first NUMA node covering it, -1 if none */
+	int package;	      /* package (socket) index, -1 if unknown */
 };
 
 struct tm_topology {
 	enum tm_domain_kind kind;
 	int nr_domains;
-	unsigned int nr_cpus;	/* PUs in the machine (online or not) */
+	unsigned int nr_cpus; /* PUs in the machine (online or not) */
 	unsigned int nr_online;
-	bool symmetric;		/* every domain has the same number of PUs */
+	bool symmetric; /* every domain has the same number of PUs */
 	/* CPUs of the machine in no domain: offline ones whose caches the
 	 * kernel no longer reports (placement must not count on them) */
 	struct tm_cpuset unplaced;
-	char source[128];	/* "this machine", an XML path or a synthetic description */
+	char source[128]; /* "this machine", an XML path or a synthetic description */
 	struct tm_domain d[TM_TOPO_MAX_DOMAINS];
 };
 

@@ -108,11 +108,11 @@ TEST(hist_buckets_log2_us)
 TEST(floor_owed_only_when_online_leaves_less_than_it)
 {
 	/* 2 CPUs x 5 ms window = 10 ms; line 40% = 4 ms; floor 0.5 ms */
-	EXPECT_EQ(0ULL, tm_be_floor_owed(10000000, 40, 0, 500000));	   /* BE alone */
+	EXPECT_EQ(0ULL, tm_be_floor_owed(10000000, 40, 0, 500000));	  /* BE alone */
 	EXPECT_EQ(0ULL, tm_be_floor_owed(10000000, 40, 3500000, 500000)); /* exactly room */
 	EXPECT_EQ(500000ULL, tm_be_floor_owed(10000000, 40, 3600000, 500000));
 	EXPECT_EQ(500000ULL, tm_be_floor_owed(10000000, 40, 9000000, 500000)); /* above the line */
-	EXPECT_EQ(0ULL, tm_be_floor_owed(10000000, 40, 9000000, 0));	   /* no floor */
+	EXPECT_EQ(0ULL, tm_be_floor_owed(10000000, 40, 9000000, 0));	       /* no floor */
 }
 
 TEST_HARNESS_MAIN

@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #define MAX_SAMPLES (4u << 20)
-#define QUEUE_LEN 4096
+#define QUEUE_LEN   4096
 
 struct opts {
 	int messengers, workers;
@@ -58,7 +58,7 @@ struct messenger;
 struct worker {
 	pthread_t thread;
 	struct messenger *m;
-	_Atomic uint32_t state;	/* 0 idle (sleeping), 1 busy, 2 handed a request */
+	_Atomic uint32_t state; /* 0 idle (sleeping), 1 busy, 2 handed a request */
 	int64_t req_sched;	/* handed request: scheduled time */
 	int64_t handed_at;	/* when it was handed over */
 };
@@ -268,18 +268,17 @@ static uint64_t pct(const struct samples *s, double p)
 
 static int usage(FILE *f)
 {
-	fprintf(f,
-		"usage: tm-probe [--messengers M] [--workers N] [--rate R] [--work-us W]\n"
-		"                [--seconds S] [--jitter-us J] [--seed N] [--json]\n"
-		"  --messengers M  threads issuing requests (default 1, 1-64)\n"
-		"  --workers N     workers per messenger (default 2, 1-256)\n"
-		"  --rate R        requests per second, all messengers (default 400)\n"
-		"  --work-us W     CPU work per request, us of thread CPU time (default 1000)\n"
-		"  --seconds S     run time (default 10)\n"
-		"  --jitter-us J   move each request by a random 0..J us off the fixed grid\n"
-		"                  (default 0; must be below the period per messenger)\n"
-		"  --seed N        seed of the jitter (default 1)\n"
-		"  --json          one JSON object instead of text\n");
+	fprintf(f, "usage: tm-probe [--messengers M] [--workers N] [--rate R] [--work-us W]\n"
+		   "                [--seconds S] [--jitter-us J] [--seed N] [--json]\n"
+		   "  --messengers M  threads issuing requests (default 1, 1-64)\n"
+		   "  --workers N     workers per messenger (default 2, 1-256)\n"
+		   "  --rate R        requests per second, all messengers (default 400)\n"
+		   "  --work-us W     CPU work per request, us of thread CPU time (default 1000)\n"
+		   "  --seconds S     run time (default 10)\n"
+		   "  --jitter-us J   move each request by a random 0..J us off the fixed grid\n"
+		   "                  (default 0; must be below the period per messenger)\n"
+		   "  --seed N        seed of the jitter (default 1)\n"
+		   "  --json          one JSON object instead of text\n");
 	return f == stdout ? 0 : 2;
 }
 
@@ -291,7 +290,8 @@ static bool parse_num(const char *name, const char *s, double lo, double hi, dou
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || v < lo || v > hi) {
-		fprintf(stderr, "tm-probe: %s '%s' is not a number within %g-%g\n", name, s, lo, hi);
+		fprintf(stderr, "tm-probe: %s '%s' is not a number within %g-%g\n", name, s, lo,
+			hi);
 		return false;
 	}
 	*out = v;
@@ -300,20 +300,22 @@ static bool parse_num(const char *name, const char *s, double lo, double hi, dou
 
 int main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "messengers", required_argument, NULL, 'm' },
-		{ "workers", required_argument, NULL, 'n' },
-		{ "rate", required_argument, NULL, 'r' },
-		{ "work-us", required_argument, NULL, 'w' },
-		{ "seconds", required_argument, NULL, 's' },
-		{ "jitter-us", required_argument, NULL, 'J' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	struct opts o = { .messengers = 1, .workers = 2, .rate = 400, .seconds = 10,
-			  .work_ns = 1000000, .seed = 1 };
+	static const struct option lo[] = {{"messengers", required_argument, NULL, 'm'},
+					   {"workers", required_argument, NULL, 'n'},
+					   {"rate", required_argument, NULL, 'r'},
+					   {"work-us", required_argument, NULL, 'w'},
+					   {"seconds", required_argument, NULL, 's'},
+					   {"jitter-us", required_argument, NULL, 'J'},
+					   {"seed", required_argument, NULL, 'S'},
+					   {"json", no_argument, NULL, 'j'},
+					   {"help", no_argument, NULL, 'h'},
+					   {}};
+	struct opts o = {.messengers = 1,
+			 .workers = 2,
+			 .rate = 400,
+			 .seconds = 10,
+			 .work_ns = 1000000,
+			 .seed = 1};
 	struct messenger *ms;
 	int64_t start, elapsed;
 	uint64_t dropped = 0;
@@ -370,8 +372,10 @@ int main(int argc, char **argv)
 		return usage(stderr);
 	}
 	if (o.jitter_ns && (double)o.jitter_ns >= 1e9 * o.messengers / o.rate) {
-		fprintf(stderr, "tm-probe: --jitter-us %.0f is not below the period of %.0f us "
-			"(requests would change order)\n", o.jitter_ns / 1e3, 1e6 * o.messengers / o.rate);
+		fprintf(stderr,
+			"tm-probe: --jitter-us %.0f is not below the period of %.0f us "
+			"(requests would change order)\n",
+			o.jitter_ns / 1e3, 1e6 * o.messengers / o.rate);
 		return 2;
 	}
 
@@ -386,7 +390,7 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&wake_s.lock, NULL);
 	pthread_mutex_init(&req_s.lock, NULL);
 
-	start = now_ns(CLOCK_MONOTONIC) + 20000000;	/* let every thread start */
+	start = now_ns(CLOCK_MONOTONIC) + 20000000; /* let every thread start */
 	for (int i = 0; i < o.messengers; i++) {
 		struct messenger *m = &ms[i];
 
@@ -450,25 +454,28 @@ int main(int argc, char **argv)
 		       "\"rate\":%.1f,\"target_rate\":%.1f,\"work_us\":%.0f",
 		       (uint64_t)completed, dropped, elapsed / 1e9, completed / (elapsed / 1e9),
 		       o.rate, o.work_ns / 1e3);
-		printf(",\"jitter_us\":%.0f,\"gap_us\":{\"min\":%.1f,\"max\":%.1f}", o.jitter_ns / 1e3,
-		       gap_min / 1e3, gap_max / 1e3);
-		printf(",\"wakeup_us\":{\"n\":%zu,\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"p999\":%.1f,\"max\":%.1f}",
+		printf(",\"jitter_us\":%.0f,\"gap_us\":{\"min\":%.1f,\"max\":%.1f}",
+		       o.jitter_ns / 1e3, gap_min / 1e3, gap_max / 1e3);
+		printf(",\"wakeup_us\":{\"n\":%zu,\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"p999\":%"
+		       ".1f,\"max\":%.1f}",
 		       wake_s.n, pct(&wake_s, 50) / 1e3, pct(&wake_s, 90) / 1e3,
 		       pct(&wake_s, 99) / 1e3, pct(&wake_s, 99.9) / 1e3, pct(&wake_s, 100) / 1e3);
-		printf(",\"request_us\":{\"n\":%zu,\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"p999\":%.1f,\"max\":%.1f}}\n",
+		printf(",\"request_us\":{\"n\":%zu,\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"p999\":"
+		       "%.1f,\"max\":%.1f}}\n",
 		       req_s.n, pct(&req_s, 50) / 1e3, pct(&req_s, 90) / 1e3, pct(&req_s, 99) / 1e3,
 		       pct(&req_s, 99.9) / 1e3, pct(&req_s, 100) / 1e3);
 	} else {
 		printf("requests %" PRIu64 " in %.2f s (%.1f/s of %.1f/s), dropped %" PRIu64 "\n",
 		       (uint64_t)completed, elapsed / 1e9, completed / (elapsed / 1e9), o.rate,
 		       dropped);
-		printf("%-8s %10s %10s %10s %10s %10s\n", "us", "p50", "p90", "p99", "p99.9", "max");
+		printf("%-8s %10s %10s %10s %10s %10s\n", "us", "p50", "p90", "p99", "p99.9",
+		       "max");
 		for (int k = 0; k < 2; k++) {
 			const struct samples *s = k ? &req_s : &wake_s;
 
-			printf("%-8s %10.1f %10.1f %10.1f %10.1f %10.1f\n", k ? "request" : "wakeup",
-			       pct(s, 50) / 1e3, pct(s, 90) / 1e3, pct(s, 99) / 1e3,
-			       pct(s, 99.9) / 1e3, pct(s, 100) / 1e3);
+			printf("%-8s %10.1f %10.1f %10.1f %10.1f %10.1f\n",
+			       k ? "request" : "wakeup", pct(s, 50) / 1e3, pct(s, 90) / 1e3,
+			       pct(s, 99) / 1e3, pct(s, 99.9) / 1e3, pct(s, 100) / 1e3);
 		}
 	}
 	return 0;

@@ -175,7 +175,8 @@ static int cmd_cap(int argc, char **argv)
 	if (strcmp(argv[1], "off")) {
 		errno = 0;
 		v = strtoul(argv[1], &end, 10);
-		if (errno || end == argv[1] || *end || argv[1][0] == '-' || v < 1 || v > TM_MCPU_MAX) {
+		if (errno || end == argv[1] || *end || argv[1][0] == '-' || v < 1 ||
+		    v > TM_MCPU_MAX) {
 			fprintf(stderr, "tidemarkctl: cap '%s' must be 1-%d milli-CPUs or off\n",
 				argv[1], TM_MCPU_MAX);
 			return 2;
@@ -354,8 +355,8 @@ static int cmd_status(int argc, char **argv)
 		size_t i;
 
 		cgs = json_object_get(itf, "cgroups");
-		json_array_foreach(cgs, i, c)
-			interfered += json_is_true(json_object_get(c, "interfered"));
+		json_array_foreach(cgs, i, c) interfered +=
+			json_is_true(json_object_get(c, "interfered"));
 		printf("interference  %d of %zu ONLINE cgroups interfered, ladder step %s%s%s\n",
 		       interfered, json_array_size(cgs), step ? step : "?",
 		       culprit && *culprit ? ", last culprit " : "", culprit ? culprit : "");

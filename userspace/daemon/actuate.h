@@ -62,8 +62,8 @@ int tm_cg_write(const struct tm_daemon *d, const char *rel, const char *file, co
 
 /* A BE cgroup the configuration names, globs expanded; never a protected one. */
 struct tm_be_cg {
-	char path[TM_CFG_PATH_MAX];	/* "/x/y", relative to the cgroup root */
-	const struct tm_cfg_cgroup *cfg;	/* the entry that named it (first match) */
+	char path[TM_CFG_PATH_MAX];	 /* "/x/y", relative to the cgroup root */
+	const struct tm_cfg_cgroup *cfg; /* the entry that named it (first match) */
 };
 
 /* Every BE cgroup of the configuration, at most @max, without duplicates. */

@@ -321,12 +321,12 @@ static void listen_field(struct ctx *x, json_t *o, struct tm_config *c)
 
 static void interference(struct ctx *x, json_t *o, struct tm_config *c)
 {
-	static const char *const keys[] = {
-		"enabled",	     "dry_run",	       "sample_ms",	  "warmup_samples",
-		"baseline_span",     "sigma",	       "min_rise_pct",	  "need_n",
-		"of_m",		     "corr_samples",   "min_corr_pct",	  "min_active_mcpu",
-		"cooldown_s",	     "recover_s",      "suppress_step_pct", "suppress_min_pct",
-		"throttle_mcpu",     NULL};
+	static const char *const keys[] = {"enabled",	       "dry_run",	"sample_ms",
+					   "warmup_samples",   "baseline_span", "sigma",
+					   "min_rise_pct",     "need_n",	"of_m",
+					   "corr_samples",     "min_corr_pct",	"min_active_mcpu",
+					   "cooldown_s",       "recover_s",	"suppress_step_pct",
+					   "suppress_min_pct", "throttle_mcpu", NULL};
 	typeof(c->interfere) *f = &c->interfere;
 
 	known_keys(x, "interference", o, keys);
@@ -355,7 +355,8 @@ static void interference(struct ctx *x, json_t *o, struct tm_config *c)
 	if (x->failed)
 		return;
 	if (f->need_n > f->of_m)
-		fail(x, "interference.need_n", "%u must not be above of_m (%u)", f->need_n, f->of_m);
+		fail(x, "interference.need_n", "%u must not be above of_m (%u)", f->need_n,
+		     f->of_m);
 }
 
 static void check_order(struct ctx *x, const struct tm_config *c)
@@ -382,9 +383,9 @@ static void check_order(struct ctx *x, const struct tm_config *c)
 
 int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t errlen)
 {
-	static const char *const top[] = {
-		"version",	"watermarks", "scheduler", "memory_eviction",
-		"cpu_eviction", "interference", "cgroups", "report", NULL};
+	static const char *const top[] = {"version",	     "watermarks",   "scheduler",
+					  "memory_eviction", "cpu_eviction", "interference",
+					  "cgroups",	     "report",	     NULL};
 	static const char *const wm[] = {"cpu", "memory", NULL};
 	static const char *const wcpu[] = {"forbid_pct", "suppress_pct", "evict_pct", NULL};
 	static const char *const wmem[] = {"forbid_pct", "evict_lower_pct", "evict_pct", NULL};
@@ -453,8 +454,8 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 	if ((o = object(&x, root, "scheduler", "scheduler"))) {
 		known_keys(&x, "scheduler", o, sch);
 		str_field(&x, o, "pin_dir", "scheduler.pin_dir", c->pin_dir, sizeof(c->pin_dir));
-		u32_field(&x, o, "max_be_wait_ms", "scheduler.max_be_wait_ms", TM_MAX_BE_WAIT_MS_MIN, TM_MAX_BE_WAIT_MS_MAX,
-			  &c->max_be_wait_ms);
+		u32_field(&x, o, "max_be_wait_ms", "scheduler.max_be_wait_ms",
+			  TM_MAX_BE_WAIT_MS_MIN, TM_MAX_BE_WAIT_MS_MAX, &c->max_be_wait_ms);
 		u32_field(&x, o, "be_floor_mcpu", "scheduler.be_floor_mcpu", 0, TM_MCPU_MAX,
 			  &c->be_floor_mcpu);
 	}
@@ -501,8 +502,8 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 		u32_field(&x, o, "sample_s", "report.sample_s", 1, 600, &c->report.sample_s);
 		u32_field(&x, o, "reclaim_pct", "report.reclaim_pct", 0, 100,
 			  &c->report.reclaim_pct);
-		u32_field(&x, o, "system_reserved_mcpu", "report.system_reserved_mcpu", 0, TM_MCPU_MAX,
-			  &c->report.system_reserved_mcpu);
+		u32_field(&x, o, "system_reserved_mcpu", "report.system_reserved_mcpu", 0,
+			  TM_MCPU_MAX, &c->report.system_reserved_mcpu);
 		u32_field(&x, o, "system_reserved_mib", "report.system_reserved_mib", 0, 1 << 24,
 			  &c->report.system_reserved_mib);
 		str_field(&x, o, "push_url", "report.push_url", c->report.push_url,

@@ -10,28 +10,28 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TM_CONFIG_VERSION 1
+#define TM_CONFIG_VERSION  1
 #define TM_CFG_MAX_CGROUPS 64
-#define TM_CFG_PATH_MAX 512
+#define TM_CFG_PATH_MAX	   512
 
 struct tm_cfg_cgroup {
-	char path[TM_CFG_PATH_MAX];	/* relative to the cgroup root, may be a glob */
-	int priority;	/* BE: lower is evicted first (default 0) */
-	uint32_t request_mcpu;	/* 0: from cpu.max, else cpu.weight */
+	char path[TM_CFG_PATH_MAX]; /* relative to the cgroup root, may be a glob */
+	int priority;		    /* BE: lower is evicted first (default 0) */
+	uint32_t request_mcpu;	    /* 0: from cpu.max, else cpu.weight */
 };
 
 struct tm_config {
 	int version;
 	/* watermarks, % of the node; forbid <= suppress < evict */
 	struct {
-		uint32_t forbid_pct;	/* report: the node takes no new BE above this */
-		uint32_t suppress_pct;	/* the scheduler's BE line */
-		uint32_t evict_pct;	/* CPU eviction (issue 6) acts above this */
+		uint32_t forbid_pct;   /* report: the node takes no new BE above this */
+		uint32_t suppress_pct; /* the scheduler's BE line */
+		uint32_t evict_pct;    /* CPU eviction (issue 6) acts above this */
 	} cpu;
 	struct {
 		uint32_t forbid_pct;
-		uint32_t evict_lower_pct;	/* eviction stops at or below this */
-		uint32_t evict_pct;	/* eviction starts at or above this */
+		uint32_t evict_lower_pct; /* eviction stops at or below this */
+		uint32_t evict_pct;	  /* eviction starts at or above this */
 	} memory;
 	/* scheduler tunables the daemon keeps in the pinned map */
 	uint32_t max_be_wait_ms;
@@ -40,7 +40,7 @@ struct tm_config {
 	struct {
 		bool enabled;
 		bool dry_run;
-		bool throttle_first;	/* memory.high / memory.reclaim before cgroup.kill */
+		bool throttle_first; /* memory.high / memory.reclaim before cgroup.kill */
 		uint32_t poll_ms;
 		uint32_t cooldown_ms;
 	} memevict;
@@ -48,11 +48,11 @@ struct tm_config {
 	struct {
 		bool enabled;
 		bool dry_run;
-		uint32_t window_s;	/* averaging window */
-		uint32_t min_coverage_pct;	/* samples needed in the window */
-		uint32_t lower_pct;	/* evict below this satisfaction */
-		uint32_t upper_pct;	/* release enough to get back to this */
-		uint32_t usage_gate_pct;	/* only while BE uses this much of what it may */
+		uint32_t window_s;	   /* averaging window */
+		uint32_t min_coverage_pct; /* samples needed in the window */
+		uint32_t lower_pct;	   /* evict below this satisfaction */
+		uint32_t upper_pct;	   /* release enough to get back to this */
+		uint32_t usage_gate_pct;   /* only while BE uses this much of what it may */
 		uint32_t cooldown_s;
 		uint32_t max_per_round;
 	} cpuevict;
@@ -60,35 +60,35 @@ struct tm_config {
 	struct {
 		bool enabled;
 		bool dry_run;
-		uint32_t sample_ms;	/* one sample of every signal */
-		uint32_t warmup_samples;	/* before a baseline is trusted */
-		uint32_t baseline_span;	/* EWMA span of the baselines, samples */
-		double sigma;	/* outlier: above mean + sigma x spread */
-		uint32_t min_rise_pct;	/* ... and above mean x (1 + this/100) */
-		uint32_t need_n, of_m;	/* interfered: n outliers in the last m samples */
-		uint32_t corr_samples;	/* samples the culprit correlation looks at */
-		uint32_t min_corr_pct;	/* culprit: correlation at least this / 100 */
-		uint32_t min_active_mcpu;	/* culprit: using at least this now */
-		uint32_t cooldown_s;	/* between two steps of the ladder */
-		uint32_t recover_s;	/* calm this long: steps undone */
-		uint32_t suppress_step_pct;	/* step 1 lowers the BE line by this */
-		uint32_t suppress_min_pct;	/* ... never below this */
-		uint32_t throttle_mcpu;	/* step 2 caps the culprit at this */
+		uint32_t sample_ms;	    /* one sample of every signal */
+		uint32_t warmup_samples;    /* before a baseline is trusted */
+		uint32_t baseline_span;	    /* EWMA span of the baselines, samples */
+		double sigma;		    /* outlier: above mean + sigma x spread */
+		uint32_t min_rise_pct;	    /* ... and above mean x (1 + this/100) */
+		uint32_t need_n, of_m;	    /* interfered: n outliers in the last m samples */
+		uint32_t corr_samples;	    /* samples the culprit correlation looks at */
+		uint32_t min_corr_pct;	    /* culprit: correlation at least this / 100 */
+		uint32_t min_active_mcpu;   /* culprit: using at least this now */
+		uint32_t cooldown_s;	    /* between two steps of the ladder */
+		uint32_t recover_s;	    /* calm this long: steps undone */
+		uint32_t suppress_step_pct; /* step 1 lowers the BE line by this */
+		uint32_t suppress_min_pct;  /* ... never below this */
+		uint32_t throttle_mcpu;	    /* step 2 caps the culprit at this */
 	} interfere;
 	/* BE cgroups the daemon may act on (globs); ONLINE/SYSTEM never */
 	struct tm_cfg_cgroup be[TM_CFG_MAX_CGROUPS];
 	int nr_be;
-	char online[TM_CFG_MAX_CGROUPS][TM_CFG_PATH_MAX];	/* never touched */
+	char online[TM_CFG_MAX_CGROUPS][TM_CFG_PATH_MAX]; /* never touched */
 	int nr_online;
 	/* node-load report */
 	struct {
-		char listen_addr[64];	/* IPv4 address, 127.0.0.1 by default */
+		char listen_addr[64]; /* IPv4 address, 127.0.0.1 by default */
 		uint16_t listen_port;
-		uint32_t sample_s;	/* usage sampling period for the windows */
-		uint32_t reclaim_pct;	/* BE allocatable = capacity x this ... */
+		uint32_t sample_s;    /* usage sampling period for the windows */
+		uint32_t reclaim_pct; /* BE allocatable = capacity x this ... */
 		uint32_t system_reserved_mcpu;
 		uint32_t system_reserved_mib;
-		char push_url[256];	/* "" = no push */
+		char push_url[256]; /* "" = no push */
 		uint32_t push_interval_s;
 	} report;
 	char pin_dir[256];

@@ -14,7 +14,7 @@
 #include "tidemark_abi.h"
 
 #define TM_MAX_ACTION_KINDS 16
-#define TM_MAX_LINE_REQS 8
+#define TM_MAX_LINE_REQS    8
 
 /* A request to hold the BE line at or below @pct, by strategy @owner. */
 struct tm_line_req {
@@ -30,20 +30,19 @@ struct tm_action_count {
 	uint64_t n;
 };
 
-
 /* What the reports show; written by the sampler under @lock. */
 #define TM_REPORT_MAX_CGROUPS 64
-#define TM_REPORT_MAX_DOMS 64
+#define TM_REPORT_MAX_DOMS    64
 
 struct tm_cg_usage {
 	char path[160];
-	int cls;	/* TM_CLASS_*, from the scheduler when it runs, else the config */
+	int cls; /* TM_CLASS_*, from the scheduler when it runs, else the config */
 	double cpu_mcpu;
 	uint64_t mem;
 };
 
 struct tm_dom_usage {
-	char cpus[96];	/* online CPUs, "0-3" */
+	char cpus[96]; /* online CPUs, "0-3" */
 	uint32_t cap_mcpu;
 	double used_mcpu;
 };
@@ -51,25 +50,25 @@ struct tm_dom_usage {
 struct tm_snapshot {
 	uint64_t at_ms;
 	double cpu_used_mcpu;	/* node, all classes */
-	double cpu_system_mcpu;	/* outside ONLINE and BE cgroups */
+	double cpu_system_mcpu; /* outside ONLINE and BE cgroups */
 	double cpu_online_mcpu, cpu_be_mcpu;
 	uint64_t mem_total, mem_used;
 	uint64_t mem_online, mem_be;
 	uint32_t nr_cpus;
-	struct tm_wstat cpu_win[3], mem_win[3];	/* 5, 10, 30 min */
-	double online_peak_mcpu;	/* max of the 30 min window */
+	struct tm_wstat cpu_win[3], mem_win[3]; /* 5, 10, 30 min */
+	double online_peak_mcpu;		/* max of the 30 min window */
 	uint64_t online_peak_mem;
 	double be_alloc_mcpu;
 	int64_t be_alloc_mem;
-	bool forbid;	/* node above a forbid-scheduling watermark */
+	bool forbid; /* node above a forbid-scheduling watermark */
 	bool sched_up;
 	uint32_t line_pct;	/* the BE line the arbiter holds */
-	const char *line_owner;	/* "config" or the strategy that lowered it */
+	const char *line_owner; /* "config" or the strategy that lowered it */
 	struct tm_tunables tun;
 	uint64_t sched_stats[TM_NR_STATS];
 	struct tm_cg_usage cg[TM_REPORT_MAX_CGROUPS];
 	int nr_cg;
-	char dom_kind[8];	/* "L3", "L2", "package"; "" when unknown */
+	char dom_kind[8]; /* "L3", "L2", "package"; "" when unknown */
 	struct tm_dom_usage dom[TM_REPORT_MAX_DOMS];
 	int nr_dom;
 };
@@ -78,7 +77,7 @@ struct tm_daemon {
 	struct tm_config cfg;
 	const char *config_path;
 	const char *cgroup_root;
-	pthread_mutex_t lock;	/* guards snap and actions (HTTP thread reads them) */
+	pthread_mutex_t lock; /* guards snap and actions (HTTP thread reads them) */
 	struct tm_snapshot snap;
 	struct tm_action_count actions[TM_MAX_ACTION_KINDS];
 	int nr_actions;
@@ -86,7 +85,7 @@ struct tm_daemon {
 	/* BE-line requests (actuate.h: tm_line_request); main thread only */
 	struct tm_line_req line_req[TM_MAX_LINE_REQS];
 	int nr_line_req;
-	unsigned int events;	/* TM_EV_* raised since the last round */
+	unsigned int events; /* TM_EV_* raised since the last round */
 };
 
 #endif

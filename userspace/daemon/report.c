@@ -378,7 +378,7 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	      "cgroups).");
 	tm_bprintf(&b, "tidemark_node_memory_used_bytes{class=\"all\"} %" PRIu64 "\n", s.mem_used);
 	tm_bprintf(&b, "tidemark_node_memory_used_bytes{class=\"online\"} %" PRIu64 "\n",
-		s.mem_online);
+		   s.mem_online);
 	tm_bprintf(&b, "tidemark_node_memory_used_bytes{class=\"be\"} %" PRIu64 "\n", s.mem_be);
 	gauge(&b, "tidemark_node_cpu_window_mcpu",
 	      "Node CPU used over a window, milli-CPUs: avg and percentiles of the samples.");
@@ -387,7 +387,8 @@ char *tm_report_prometheus(struct tm_daemon *d)
 				     s.cpu_win[w].p95, s.cpu_win[w].p99};
 
 		for (int k = 0; k < 5; k++)
-			tm_bprintf(&b,
+			tm_bprintf(
+				&b,
 				"tidemark_node_cpu_window_mcpu{window=\"%us\",stat=\"%s\"} %.0f\n",
 				win_s[w], stat[k], v[k]);
 	}
@@ -399,23 +400,24 @@ char *tm_report_prometheus(struct tm_daemon *d)
 
 		for (int k = 0; k < 5; k++)
 			tm_bprintf(&b,
-				"tidemark_node_memory_window_bytes{window=\"%us\",stat=\"%s\"} "
-				"%.0f\n",
-				win_s[w], stat[k], v[k]);
+				   "tidemark_node_memory_window_bytes{window=\"%us\",stat=\"%s\"} "
+				   "%.0f\n",
+				   win_s[w], stat[k], v[k]);
 	}
 	gauge(&b, "tidemark_cgroup_cpu_used_mcpu",
 	      "CPU used by a configured cgroup since the last sample, milli-CPUs.");
 	for (int i = 0; i < s.nr_cg; i++) {
 		tm_bprintf(&b, "tidemark_cgroup_cpu_used_mcpu{cgroup=");
 		tm_bprom_label(&b, s.cg[i].path);
-		tm_bprintf(&b, ",class=\"%s\"} %.0f\n", tm_class_name(s.cg[i].cls), s.cg[i].cpu_mcpu);
+		tm_bprintf(&b, ",class=\"%s\"} %.0f\n", tm_class_name(s.cg[i].cls),
+			   s.cg[i].cpu_mcpu);
 	}
 	gauge(&b, "tidemark_cgroup_memory_used_bytes", "memory.current of a configured cgroup.");
 	for (int i = 0; i < s.nr_cg; i++) {
 		tm_bprintf(&b, "tidemark_cgroup_memory_used_bytes{cgroup=");
 		tm_bprom_label(&b, s.cg[i].path);
 		tm_bprintf(&b, ",class=\"%s\"} %" PRIu64 "\n", tm_class_name(s.cg[i].cls),
-			s.cg[i].mem);
+			   s.cg[i].mem);
 	}
 	gauge(&b, "tidemark_domain_cpu_free_mcpu",
 	      "Free CPU per cache domain since the last sample, milli-CPUs.");
@@ -423,9 +425,9 @@ char *tm_report_prometheus(struct tm_daemon *d)
 		double f = s.dom[k].cap_mcpu - s.dom[k].used_mcpu;
 
 		tm_bprintf(&b,
-			"tidemark_domain_cpu_free_mcpu{domain=\"%d\",kind=\"%s\",cpus=\"%s\"} "
-			"%.0f\n",
-			k, s.dom_kind, s.dom[k].cpus, f > 0 ? f : 0);
+			   "tidemark_domain_cpu_free_mcpu{domain=\"%d\",kind=\"%s\",cpus=\"%s\"} "
+			   "%.0f\n",
+			   k, s.dom_kind, s.dom[k].cpus, f > 0 ? f : 0);
 	}
 	gauge(&b, "tidemark_be_allocatable_mcpu",
 	      "CPU the node can give BE: capacity x reclaim - max(system used, reserved) - ONLINE "
@@ -446,30 +448,32 @@ char *tm_report_prometheus(struct tm_daemon *d)
 		bool ns = prom_name(tm_stat_names[i], name, sizeof(name));
 
 		tm_bprintf(&b,
-			"# HELP tidemark_sched_%s_total %s%s.\n# TYPE tidemark_sched_%s_total "
-			"counter\n",
-			name, tm_stat_help[i], ns ? " (in seconds here)" : "", name);
+			   "# HELP tidemark_sched_%s_total %s%s.\n# TYPE tidemark_sched_%s_total "
+			   "counter\n",
+			   name, tm_stat_help[i], ns ? " (in seconds here)" : "", name);
 		if (ns)
-			tm_bprintf(&b, "tidemark_sched_%s_total %.6f\n", name, s.sched_stats[i] / 1e9);
+			tm_bprintf(&b, "tidemark_sched_%s_total %.6f\n", name,
+				   s.sched_stats[i] / 1e9);
 		else
 			tm_bprintf(&b, "tidemark_sched_%s_total %" PRIu64 "\n", name,
-				s.sched_stats[i]);
+				   s.sched_stats[i]);
 	}
 	for (int i = 0; i < tm_nr_strategies; i++)
 		if (tm_strategies[i]->report_prom)
 			tm_strategies[i]->report_prom(d, &b);
-	tm_bprintf(&b, "# HELP tidemark_actions_total Actions taken (or, dry_run=\"true\", decided) "
-		    "by the daemon's strategies.\n# TYPE tidemark_actions_total counter\n");
+	tm_bprintf(&b,
+		   "# HELP tidemark_actions_total Actions taken (or, dry_run=\"true\", decided) "
+		   "by the daemon's strategies.\n# TYPE tidemark_actions_total counter\n");
 	for (int i = 0; i < na; i++)
 		tm_bprintf(&b,
-			"tidemark_actions_total{strategy=\"%s\",action=\"%s\",dry_run=\"%s\"} "
-			"%" PRIu64 "\n",
-			a[i].strategy, a[i].action, a[i].dry_run ? "true" : "false", a[i].n);
+			   "tidemark_actions_total{strategy=\"%s\",action=\"%s\",dry_run=\"%s\"} "
+			   "%" PRIu64 "\n",
+			   a[i].strategy, a[i].action, a[i].dry_run ? "true" : "false", a[i].n);
 	tm_bprintf(&b, "# HELP tidemark_config_reloads_total Configurations accepted on SIGHUP.\n# "
-		    "TYPE tidemark_config_reloads_total counter\n");
+		       "TYPE tidemark_config_reloads_total counter\n");
 	tm_bprintf(&b, "tidemark_config_reloads_total %" PRIu64 "\n", reloads);
 	tm_bprintf(&b, "# HELP tidemark_config_rejects_total Configurations refused on SIGHUP (the "
-		    "last good one stays).\n# TYPE tidemark_config_rejects_total counter\n");
+		       "last good one stays).\n# TYPE tidemark_config_rejects_total counter\n");
 	tm_bprintf(&b, "tidemark_config_rejects_total %" PRIu64 "\n", rejects);
 	return tm_buf_done(&b);
 }
@@ -478,7 +482,8 @@ static void jwin(struct tm_buf *b, const char *name, const struct tm_wstat *w)
 {
 	tm_bprintf(b, "\"%s\":{", name);
 	for (int i = 0; i < 3; i++)
-		tm_bprintf(b,
+		tm_bprintf(
+			b,
 			"%s\"%us\":{\"n\":%u,\"avg\":%.0f,\"p50\":%.0f,\"p90\":%.0f,\"p95\":%.0f,"
 			"\"p99\":%.0f}",
 			i ? "," : "", win_s[i], w[i].n, w[i].avg, w[i].p50, w[i].p90, w[i].p95,
@@ -497,45 +502,46 @@ char *tm_report_json(struct tm_daemon *d)
 
 	tm_bprintf(&b, "{\"kind\":\"NodeMetric\",\"version\":1,\"at_ms\":%" PRIu64 ",", s.at_ms);
 	tm_bprintf(&b,
-		"\"nodeMetric\":{\"cpu\":{\"capacity_mcpu\":%u,\"used_mcpu\":%.0f},"
-		"\"memory\":{\"total_bytes\":%" PRIu64 ",\"used_bytes\":%" PRIu64 "}},",
-		s.nr_cpus * 1000, s.cpu_used_mcpu, s.mem_total, s.mem_used);
+		   "\"nodeMetric\":{\"cpu\":{\"capacity_mcpu\":%u,\"used_mcpu\":%.0f},"
+		   "\"memory\":{\"total_bytes\":%" PRIu64 ",\"used_bytes\":%" PRIu64 "}},",
+		   s.nr_cpus * 1000, s.cpu_used_mcpu, s.mem_total, s.mem_used);
 	tm_bprintf(&b, "\"systemUsage\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "},",
-		s.cpu_system_mcpu,
-		s.mem_used > s.mem_online + s.mem_be ? s.mem_used - s.mem_online - s.mem_be : 0);
+		   s.cpu_system_mcpu,
+		   s.mem_used > s.mem_online + s.mem_be ? s.mem_used - s.mem_online - s.mem_be : 0);
 	tm_bprintf(&b,
-		"\"classUsage\":{\"online\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "},"
-		"\"be\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "}},",
-		s.cpu_online_mcpu, s.mem_online, s.cpu_be_mcpu, s.mem_be);
+		   "\"classUsage\":{\"online\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "},"
+		   "\"be\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "}},",
+		   s.cpu_online_mcpu, s.mem_online, s.cpu_be_mcpu, s.mem_be);
 	tm_bprintf(&b, "\"aggregated\":{");
 	jwin(&b, "cpu_mcpu", s.cpu_win);
 	tm_bprintf(&b, ",");
 	jwin(&b, "memory_bytes", s.mem_win);
 	tm_bprintf(&b, "},");
 	tm_bprintf(&b, "\"onlinePeak\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "},",
-		s.online_peak_mcpu, s.online_peak_mem);
+		   s.online_peak_mcpu, s.online_peak_mem);
 	tm_bprintf(&b, "\"beAllocatable\":{\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRId64 "},",
-		s.be_alloc_mcpu, s.be_alloc_mem);
+		   s.be_alloc_mcpu, s.be_alloc_mem);
 	tm_bprintf(&b, "\"forbidScheduling\":%s,", s.forbid ? "true" : "false");
 	tm_bprintf(&b, "\"cgroups\":[");
 	for (int i = 0; i < s.nr_cg; i++) {
 		tm_bprintf(&b, "%s{\"cgroup\":", i ? "," : "");
 		tm_bjson_str(&b, s.cg[i].path);
 		tm_bprintf(&b, ",\"class\":\"%s\",\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "}",
-			tm_class_name(s.cg[i].cls), s.cg[i].cpu_mcpu, s.cg[i].mem);
+			   tm_class_name(s.cg[i].cls), s.cg[i].cpu_mcpu, s.cg[i].mem);
 	}
 	tm_bprintf(&b, "],\"domains\":{\"kind\":\"%s\",\"list\":[", s.dom_kind);
 	for (int k = 0; k < s.nr_dom; k++) {
 		double free_mcpu = s.dom[k].cap_mcpu - s.dom[k].used_mcpu;
 
 		tm_bprintf(&b,
-			"%s{\"id\":%d,\"cpus\":\"%s\",\"capacity_mcpu\":%u,\"used_mcpu\":%.0f,"
-			"\"free_mcpu\":%.0f}",
-			k ? "," : "", k, s.dom[k].cpus, s.dom[k].cap_mcpu, s.dom[k].used_mcpu,
-			free_mcpu > 0 ? free_mcpu : 0);
+			   "%s{\"id\":%d,\"cpus\":\"%s\",\"capacity_mcpu\":%u,\"used_mcpu\":%.0f,"
+			   "\"free_mcpu\":%.0f}",
+			   k ? "," : "", k, s.dom[k].cpus, s.dom[k].cap_mcpu, s.dom[k].used_mcpu,
+			   free_mcpu > 0 ? free_mcpu : 0);
 	}
 	tm_bprintf(&b, "]},");
-	tm_bprintf(&b,
+	tm_bprintf(
+		&b,
 		"\"watermarks\":{\"cpu\":{\"forbid_pct\":%u,\"suppress_pct\":%u,\"evict_pct\":%u},"
 		"\"memory\":{\"forbid_pct\":%u,\"evict_lower_pct\":%u,\"evict_pct\":%u}},",
 		d->cfg.cpu.forbid_pct, d->cfg.cpu.suppress_pct, d->cfg.cpu.evict_pct,
@@ -543,10 +549,13 @@ char *tm_report_json(struct tm_daemon *d)
 	for (int i = 0; i < tm_nr_strategies; i++)
 		if (tm_strategies[i]->report_json)
 			tm_strategies[i]->report_json(d, &b);
-	tm_bprintf(&b, "\"scheduler\":{\"up\":%s,\"suppress_pct\":%u,\"line\":{\"pct\":%u,\"owner\":\"%s\"},\"counters\":{",
-		s.sched_up ? "true" : "false", s.tun.suppress_pct, s.line_pct, s.line_owner);
+	tm_bprintf(&b,
+		   "\"scheduler\":{\"up\":%s,\"suppress_pct\":%u,\"line\":{\"pct\":%u,\"owner\":\"%"
+		   "s\"},\"counters\":{",
+		   s.sched_up ? "true" : "false", s.tun.suppress_pct, s.line_pct, s.line_owner);
 	for (int i = 0; i < TM_NR_STATS; i++)
-		tm_bprintf(&b, "%s\"%s\":%" PRIu64, i ? "," : "", tm_stat_names[i], s.sched_stats[i]);
+		tm_bprintf(&b, "%s\"%s\":%" PRIu64, i ? "," : "", tm_stat_names[i],
+			   s.sched_stats[i]);
 	tm_bprintf(&b, "}}}\n");
 	return tm_buf_done(&b);
 }

@@ -19,8 +19,8 @@ enum tm_event {
 };
 
 struct tm_strategy {
-	const char *name;    /* in audit lines and metrics */
-	const char *section; /* its configuration section */
+	const char *name;     /* in audit lines and metrics */
+	const char *section;  /* its configuration section */
 	unsigned int wake_on; /* TM_EV_* */
 	/* how often tick runs, from the configuration */
 	uint32_t (*period_ms)(const struct tm_daemon *d);

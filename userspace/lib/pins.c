@@ -45,10 +45,11 @@ static int abi_check(const char *dir, const char *who, char *err, size_t len)
 
 		if (cfd >= 0) {
 			close(cfd);
-			snprintf(err, len,
-				 "the scheduler pinned at %s publishes no ABI version (it predates "
-				 "version 2); %s is built for ABI version %d: run matching versions",
-				 dir, who, TM_ABI_VERSION);
+			snprintf(
+				err, len,
+				"the scheduler pinned at %s publishes no ABI version (it predates "
+				"version 2); %s is built for ABI version %d: run matching versions",
+				dir, who, TM_ABI_VERSION);
 			errno = EPROTO;
 			return -1;
 		}
@@ -67,10 +68,11 @@ static int abi_check(const char *dir, const char *who, char *err, size_t len)
 	}
 	close(fd);
 	if (abi.version != TM_ABI_VERSION) {
-		snprintf(err, len,
-			 "the running scheduler has map ABI version %u, %s is built for version %d: "
-			 "run matching versions of scx_tidemark and %s",
-			 abi.version, who, TM_ABI_VERSION, who);
+		snprintf(
+			err, len,
+			"the running scheduler has map ABI version %u, %s is built for version %d: "
+			"run matching versions of scx_tidemark and %s",
+			abi.version, who, TM_ABI_VERSION, who);
 		errno = EPROTO;
 		return -1;
 	}

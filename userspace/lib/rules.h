@@ -22,16 +22,16 @@ enum tm_rescan {
 
 enum tm_kubelet {
 	TM_KUBELET_OFF,
-	TM_KUBELET_AUTO,	/* both layouts, whichever exists (now or later) */
+	TM_KUBELET_AUTO, /* both layouts, whichever exists (now or later) */
 	TM_KUBELET_SYSTEMD,
 	TM_KUBELET_CGROUPFS,
 };
 
 struct tm_rule {
-	const char *path;	/* relative to the cgroup root; may hold * ? [ ] */
+	const char *path; /* relative to the cgroup root; may hold * ? [ ] */
 	__u32 cls;
-	bool optional;		/* may match nothing (e.g. kubelet not started yet) */
-	bool builtin;		/* from the kubelet layouts, not from the user */
+	bool optional; /* may match nothing (e.g. kubelet not started yet) */
+	bool builtin;  /* from the kubelet layouts, not from the user */
 };
 
 struct tm_ruleset {
@@ -40,9 +40,9 @@ struct tm_ruleset {
 };
 
 struct tm_class_entry {
-	__u64 id;	/* cgroup id (cgroup2 inode number) */
+	__u64 id; /* cgroup id (cgroup2 inode number) */
 	__u32 cls;
-	int rule;	/* index of the rule that decided it */
+	int rule; /* index of the rule that decided it */
 };
 
 /* "off", "auto", "systemd", "cgroupfs" -> enum; -1 if unknown. */
@@ -74,9 +74,10 @@ static inline bool tm_path_is_glob(const char *p)
  * cgroup the last matching rule wins (built-in rules come first). A plain
  * (non-glob) user rule whose cgroup is missing is an error; globs and
  * built-in rules may match nothing (@lenient: no rule is an error). With
- * @check_cgroup2 a root that is not a cgroup v2 mount is refused. On success *out (malloc'd, sorted by id) holds *n
- * entries.
+ * @check_cgroup2 a root that is not a cgroup v2 mount is refused. On success *out (malloc'd, sorted
+ * by id) holds *n entries.
  */
 int tm_rules_resolve(const struct tm_ruleset *rs, const char *root, bool check_cgroup2,
-		     bool lenient, struct tm_class_entry **out, size_t *n, char *err, size_t errlen);
+		     bool lenient, struct tm_class_entry **out, size_t *n, char *err,
+		     size_t errlen);
 #endif

@@ -110,8 +110,10 @@ int tm_tunable_set(struct tm_tunables *t, __u32 *set, const char *assign, char *
 		__u32 bit;
 	} fields[] = {
 		{"suppress_pct", offsetof(struct tm_tunables, suppress_pct), TM_TUN_SUPPRESS_PCT},
-		{"max_be_wait_ms", offsetof(struct tm_tunables, max_be_wait_ms), TM_TUN_MAX_BE_WAIT_MS},
-		{"be_floor_mcpu", offsetof(struct tm_tunables, be_floor_mcpu), TM_TUN_BE_FLOOR_MCPU},
+		{"max_be_wait_ms", offsetof(struct tm_tunables, max_be_wait_ms),
+		 TM_TUN_MAX_BE_WAIT_MS},
+		{"be_floor_mcpu", offsetof(struct tm_tunables, be_floor_mcpu),
+		 TM_TUN_BE_FLOOR_MCPU},
 	};
 	const char *eq = strchr(assign, '=');
 	unsigned long long v;

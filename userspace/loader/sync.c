@@ -60,8 +60,7 @@ void tm_bump_class_gen(struct tidemark *skel)
  * named by a plain rule is an error and nothing is written; later (rescans,
  * restarts) it is a warning, so the rest of the node stays protected.
  */
-int tm_sync_rules(struct tidemark *skel, const struct tm_opts *o, struct tm_owned *own,
-		      bool strict)
+int tm_sync_rules(struct tidemark *skel, const struct tm_opts *o, struct tm_owned *own, bool strict)
 {
 	int fd = bpf_map__fd(skel->maps.classes);
 	struct tm_class_entry *nv;
@@ -177,7 +176,7 @@ void tm_format_doms(__u64 m, char *buf, size_t len)
  * plain --home path that names no placed cgroup is an error.
  */
 int tm_place_sync(struct tidemark *skel, const struct tm_opts *o, struct tm_place_run *pr,
-		      const struct tm_owned *own, bool strict)
+		  const struct tm_owned *own, bool strict)
 {
 	int fd = bpf_map__fd(skel->maps.homes);
 	struct tm_placer *pl = &pr->pl;
@@ -190,8 +189,8 @@ int tm_place_sync(struct tidemark *skel, const struct tm_opts *o, struct tm_plac
 	if (!pl->nd)
 		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	r = tm_placer_update(pl, TM_CGROUP_ROOT, &o->rules, own->v, own->n, tm_cg_paths, tm_nr_cg_paths,
-			     ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000);
+	r = tm_placer_update(pl, TM_CGROUP_ROOT, &o->rules, own->v, own->n, tm_cg_paths,
+			     tm_nr_cg_paths, ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000);
 	if (r < 0) {
 		fprintf(stderr, "scx_tidemark: placement: out of memory\n");
 		return strict ? -1 : 0;
@@ -229,8 +228,8 @@ int tm_place_sync(struct tidemark *skel, const struct tm_opts *o, struct tm_plac
 		changed = true;
 		tm_format_doms(u->home, dl, sizeof(dl));
 		fprintf(stderr, "scx_tidemark: home %s -> %s %s (%s, demand %u mCPU from %s)\n",
-			u->path, tm_domain_kind(pr), dl, u->soft ? "soft" : "strict", u->demand_mcpu,
-			tm_demand_src_name(u->src));
+			u->path, tm_domain_kind(pr), dl, u->soft ? "soft" : "strict",
+			u->demand_mcpu, tm_demand_src_name(u->src));
 	}
 	/* homes of cgroups that are gone, or no longer placed */
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
@@ -272,9 +271,9 @@ int tm_pin_maps(struct tidemark *skel)
 	/* in enum tm_pin order; the ABI map is pinned last, so a reader that
 	 * finds it finds every other pin */
 	struct bpf_map *maps[TM_NR_PINS] = {
-		[TM_PIN_CLASSES] = skel->maps.classes,	 [TM_PIN_TUNABLES] = skel->maps.tunables,
-		[TM_PIN_STATS] = skel->maps.stats,	 [TM_PIN_CG_WAITS] = skel->maps.cg_waits,
-		[TM_PIN_HOMES] = skel->maps.homes,	 [TM_PIN_BE_CAPS] = skel->maps.be_caps,
+		[TM_PIN_CLASSES] = skel->maps.classes, [TM_PIN_TUNABLES] = skel->maps.tunables,
+		[TM_PIN_STATS] = skel->maps.stats,     [TM_PIN_CG_WAITS] = skel->maps.cg_waits,
+		[TM_PIN_HOMES] = skel->maps.homes,     [TM_PIN_BE_CAPS] = skel->maps.be_caps,
 	};
 	char path[256];
 
@@ -285,8 +284,9 @@ int tm_pin_maps(struct tidemark *skel)
 		snprintf(path, sizeof(path), "%s/%s", TM_PIN_DIR, tm_pins[i].name);
 		if (i == TM_PIN_ABI)
 			continue;
-		if (i == TM_PIN_TUNABLES_UPDATE ? bpf_program__pin(skel->progs.tunables_update, path)
-						: bpf_map__pin(maps[i], path))
+		if (i == TM_PIN_TUNABLES_UPDATE
+			    ? bpf_program__pin(skel->progs.tunables_update, path)
+			    : bpf_map__pin(maps[i], path))
 			goto fail;
 	}
 	snprintf(path, sizeof(path), "%s/%s", TM_PIN_DIR, tm_pins[TM_PIN_ABI].name);

@@ -11,7 +11,7 @@
 struct tm_victim {
 	uint64_t id;
 	int priority;	/* lower goes first */
-	uint64_t bytes;	/* what killing it releases (memory.current) */
+	uint64_t bytes; /* what killing it releases (memory.current) */
 	bool dying;	/* killed earlier, memory not yet released */
 };
 
@@ -39,7 +39,7 @@ static inline bool tm_victim_before(const struct tm_victim *a, const struct tm_v
 		return a->priority < b->priority;
 	if (a->bytes != b->bytes)
 		return a->bytes > b->bytes;
-	return a->id < b->id;	/* stable, whatever the input order */
+	return a->id < b->id; /* stable, whatever the input order */
 }
 
 /*

@@ -24,7 +24,7 @@ static inline int tm_cmp_double(const void *a, const void *b)
 /* Nearest-rank percentile of @sorted (ascending, n > 0). */
 static inline double tm_pctl(const double *sorted, uint32_t n, uint32_t pct)
 {
-	uint64_t rank = ((uint64_t)pct * n + 99) / 100;	/* ceil(p/100 x n) */
+	uint64_t rank = ((uint64_t)pct * n + 99) / 100; /* ceil(p/100 x n) */
 
 	if (rank < 1)
 		rank = 1;
@@ -34,7 +34,7 @@ static inline double tm_pctl(const double *sorted, uint32_t n, uint32_t pct)
 /* Statistics of @v (n values; @scratch holds n doubles). */
 static inline struct tm_wstat tm_window_stats(const double *v, uint32_t n, double *scratch)
 {
-	struct tm_wstat s = { .n = n };
+	struct tm_wstat s = {.n = n};
 	double sum = 0;
 
 	if (!n)

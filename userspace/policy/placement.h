@@ -19,20 +19,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define TM_PL_MAX_DOMAINS 64	/* home masks are 64-bit */
+#define TM_PL_MAX_DOMAINS 64 /* home masks are 64-bit */
 
 struct tm_pl_domain {
-	uint32_t cap_mcpu;	/* online capacity, milli-CPUs */
+	uint32_t cap_mcpu; /* online capacity, milli-CPUs */
 	int package;
-	uint32_t used_mcpu;	/* filled in by tm_place() */
+	uint32_t used_mcpu; /* filled in by tm_place() */
 };
 
 struct tm_pl_cgroup {
 	uint64_t id;
-	uint32_t demand_mcpu;	/* from cpu.max, cpuset, a rule, or measured peak */
-	uint32_t last_demand_mcpu;	/* demand when the current home was chosen */
-	uint64_t home;		/* domain mask; 0: none yet. Updated by tm_place() */
-	bool moved;		/* set by tm_place() when home changed */
+	uint32_t demand_mcpu;	   /* from cpu.max, cpuset, a rule, or measured peak */
+	uint32_t last_demand_mcpu; /* demand when the current home was chosen */
+	uint64_t home;		   /* domain mask; 0: none yet. Updated by tm_place() */
+	bool moved;		   /* set by tm_place() when home changed */
 };
 
 static inline unsigned int tm_pl_popcount(uint64_t m)
@@ -94,7 +94,7 @@ static inline int tm_pl_best_fit(const struct tm_pl_domain *d, int nd, uint32_t 
 		int64_t free_mcpu = (int64_t)d[i].cap_mcpu - d[i].used_mcpu;
 
 		if (!d[i].cap_mcpu)
-			continue;	/* every CPU of it offline */
+			continue; /* every CPU of it offline */
 		if (free_mcpu >= demand && free_mcpu < best_free) {
 			best = i;
 			best_free = free_mcpu;
@@ -133,7 +133,7 @@ static inline uint64_t tm_pl_many(const struct tm_pl_domain *d, int nd, uint32_t
 			}
 		}
 		if (pick < 0)
-			break;	/* every domain taken: the whole machine */
+			break; /* every domain taken: the whole machine */
 		if (pkg < 0)
 			pkg = d[pick].package;
 		mask |= 1ULL << pick;
@@ -182,11 +182,12 @@ static inline int tm_place(struct tm_pl_domain *d, int nd, struct tm_pl_cgroup *
 				g->moved = false;
 				if (tm_pl_keep(d, nd, g, slack_pct)) {
 					tm_pl_charge(d, nd, g->home, g->demand_mcpu);
-					g->last_demand_mcpu = g->last_demand_mcpu ? g->last_demand_mcpu :
-										   g->demand_mcpu;
+					g->last_demand_mcpu = g->last_demand_mcpu
+								      ? g->last_demand_mcpu
+								      : g->demand_mcpu;
 					continue;
 				}
-				g->moved = true;	/* placed in pass 1 */
+				g->moved = true; /* placed in pass 1 */
 				continue;
 			}
 			if (!g->moved)

@@ -54,11 +54,11 @@ struct if_row {
 static struct {
 	struct if_row row[TM_IF_MAX_VICTIMS];
 	int nr;
-	int step;	      /* enum tm_if_step */
-	char culprit[160];    /* last culprit named, "" if none */
-	uint64_t detections;  /* times a victim turned interfered */
+	int step;		  /* enum tm_if_step */
+	char culprit[160];	  /* last culprit named, "" if none */
+	uint64_t detections;	  /* times a victim turned interfered */
 	const char *delay_source; /* "taskstats", "schedstat" */
-	bool cpi;	      /* a PMU counts cycles */
+	bool cpi;		  /* a PMU counts cycles */
 } shown;
 
 static const char *const signal_names[TM_IF_SIGNALS] = {
@@ -418,8 +418,7 @@ static void escalate(struct tm_daemon *d, const struct victim *v, int sig, const
 
 	snprintf(facts, sizeof(facts),
 		 "victim=%s signal=%s value=%.1f baseline=%.1f culprit=%s corr=%.2f", v->path,
-		 signal_names[sig], v->value[sig], v->base[sig].mean,
-		 *culprit ? culprit : "-", r);
+		 signal_names[sig], v->value[sig], v->base[sig].mean, *culprit ? culprit : "-", r);
 	if (next == TM_IF_SUPPRESS) {
 		uint32_t line = cfg->cpu.suppress_pct, to = cfg->interfere.suppress_min_pct;
 
@@ -671,8 +670,9 @@ static void report_prom(struct tm_daemon *d, struct tm_buf *b)
 		tm_bprom_label(b, shown.row[i].path);
 		tm_bprintf(b, "} %d\n", shown.row[i].interfered);
 	}
-	tm_bprintf(b, "# HELP tidemark_interference_step Step of the interference ladder: 0 none, "
-		      "1 lower_line, 2 throttle, 3 evict.\n# TYPE tidemark_interference_step gauge\n");
+	tm_bprintf(b,
+		   "# HELP tidemark_interference_step Step of the interference ladder: 0 none, "
+		   "1 lower_line, 2 throttle, 3 evict.\n# TYPE tidemark_interference_step gauge\n");
 	tm_bprintf(b, "tidemark_interference_step %d\n", shown.step);
 	tm_bprintf(b, "# HELP tidemark_interference_detections_total ONLINE cgroups turning "
 		      "interfered.\n# TYPE tidemark_interference_detections_total counter\n");
@@ -693,7 +693,8 @@ static void report_json(struct tm_daemon *d, struct tm_buf *b)
 	pthread_mutex_lock(&d->lock);
 	tm_bprintf(b, "\"interference\":{\"step\":\"%s\",\"culprit\":", step_name(shown.step));
 	tm_bjson_str(b, shown.culprit);
-	tm_bprintf(b, ",\"detections\":%" PRIu64 ",\"delay_source\":\"%s\",\"cpi\":%s,\"cgroups\":[",
+	tm_bprintf(b,
+		   ",\"detections\":%" PRIu64 ",\"delay_source\":\"%s\",\"cpi\":%s,\"cgroups\":[",
 		   shown.detections, shown.delay_source ? shown.delay_source : "none",
 		   shown.cpi ? "true" : "false");
 	for (int i = 0; i < shown.nr; i++) {
