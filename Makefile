@@ -31,7 +31,7 @@ BINS := $(BUILD)/scx_tidemark $(BUILD)/tidemarkd $(BUILD)/tidemarkctl $(BUILD)/t
 
 .SECONDARY:
 
-.PHONY: all deps kernel vmlinux-h test test-unit test-vm demo clean format format-check bench verifier
+.PHONY: all deps kernel vmlinux-h test test-unit test-vm demo clean format format-check format-files bench verifier
 
 all: $(BINS)
 
@@ -127,5 +127,17 @@ demo: all kernel
 clean:
 	rm -rf $(BUILD)
 
+# Every C file and header of the project (bpf/vmlinux.h is generated).
+FORMAT_FILES = $(filter-out bpf/vmlinux.h,$(wildcard bpf/*.c bpf/*.h userspace/*/*.c \
+	       userspace/*/*.h userspace/*/*/*.c topology/*.c topology/*.h tests/unit/*.c \
+	       tools/*/*.c))
+
 format:
-	clang-format -i bpf/*.c bpf/*.h $(LIB_SRCS) $(LOADER_SRCS) $(DAEMON_SRCS) $(CTL_SRCS) tests/unit/*.c
+	clang-format -i $(FORMAT_FILES)
+
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_FILES)
+
+# The list, for tests/host/format.sh.
+format-files:
+	@echo $(FORMAT_FILES)

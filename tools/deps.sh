@@ -23,6 +23,8 @@ PKGS=(
 	qemu-system-x86 rt-tests stress-ng
 	# tests: tidemarkd's HTTP endpoints from the shell, sysctl and pkill
 	curl procps
+	# make format and its check in make test (Debian's clang-format 14)
+	clang-format
 )
 
 missing=()

@@ -151,24 +151,24 @@ TEST(ladder_escalates_one_step_per_cooldown)
 	struct tm_ladder l = {};
 
 	/* calm, or a stray outlier: nothing */
-	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, false, true, true, 1000, 5000, 30000));
+	EXPECT_EQ(TM_IF_HOLD, (int)tm_ladder_decide(&l, false, true, true, 1000, 5000, 30000));
 	/* interfered: lower the line at once, even with no culprit named */
-	ASSERT_EQ(TM_IF_ESCALATE, tm_ladder_decide(&l, true, true, false, 2000, 5000, 30000));
+	ASSERT_EQ(TM_IF_ESCALATE, (int)tm_ladder_decide(&l, true, true, false, 2000, 5000, 30000));
 	l.step = TM_IF_SUPPRESS;
 	l.step_ms = 2000;
 	/* still interfered within the cool-down: hold */
-	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, true, true, true, 6000, 5000, 30000));
+	EXPECT_EQ(TM_IF_HOLD, (int)tm_ladder_decide(&l, true, true, true, 6000, 5000, 30000));
 	/* after it, but no culprit: hold (throttling needs one) */
-	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, true, true, false, 7000, 5000, 30000));
-	ASSERT_EQ(TM_IF_ESCALATE, tm_ladder_decide(&l, true, true, true, 7000, 5000, 30000));
+	EXPECT_EQ(TM_IF_HOLD, (int)tm_ladder_decide(&l, true, true, false, 7000, 5000, 30000));
+	ASSERT_EQ(TM_IF_ESCALATE, (int)tm_ladder_decide(&l, true, true, true, 7000, 5000, 30000));
 	l.step = TM_IF_THROTTLE;
 	l.step_ms = 7000;
 	/* half a relief: no longer n of m, but an outlier left: next step */
-	ASSERT_EQ(TM_IF_ESCALATE, tm_ladder_decide(&l, false, true, true, 12000, 5000, 30000));
+	ASSERT_EQ(TM_IF_ESCALATE, (int)tm_ladder_decide(&l, false, true, true, 12000, 5000, 30000));
 	l.step = TM_IF_EVICT;
 	l.step_ms = 12000;
 	/* nothing beyond eviction */
-	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, true, true, true, 99000, 5000, 30000));
+	EXPECT_EQ(TM_IF_HOLD, (int)tm_ladder_decide(&l, true, true, true, 99000, 5000, 30000));
 }
 
 TEST(ladder_holds_a_step_that_helped_and_relaxes_after_recover_time)
@@ -176,14 +176,14 @@ TEST(ladder_holds_a_step_that_helped_and_relaxes_after_recover_time)
 	struct tm_ladder l = {.step = TM_IF_THROTTLE, .step_ms = 1000};
 
 	/* no outlier left: the step helped, hold it */
-	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, false, false, true, 10000, 5000, 30000));
-	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, false, false, true, 39999, 5000, 30000));
+	EXPECT_EQ(TM_IF_HOLD, (int)tm_ladder_decide(&l, false, false, true, 10000, 5000, 30000));
+	EXPECT_EQ(TM_IF_HOLD, (int)tm_ladder_decide(&l, false, false, true, 39999, 5000, 30000));
 	/* an outlier again: the calm period starts over (and, past the
 	 * cool-down, the ladder goes on) */
-	EXPECT_EQ(TM_IF_ESCALATE, tm_ladder_decide(&l, false, true, true, 40000, 5000, 30000));
+	EXPECT_EQ(TM_IF_ESCALATE, (int)tm_ladder_decide(&l, false, true, true, 40000, 5000, 30000));
 	l.step_ms = 40000;
-	EXPECT_EQ(TM_IF_HOLD, tm_ladder_decide(&l, false, false, true, 41000, 5000, 30000));
-	EXPECT_EQ(TM_IF_RELAX, tm_ladder_decide(&l, false, false, true, 71000, 5000, 30000));
+	EXPECT_EQ(TM_IF_HOLD, (int)tm_ladder_decide(&l, false, false, true, 41000, 5000, 30000));
+	EXPECT_EQ(TM_IF_RELAX, (int)tm_ladder_decide(&l, false, false, true, 71000, 5000, 30000));
 }
 
 /*

@@ -92,19 +92,20 @@ TEST_F(tree, demand_sources_in_order)
 	put(self->root, "/svc", "cpu.max", "250000 100000\n");
 	put(self->root, "/svc", "cpuset.cpus", "0-2\n");
 	EXPECT_EQ(2500U, tm_unit_demand(&u, self->root, &rule, 60, 1000000, &src));
-	EXPECT_EQ(TM_DEMAND_CPU_MAX, src);
+	EXPECT_EQ(TM_DEMAND_CPU_MAX, (int)src);
 
 	put(self->root, "/svc", "cpu.max", "max 100000\n");
 	EXPECT_EQ(3000U, tm_unit_demand(&u, self->root, &rule, 60, 2000000, &src));
-	EXPECT_EQ(TM_DEMAND_CPUSET, src);
+	EXPECT_EQ(TM_DEMAND_CPUSET, (int)src);
 
 	put(self->root, "/svc", "cpuset.cpus", "\n"); /* not set: inherits */
 	EXPECT_EQ(1500U, tm_unit_demand(&u, self->root, &rule, 60, 3000000, &src));
-	EXPECT_EQ(TM_DEMAND_RULE, src);
+	EXPECT_EQ(TM_DEMAND_RULE, (int)src);
 
 	/* nothing measured yet: one CPU */
-	EXPECT_EQ(TM_DEMAND_UNKNOWN_MCPU, tm_unit_demand(&u, self->root, NULL, 60, 4000000, &src));
-	EXPECT_EQ(TM_DEMAND_UNKNOWN, src);
+	EXPECT_EQ((uint32_t)TM_DEMAND_UNKNOWN_MCPU,
+		  tm_unit_demand(&u, self->root, NULL, 60, 4000000, &src));
+	EXPECT_EQ(TM_DEMAND_UNKNOWN, (int)src);
 }
 
 TEST_F(tree, measured_peak_counts_cpu_wait_and_ages_out)
@@ -118,11 +119,12 @@ TEST_F(tree, measured_peak_counts_cpu_wait_and_ages_out)
 	    "some avg10=50.00 avg60=10.00 avg300=0.00 total=1\nfull avg10=0.00 avg60=0.00 "
 	    "avg300=0.00 total=0\n");
 	/* first reading: no rate yet */
-	EXPECT_EQ(TM_DEMAND_UNKNOWN_MCPU, tm_unit_demand(&u, self->root, NULL, 60, 1000000, &src));
+	EXPECT_EQ((uint32_t)TM_DEMAND_UNKNOWN_MCPU,
+		  tm_unit_demand(&u, self->root, NULL, 60, 1000000, &src));
 	/* 1.5 CPUs used over 1 s, and tasks waited half of the time: +0.5 CPU */
 	put(self->root, "/svc", "cpu.stat", "usage_usec 1500000\n");
 	EXPECT_EQ(2000U, tm_unit_demand(&u, self->root, NULL, 60, 2000000, &src));
-	EXPECT_EQ(TM_DEMAND_PEAK, src);
+	EXPECT_EQ(TM_DEMAND_PEAK, (int)src);
 	/* a quieter second: the peak of the window stays */
 	put(self->root, "/svc", "cpu.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\n");
 	put(self->root, "/svc", "cpu.stat", "usage_usec 2000000\n");
@@ -204,11 +206,11 @@ TEST_F(tree, units_homes_and_hysteresis)
 	EXPECT_EQ(NULL, unit(&pl, 23));
 	/* 3000 + 3000 cannot share a 4000 domain */
 	EXPECT_NE(unit(&pl, 10)->home, unit(&pl, 11)->home);
-	EXPECT_EQ(1, tm_pl_popcount(unit(&pl, 10)->home));
+	EXPECT_EQ(1U, tm_pl_popcount(unit(&pl, 10)->home));
 	EXPECT_TRUE(unit(&pl, 22)->soft);
 	EXPECT_FALSE(unit(&pl, 10)->soft);
 	EXPECT_EQ(500U, unit(&pl, 22)->demand_mcpu);
-	EXPECT_EQ(TM_DEMAND_RULE, unit(&pl, 22)->src);
+	EXPECT_EQ(TM_DEMAND_RULE, (int)unit(&pl, 22)->src);
 	EXPECT_EQ(3ULL, tm_placer_home_doms(&pl));
 
 	/* a small change of demand moves nothing */

@@ -31,9 +31,9 @@ TEST(best_fit_takes_the_tightest_domain_that_holds_it)
 
 	tm_place(d, 3, c, 3, 20, order);
 	/* 6000 placed first (biggest), then 5000 in another, then 3000 beside... */
-	EXPECT_EQ(1, tm_pl_popcount(c[0].home));
-	EXPECT_EQ(1, tm_pl_popcount(c[1].home));
-	EXPECT_EQ(1, tm_pl_popcount(c[2].home));
+	EXPECT_EQ(1U, tm_pl_popcount(c[0].home));
+	EXPECT_EQ(1U, tm_pl_popcount(c[1].home));
+	EXPECT_EQ(1U, tm_pl_popcount(c[2].home));
 	EXPECT_NE(c[0].home, c[2].home);
 	/* the 3000 went where the 5000 left exactly 3000, not into an empty domain */
 	EXPECT_EQ(c[0].home, c[1].home);
@@ -152,7 +152,7 @@ TEST(asymmetric_xml_fixture_best_fit_and_fewest_domains)
 	tm_place(d, nd, c, 3, 20, order);
 	EXPECT_EQ((1ULL << 0) | (1ULL << 1), c[2].home);
 	EXPECT_EQ(1ULL << 2, c[0].home);
-	EXPECT_EQ(1, tm_pl_popcount(c[1].home));
+	EXPECT_EQ(1U, tm_pl_popcount(c[1].home));
 
 	/* alone, 5500 goes to the 6-PU domain: the tightest that holds it */
 	struct tm_pl_cgroup one[1] = {{.id = 2, .demand_mcpu = 5500}};

@@ -22,7 +22,7 @@ TEST(zen2_ccx_of_4_cores_with_smt)
 {
 	/* EPYC 7742-like: 8 CCDs x 2 CCX x 4 cores x 2 threads */
 	ASSERT_EQ(0, tm_topo_load("pack:1 die:8 l3:2 core:4 pu:2", &t, err, sizeof(err)));
-	EXPECT_EQ(TM_DOMAIN_L3, t.kind);
+	EXPECT_EQ(TM_DOMAIN_L3, (int)t.kind);
 	EXPECT_EQ(16, t.nr_domains);
 	EXPECT_EQ(128U, t.nr_cpus);
 	EXPECT_TRUE(t.symmetric);
@@ -63,10 +63,10 @@ TEST(linux_smt_numbering_keeps_siblings_in_their_domain)
 TEST(no_l3_falls_back_to_l2_then_package)
 {
 	ASSERT_EQ(0, tm_topo_load("pack:2 l2:2 core:2 pu:1", &t, err, sizeof(err)));
-	EXPECT_EQ(TM_DOMAIN_L2, t.kind);
+	EXPECT_EQ(TM_DOMAIN_L2, (int)t.kind);
 	EXPECT_EQ(4, t.nr_domains);
 	ASSERT_EQ(0, tm_topo_load("pack:2 core:4 pu:1", &t, err, sizeof(err)));
-	EXPECT_EQ(TM_DOMAIN_PACKAGE, t.kind);
+	EXPECT_EQ(TM_DOMAIN_PACKAGE, (int)t.kind);
 	EXPECT_EQ(2, t.nr_domains);
 	EXPECT_EQ(0ULL, t.d[0].cache_bytes);
 }
@@ -74,7 +74,7 @@ TEST(no_l3_falls_back_to_l2_then_package)
 TEST(asymmetric_xml_export)
 {
 	ASSERT_EQ(0, tm_topo_load("tests/fixtures/asym-3l3.xml", &t, err, sizeof(err)));
-	EXPECT_EQ(TM_DOMAIN_L3, t.kind);
+	EXPECT_EQ(TM_DOMAIN_L3, (int)t.kind);
 	ASSERT_EQ(3, t.nr_domains);
 	EXPECT_FALSE(t.symmetric);
 	EXPECT_STREQ("0-7", fmt(&t.d[0].cpus));

@@ -65,7 +65,7 @@ TEST(stat_names_cover_every_counter)
 		TM_STATS(N)
 #undef N
 	};
-	ASSERT_EQ(TM_NR_STATS, sizeof(names) / sizeof(names[0]));
+	ASSERT_EQ((size_t)TM_NR_STATS, sizeof(names) / sizeof(names[0]));
 	for (int i = 0; i < TM_NR_STATS; i++)
 		for (int j = i + 1; j < TM_NR_STATS; j++)
 			EXPECT_NE(0, strcmp(names[i], names[j]));
