@@ -124,7 +124,8 @@ static int read_line(const char *root, const char *path, const char *file, char 
 	FILE *f;
 	int ok;
 
-	snprintf(p, sizeof(p), "%s%s/%s", root, strcmp(path, "/") ? path : "", file);
+	if (tm_cg_path(p, sizeof(p), root, path, file))
+		return -1;
 	f = fopen(p, "r");
 	if (!f)
 		return -1;
@@ -141,8 +142,8 @@ static int read_usage_us(const char *root, const char *path, uint64_t *us)
 	char dir[PATH_MAX];
 	__u64 v;
 
-	snprintf(dir, sizeof(dir), "%s%s", root, strcmp(path, "/") ? path : "");
-	if (tm_cg_read_u64(dir, "cpu.stat", "usage_usec", &v))
+	if (tm_cg_path(dir, sizeof(dir), root, path, NULL) ||
+	    tm_cg_read_u64(dir, "cpu.stat", "usage_usec", &v))
 		return -1;
 	*us = v;
 	return 0;

@@ -67,7 +67,8 @@ static uint64_t cg_u64(const char *root, const char *rel, const char *file, cons
 	char dir[PATH_MAX];
 	__u64 v = 0;
 
-	snprintf(dir, sizeof(dir), "%s%s", root, rel);
+	if (tm_cg_path(dir, sizeof(dir), root, rel, NULL))
+		return 0;
 	return tm_cg_read_u64(dir, file, key, &v) ? 0 : v;
 }
 

@@ -84,9 +84,9 @@ static int be_cgroups(struct tm_daemon *d, struct bcg *c)
 		int ch;
 
 		/* an empty cgroup asks for nothing */
-		snprintf(p, sizeof(p), "%s%.*s/cgroup.procs", d->cgroup_root, TM_CFG_PATH_MAX,
-			 be[i].path);
-		f = fopen(p, "r");
+		f = tm_cg_path(p, sizeof(p), d->cgroup_root, be[i].path, "cgroup.procs")
+			    ? NULL
+			    : fopen(p, "r");
 		ch = f ? fgetc(f) : EOF;
 		if (f)
 			fclose(f);

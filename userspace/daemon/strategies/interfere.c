@@ -136,7 +136,8 @@ static bool unknown_ids(int waits_fd)
 
 static void cgdir(const struct tm_daemon *d, const char *rel, char *out, size_t len)
 {
-	snprintf(out, len, "%s%s", d->cgroup_root, strcmp(rel, "/") ? rel : "");
+	if (tm_cg_path(out, len, d->cgroup_root, rel, NULL))
+		*out = 0;
 }
 
 static struct victim *victim_get(uint64_t id, const char *path)

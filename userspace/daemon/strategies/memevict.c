@@ -57,7 +57,8 @@ static int cg_read_u64(const struct tm_daemon *d, const char *rel, const char *f
 	FILE *f;
 	int ok;
 
-	snprintf(p, sizeof(p), "%s%.*s/%s", d->cgroup_root, TM_CFG_PATH_MAX, rel, file);
+	if (tm_cg_path(p, sizeof(p), d->cgroup_root, rel, file))
+		return -1;
 	f = fopen(p, "r");
 	if (!f)
 		return -1;
