@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libtidemark's one home for logic that had several copies: cgroup path
+ * forms and joins, cpu.max, /proc/stat, the domain-kind names, and
+ * tidemarkd's BE-line arbiter.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "kselftest_harness.h"
+#include "actuate.h"
+#include "strategy.h"
+#include "tmlib.h"
+#include "topo.h"
+
+TEST(rel_norm_one_form)
+{
+	static const char *const in[] = {"x/y",
+					 "/x/y",
+					 "/x/y/",
+					 "//x//y",
+					 "./x/./y",
+					 "/sys/fs/cgroup/x/y",
+					 "/sys/fs/cgroup//x/y/"};
+	const char *why;
+	char out[64];
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		ASSERT_EQ(0, tm_cg_rel_norm(in[i], out, sizeof(out), &why));
+		EXPECT_STREQ("/x/y", out);
+	}
+	ASSERT_EQ(0, tm_cg_rel_norm("/sys/fs/cgroup", out, sizeof(out), &why));
+	EXPECT_STREQ("/", out);
+	ASSERT_EQ(0, tm_cg_rel_norm("kubepods.slice/*/", out, sizeof(out), &why));
+	EXPECT_STREQ("/kubepods.slice/*", out);
+	/* a name that merely starts like the mount is not the mount */
+	ASSERT_EQ(0, tm_cg_rel_norm("/sys/fs/cgroupx", out, sizeof(out), &why));
+	EXPECT_STREQ("/sys/fs/cgroupx", out);
+	EXPECT_EQ(-1, tm_cg_rel_norm("", out, sizeof(out), &why));
+	EXPECT_STREQ("empty cgroup path", why);
+	EXPECT_EQ(-1, tm_cg_rel_norm("/a/../b", out, sizeof(out), &why));
+	EXPECT_NE(NULL, strstr(why, "'..'"));
+	EXPECT_EQ(-1, tm_cg_rel_norm("/abcdefgh", out, 8, &why));
+	EXPECT_STREQ("cgroup path too long", why);
+}
+
+TEST(path_join)
+{
+	char out[64];
+
+	ASSERT_EQ(0, tm_cg_path(out, sizeof(out), "/r", "/x/y", "cpu.max"));
+	EXPECT_STREQ("/r/x/y/cpu.max", out);
+	ASSERT_EQ(0, tm_cg_path(out, sizeof(out), "/r", "x", NULL));
+	EXPECT_STREQ("/r/x", out);
+	ASSERT_EQ(0, tm_cg_path(out, sizeof(out), "/r", "/", "cgroup.procs"));
+	EXPECT_STREQ("/r/cgroup.procs", out);
+	ASSERT_EQ(0, tm_cg_path(out, sizeof(out), "/r", "", NULL));
+	EXPECT_STREQ("/r", out);
+	EXPECT_EQ(-1, tm_cg_path(out, 8, "/r", "/long/path", "f"));
+}
+
+static int write_file(const char *dir, const char *name, const char *text)
+{
+	char p[256];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+TEST(cpu_max_as_mcpu)
+{
+	char root[] = "/tmp/tm-lib.XXXXXX", dir[64];
+	__u32 m = 0;
+
+	ASSERT_NE(NULL, mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/c", root);
+	ASSERT_EQ(0, mkdir(dir, 0755));
+	ASSERT_EQ(0, write_file(dir, "cpu.max", "50000 100000\n"));
+	EXPECT_EQ(1, tm_cg_cpu_max(root, "/c", &m));
+	EXPECT_EQ(500U, m);
+	ASSERT_EQ(0, write_file(dir, "cpu.max", "250000 100000\n"));
+	EXPECT_EQ(1, tm_cg_cpu_max(root, "c", &m));
+	EXPECT_EQ(2500U, m);
+	/* a quota below one milli-CPU still asks for something */
+	ASSERT_EQ(0, write_file(dir, "cpu.max", "50 100000\n"));
+	EXPECT_EQ(1, tm_cg_cpu_max(root, "/c", &m));
+	EXPECT_EQ(1U, m);
+	ASSERT_EQ(0, write_file(dir, "cpu.max", "max 100000\n"));
+	EXPECT_EQ(0, tm_cg_cpu_max(root, "/c", &m));
+	EXPECT_EQ(-1, tm_cg_cpu_max(root, "/missing", &m));
+	snprintf(dir, sizeof(dir), "rm -rf %s", root);
+	EXPECT_EQ(0, system(dir));
+}
+
+struct stat_seen {
+	int all, cpus;
+	__u64 busy, total;
+};
+
+static void on_stat(int cpu, __u64 busy, __u64 total, void *arg)
+{
+	struct stat_seen *s = arg;
+
+	if (cpu < 0) {
+		s->all++;
+		s->busy = busy;
+		s->total = total;
+	} else {
+		s->cpus++;
+	}
+}
+
+TEST(proc_stat_node_and_each_cpu)
+{
+	struct stat_seen s = {};
+
+	ASSERT_EQ(0, tm_proc_stat(on_stat, &s));
+	EXPECT_EQ(1, s.all);
+	EXPECT_GE(s.cpus, tm_nr_cpus());
+	EXPECT_LE(s.busy, s.total);
+	EXPECT_GT(s.total, 0ULL);
+}
+
+TEST(domain_kind_names)
+{
+	EXPECT_STREQ("L3", tm_domain_kind_name(TM_DOMAIN_L3));
+	EXPECT_STREQ("L2", tm_domain_kind_name(TM_DOMAIN_L2));
+	EXPECT_STREQ("package", tm_domain_kind_name(TM_DOMAIN_PACKAGE));
+}
+
+TEST(line_arbiter_lowest_wins_owners_withdraw_their_own)
+{
+	static struct tm_daemon d;
+	const char *owner;
+
+	pthread_mutex_init(&d.lock, NULL);
+	d.cfg.cpu.suppress_pct = 65;
+	EXPECT_EQ(65U, tm_line_pct(&d, &owner));
+	EXPECT_STREQ("config", owner);
+	tm_line_request(&d, "interfere", 50);
+	EXPECT_NE(0U, d.events & TM_EV_LINE);
+	d.events = 0;
+	tm_line_request(&d, "other", 40);
+	EXPECT_EQ(40U, tm_line_pct(&d, &owner));
+	EXPECT_STREQ("other", owner);
+	/* a request above the configured line changes nothing */
+	tm_line_request(&d, "third", 90);
+	EXPECT_EQ(40U, tm_line_pct(&d, NULL));
+	tm_line_withdraw(&d, "other");
+	EXPECT_EQ(50U, tm_line_pct(&d, &owner));
+	EXPECT_STREQ("interfere", owner);
+	/* a second request by the same owner replaces its first */
+	tm_line_request(&d, "interfere", 55);
+	EXPECT_EQ(55U, tm_line_pct(&d, NULL));
+	tm_line_withdraw(&d, "interfere");
+	tm_line_withdraw(&d, "interfere");
+	tm_line_withdraw(&d, "third");
+	EXPECT_EQ(65U, tm_line_pct(&d, &owner));
+	EXPECT_STREQ("config", owner);
+	EXPECT_EQ(0, d.nr_line_req);
+}
+
+TEST_HARNESS_MAIN
