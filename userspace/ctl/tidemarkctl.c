@@ -8,6 +8,7 @@
  *   tidemarkctl show
  *   tidemarkctl cap PATH MCPU|off      (BE CPU cap of a cgroup and those below it)
  *   tidemarkctl topology [--input XML_OR_SYNTHETIC] [--json]
+ *   tidemarkctl stats [--interval S] [--once] [--json]   (stats.c)
  *
  * Every change is validated in full before anything is written.
  */
@@ -22,6 +23,7 @@
 
 #include <jansson.h>
 
+#include "ctl.h"
 #include "httpc.h"
 #include "tmlib.h"
 #include "tmmaps.h"
@@ -38,6 +40,8 @@ static int usage(FILE *f)
 		   "       tidemarkctl cap PATH MCPU|off  (cap the BE tasks of PATH and below to "
 		   "MCPU milli-CPUs)\n"
 		   "       tidemarkctl topology [--input XML_OR_SYNTHETIC] [--json]\n"
+		   "       tidemarkctl stats [--interval S] [--once] [--json]  (the running "
+		   "scheduler, live)\n"
 		   "       tidemarkctl status [--addr IP:PORT] [--json]  (tidemarkd's report; "
 		   "default 127.0.0.1:9477)\n");
 	return f == stdout ? 0 : 2;
@@ -381,6 +385,8 @@ int main(int argc, char **argv)
 		return cmd_show();
 	if (!strcmp(argv[1], "topology"))
 		return cmd_topology(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "stats"))
+		return tm_ctl_stats(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "status"))
 		return cmd_status(argc - 2, argv + 2);
 	fprintf(stderr, "tidemarkctl: unknown command '%s'\n", argv[1]);

