@@ -38,6 +38,10 @@ static s64 be_budget;
 /* BE floor of this window and what is still owed of it, ns. */
 static u64 be_floor_ns;
 static s64 be_floor_left;
+/* CPU time forced BE runs (floor, bounded wait) used beyond their grants, ns:
+ * paid back from the next floors, then budgets, so that late grant timers
+ * cannot add to the floor. */
+static s64 forced_debt;
 /* This window owes BE its floor (ONLINE left it less than that under the line). */
 static bool floor_on;
 /* When the current window ends (the window timer's next expiry). */
