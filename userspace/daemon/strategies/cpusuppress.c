@@ -25,7 +25,8 @@
 static struct {
 	__u32 map_id; /* the tunables map last written */
 	bool dirty;   /* configuration changed since */
-	bool refused; /* the scheduler refused what this configuration asks */
+	bool refused; /* the scheduler refused @refused_want */
+	struct tm_tunables refused_want;
 } st;
 
 static void configure(struct tm_daemon *d)
@@ -59,8 +60,11 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		st.dirty = false;
 		goto out;
 	}
-	/* refused before: try again only on a new configuration or scheduler */
-	if (st.refused && !st.dirty && info.id == st.map_id)
+	/* refused before: try again only on a new configuration, scheduler or line */
+	if (st.refused && !st.dirty && info.id == st.map_id &&
+	    st.refused_want.suppress_pct == want.suppress_pct &&
+	    st.refused_want.max_be_wait_ms == want.max_be_wait_ms &&
+	    st.refused_want.be_floor_mcpu == want.be_floor_mcpu)
 		goto out;
 	ufd = tm_pin(d, TM_PIN_TUNABLES_UPDATE);
 	if (ufd < 0)
@@ -77,6 +81,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		/* e.g. a floor above this node's line: refused, what runs is kept */
 		fprintf(stderr, "tidemarkd: %s: not applied: %s\n", NAME, err);
 		st.refused = true;
+		st.refused_want = want;
 	} else {
 		st.refused = false;
 	}
