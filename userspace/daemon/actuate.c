@@ -59,7 +59,27 @@ bool tm_audit(struct tm_daemon *d, const char *strategy, const char *action, boo
 	return !dry_run;
 }
 
-int tm_pin(const struct tm_daemon *d, enum tm_pin which)
+/*
+ * Pins are opened (and their ABI checked) once per round of the main loop,
+ * not at every lookup: protection alone asks for "classes" once per BE
+ * cgroup, and memevict runs every poll_ms.
+ */
+static struct {
+	bool tried;
+	int fd;
+	int err;
+} pin_cache[TM_NR_PINS];
+
+void tm_pins_round(void)
+{
+	for (int i = 0; i < TM_NR_PINS; i++) {
+		if (pin_cache[i].tried && pin_cache[i].fd >= 0)
+			close(pin_cache[i].fd);
+		pin_cache[i].tried = false;
+	}
+}
+
+static int pin_open(const struct tm_daemon *d, enum tm_pin which)
 {
 	static char said[512];
 	char err[512];
@@ -75,6 +95,20 @@ int tm_pin(const struct tm_daemon *d, enum tm_pin which)
 		snprintf(said, sizeof(said), "%s", err);
 	}
 	return -1;
+}
+
+int tm_pin(const struct tm_daemon *d, enum tm_pin which)
+{
+	if (!pin_cache[which].tried) {
+		pin_cache[which].fd = pin_open(d, which);
+		pin_cache[which].err = errno;
+		pin_cache[which].tried = true;
+	}
+	if (pin_cache[which].fd < 0) {
+		errno = pin_cache[which].err;
+		return -1;
+	}
+	return dup(pin_cache[which].fd);
 }
 
 int tm_sched_class_of(const struct tm_daemon *d, const char *rel)

@@ -40,9 +40,12 @@ void tm_line_withdraw(struct tm_daemon *d, const char *owner);
 /* The line to apply, and who holds it ("config" when no request is lower). */
 uint32_t tm_line_pct(const struct tm_daemon *d, const char **owner);
 
-/* A pinned object of the running scheduler (tm_pin_open, ABI checked): an fd,
- * or -1 when none runs or its ABI differs (said once on stderr). */
+/* A pinned object of the running scheduler (tm_pin_open, ABI checked): an fd
+ * the caller closes, or -1 when none runs or its ABI differs (said once on
+ * stderr). Opened once per round of the main loop (tm_pins_round). */
 int tm_pin(const struct tm_daemon *d, enum tm_pin which);
+/* A new round: pins are looked up again (a restarted scheduler pins anew). */
+void tm_pins_round(void);
 
 /* The class the scheduler gives cgroup @rel (path under the cgroup root),
  * from the pinned classes map; -1 when no scheduler is running. */

@@ -61,6 +61,7 @@ static void run_due(struct tm_daemon *d, uint64_t now, uint64_t *due)
 {
 	unsigned int ev = d->events;
 
+	tm_pins_round();
 	d->events = 0;
 	for (int i = 0; i < tm_nr_strategies; i++) {
 		const struct tm_strategy *s = tm_strategies[i];
@@ -194,6 +195,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < tm_nr_strategies; i++)
 		if (tm_strategies[i]->stop)
 			tm_strategies[i]->stop(&d);
+	tm_pins_round();
 	/* what the stops gave back (a lowered BE line) is applied before leaving */
 	for (int i = 0; i < tm_nr_strategies; i++)
 		if (d.events & tm_strategies[i]->wake_on)
