@@ -27,11 +27,18 @@ BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -mlittle-endian \
 	     -Ibpf -I$(LIBBPF_INC) -I$(KSRC)/tools/sched_ext/include \
 	     -I$(KSRC)/tools/include/uapi
 
+# The release every program prints with --version: this number, and the
+# commit it was built from when built from a git checkout.
+TM_RELEASE := 0.6.0
+TM_GIT     := $(shell h=$$(git rev-parse --short HEAD 2>/dev/null) && \
+		{ git diff --quiet HEAD -- 2>/dev/null || h=$$h-dirty; echo $$h; })
+TM_VERSION := $(TM_RELEASE)$(if $(TM_GIT),+git.$(TM_GIT))
+
 BINS := $(BUILD)/scx_tidemark $(BUILD)/tidemarkd $(BUILD)/tidemarkctl $(BUILD)/tm-probe
 
 .SECONDARY:
 
-.PHONY: all deps kernel vmlinux-h test test-unit test-vm demo clean format format-check format-files bench verifier
+.PHONY: install all deps kernel vmlinux-h test test-unit test-vm demo clean format format-check format-files bench verifier
 
 all: $(BINS)
 
@@ -94,14 +101,24 @@ $(call obj,$(CTL_SRCS)): USER_CFLAGS += -Iuserspace/ctl
 
 -include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d $(BUILD)/obj/*/*/*/*.d)
 
+# Rewritten only when the version changes, so version.o rebuilds only then.
+$(BUILD)/version.txt: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(TM_VERSION)' | cmp -s - $@ || echo '$(TM_VERSION)' > $@
+$(BUILD)/obj/userspace/lib/version.o: $(BUILD)/version.txt
+$(BUILD)/obj/userspace/lib/version.o: USER_CFLAGS += -DTM_VERSION='"$(TM_VERSION)"'
+
+.PHONY: FORCE
+FORCE:
+
 $(LIBTM): $(call obj,$(LIB_SRCS))
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/scx_tidemark: $(call obj,$(LOADER_SRCS)) $(LIBTM)
-	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc
+	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -lsystemd
 
 $(BUILD)/tidemarkd: $(call obj,$(DAEMON_SRCS)) $(LIBTM)
-	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -ljansson -lmicrohttpd -lhwloc $(NL_LIBS) -lm
+	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -ljansson -lmicrohttpd -lhwloc $(NL_LIBS) -lm -lsystemd
 
 $(BUILD)/tidemarkctl: $(call obj,$(CTL_SRCS)) $(LIBTM)
 	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson
@@ -120,6 +137,34 @@ $(BUILD)/tm-probe: tools/probe/tm-probe.c
 
 include tests/tests.mk
 include tools/bench/bench.mk
+
+# make install [PREFIX=/usr/local] [SYSCONFDIR=/etc] [DESTDIR=]: the three
+# programs, the systemd units (paths rewritten for PREFIX and SYSCONFDIR),
+# the documentation and sample configuration. Configuration and environment
+# files an operator already has are never overwritten.
+PREFIX     ?= /usr/local
+SYSCONFDIR ?= /etc
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+DOCDIR     ?= $(PREFIX)/share/doc/tidemark
+UNIT_SED = -e 's|/usr/local/sbin/|$(PREFIX)/sbin/|g' -e 's|/usr/local/share/doc/tidemark/|$(DOCDIR)/|g' \
+	   -e 's|/etc/tidemark/|$(SYSCONFDIR)/tidemark/|g'
+
+install: $(BUILD)/scx_tidemark $(BUILD)/tidemarkd $(BUILD)/tidemarkctl
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/tidemark
+	install -m 0755 $^ $(DESTDIR)$(PREFIX)/sbin/
+	for u in scx_tidemark tidemarkd; do \
+		sed $(UNIT_SED) dist/$$u.service > $(DESTDIR)$(UNITDIR)/$$u.service.tmp && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u.service.tmp && \
+		mv $(DESTDIR)$(UNITDIR)/$$u.service.tmp $(DESTDIR)$(UNITDIR)/$$u.service || exit 1; \
+	done
+	install -m 0644 README.md dist/tidemarkd.json.sample $(DESTDIR)$(DOCDIR)/
+	for f in scx_tidemark.env tidemarkd.env; do \
+		[ -e $(DESTDIR)$(SYSCONFDIR)/tidemark/$$f ] || \
+		sed $(UNIT_SED) dist/$$f > $(DESTDIR)$(SYSCONFDIR)/tidemark/$$f || exit 1; \
+	done
+	[ -e $(DESTDIR)$(SYSCONFDIR)/tidemark/tidemarkd.json ] || \
+		install -m 0644 dist/tidemarkd.json.sample $(DESTDIR)$(SYSCONFDIR)/tidemark/tidemarkd.json
 
 demo: all kernel
 	tools/demo.sh

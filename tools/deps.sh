@@ -15,6 +15,9 @@ PKGS=(
 	libhwloc-dev hwloc libnl-3-dev libnl-genl-3-dev
 	# tidemarkd: JSON configuration, HTTP reports; promtool checks /metrics
 	libjansson-dev libmicrohttpd-dev prometheus
+	# sd_notify (readiness, watchdog) for the systemd units; systemd-analyze
+	# verifies them in the tests
+	libsystemd-dev systemd
 	# make bench: plots
 	gnuplot-nox
 	# the test kernel build

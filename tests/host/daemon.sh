@@ -28,4 +28,36 @@ if [ $rc -eq 2 ] && grep -q "missing.json: No such file" <<<"$err"; then ok "mis
 err=$("$bin" 2>&1)
 rc=$?
 if [ $rc -eq 2 ] && grep -q -- "--config FILE is required" <<<"$err"; then ok "--config required"; else not_ok "--config required" "exit $rc: $err"; fi
+# Under systemd (Type=notify, WatchdogSec): READY=1 once the endpoints listen,
+# WATCHDOG=1 at least twice per watchdog period, RELOADING=1 then READY=1 on
+# SIGHUP. systemd's socket is stood in for by tests/lib/notifysock.py; every
+# strategy is off so nothing on this host is touched.
+port=$((20000 + RANDOM % 20000))
+cat >"$tmp/n.json" <<JSON
+{"version":1,"memory_eviction":{"enabled":false},"cpu_eviction":{"enabled":false},
+ "interference":{"enabled":false},"report":{"listen":"127.0.0.1:$port"}}
+JSON
+tests/lib/notifysock.py "$tmp/notify" 4 >"$tmp/notify.log" &
+sock=$!
+for _ in $(seq 50); do [ -S "$tmp/notify" ] && break; sleep 0.05; done
+NOTIFY_SOCKET="$tmp/notify" WATCHDOG_USEC=400000 "$bin" --config "$tmp/n.json" --cgroup-root "$tmp" \
+	2>"$tmp/d.log" &
+d=$!
+sleep 1.5
+kill -HUP $d
+sleep 1
+kill -TERM $d
+wait $d
+rc=$?
+wait $sock
+expect_eq "tidemarkd under a notify socket exits 0 on SIGTERM" 0 "$rc"
+first=$(head -1 "$tmp/notify.log" | cut -d' ' -f2-)
+if [[ $first == READY=1* ]]; then ok "first notification is READY=1 ($first)"; else not_ok "first notification is READY=1" "$(cat "$tmp/notify.log")" "$(tail -3 "$tmp/d.log")"; fi
+curl -s "http://127.0.0.1:$port/metrics" >/dev/null 2>&1 && not_ok "endpoint gone after stop" || ok "endpoint gone after stop"
+# pings: 2.5 s at one per 200 ms at most -> at least 8
+pings=$(grep -c "WATCHDOG=1" "$tmp/notify.log")
+if [ "$pings" -ge 8 ]; then ok "watchdog pinged every half period ($pings in 2.5 s, WATCHDOG_USEC 400000)"; else not_ok "watchdog pinged every half period" "$pings pings" "$(cat "$tmp/notify.log")"; fi
+check "SIGHUP: RELOADING=1 then READY=1" grep -A3 -m1 "RELOADING=1" "$tmp/notify.log" -q
+if grep -A3 "RELOADING=1" "$tmp/notify.log" | grep -q "READY=1"; then ok "ready again after the reload"; else not_ok "ready again after the reload" "$(cat "$tmp/notify.log")"; fi
+check "STOPPING=1 on SIGTERM" grep -q "STOPPING=1" "$tmp/notify.log"
 tap_done

@@ -43,7 +43,8 @@ static int usage(FILE *f)
 		   "       tidemarkctl stats [--interval S] [--once] [--json]  (the running "
 		   "scheduler, live)\n"
 		   "       tidemarkctl status [--addr IP:PORT] [--json]  (tidemarkd's report; "
-		   "default 127.0.0.1:9477)\n");
+		   "default 127.0.0.1:9477)\n"
+		   "       tidemarkctl --version\n");
 	return f == stdout ? 0 : 2;
 }
 
@@ -375,6 +376,10 @@ int main(int argc, char **argv)
 		return usage(stderr);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
 		return usage(stdout);
+	if (!strcmp(argv[1], "--version")) {
+		tm_version_print("tidemarkctl");
+		return 0;
+	}
 	if (!strcmp(argv[1], "class"))
 		return cmd_class(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "set"))

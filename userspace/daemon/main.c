@@ -20,12 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <systemd/sd-daemon.h>
 
 #include "actuate.h"
 #include "daemon.h"
 #include "http.h"
 #include "report.h"
 #include "strategy.h"
+#include "tmlib.h"
 
 #define TM_MAX_STRATEGIES 16
 
@@ -48,6 +50,9 @@ static void usage(FILE *f)
 		"      --check           validate the configuration and exit (0 valid, 2 not)\n"
 		"      --cgroup-root DIR cgroup v2 mount (default /sys/fs/cgroup)\n"
 		"  -h, --help            this text\n"
+		"      --version         print the release and the map ABI version\n"
+		"Under systemd (Type=notify) it reports readiness once its endpoints listen, and\n"
+		"pings the watchdog every round when the unit sets WatchdogSec.\n"
 		"SIGHUP reloads the configuration (an invalid one is refused, the last good one\n"
 		"stays); SIGINT/SIGTERM stop.\n");
 }
@@ -79,16 +84,15 @@ static void run_due(struct tm_daemon *d, uint64_t now, uint64_t *due)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
-						 {"check", no_argument, NULL, 'k'},
-						 {"cgroup-root", required_argument, NULL, 'r'},
-						 {"help", no_argument, NULL, 'h'},
-						 {}};
+	static const struct option longopts[] = {
+		{"config", required_argument, NULL, 'c'},      {"check", no_argument, NULL, 'k'},
+		{"cgroup-root", required_argument, NULL, 'r'}, {"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},	       {}};
 	static struct tm_daemon d = {.cgroup_root = "/sys/fs/cgroup"};
 	uint64_t next_sample = 0, now;
 	struct tm_http *http;
 	bool check = false;
-	uint64_t due[TM_MAX_STRATEGIES] = {}, wait_ms;
+	uint64_t due[TM_MAX_STRATEGIES] = {}, wait_ms, wd_ms = 0, wd_usec;
 	char err[512];
 	int c;
 
@@ -105,6 +109,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			tm_version_print("tidemarkd");
 			return 0;
 		default:
 			usage(stderr);
@@ -146,12 +153,18 @@ int main(int argc, char **argv)
 	fprintf(stderr, "tidemarkd: running (config %s, http %s:%u, memory eviction %s%s)\n",
 		d.config_path, d.cfg.report.listen_addr, d.cfg.report.listen_port,
 		d.cfg.memevict.enabled ? "on" : "off", d.cfg.memevict.dry_run ? ", dry-run" : "");
+	/* systemd (Type=notify): ready once the endpoints listen; with
+	 * WatchdogSec, a ping every round and rounds at least twice per period */
+	if (sd_watchdog_enabled(0, &wd_usec) > 0)
+		wd_ms = wd_usec / 2000 ? wd_usec / 2000 : 1;
+	sd_notifyf(0, "READY=1\nSTATUS=running, config %s", d.config_path);
 
 	while (!exit_req) {
 		if (reload_req) {
 			struct tm_config nc;
 
 			reload_req = 0;
+			sd_notify(0, "RELOADING=1");
 			if (tm_config_load(d.config_path, &nc, err, sizeof(err))) {
 				fprintf(stderr,
 					"tidemarkd: reload refused, keeping the last good "
@@ -176,7 +189,10 @@ int main(int argc, char **argv)
 					tm_strategies[i]->configure(&d);
 				fprintf(stderr, "tidemarkd: configuration reloaded\n");
 			}
+			sd_notify(0, "READY=1");
 		}
+		if (wd_ms)
+			sd_notify(0, "WATCHDOG=1");
 		now = tm_now_ms();
 		run_due(&d, now, due);
 		if (now >= next_sample) {
@@ -189,9 +205,12 @@ int main(int argc, char **argv)
 		for (int i = 0; i < tm_nr_strategies; i++)
 			if (due[i] - now < wait_ms)
 				wait_ms = due[i] - now;
+		if (wd_ms && wait_ms > wd_ms)
+			wait_ms = wd_ms;
 		poll(NULL, 0, (int)wait_ms); /* a signal ends it early */
 	}
 	fprintf(stderr, "tidemarkd: stopping\n");
+	sd_notify(0, "STOPPING=1");
 	for (int i = 0; i < tm_nr_strategies; i++)
 		if (tm_strategies[i]->stop)
 			tm_strategies[i]->stop(&d);

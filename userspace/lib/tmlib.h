@@ -9,6 +9,10 @@
 
 #define TM_CGROUP_ROOT "/sys/fs/cgroup"
 
+/* The release ("0.6.0+git.abc1234"), and "PROG RELEASE (scheduler map ABI N)" on stdout. */
+const char *tm_version(void);
+void tm_version_print(const char *prog);
+
 /* Counter names and help texts, in TM_STATS order. */
 extern const char *const tm_stat_names[TM_NR_STATS];
 extern const char *const tm_stat_help[TM_NR_STATS];

@@ -31,6 +31,7 @@ struct tm_opts {
 	int kubelet;
 	bool json;
 	bool verbose;
+	bool version; /* --version: print it and exit */
 };
 
 /* Class entries the loader wrote into the classes map (sorted by id). */

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include <scx/common.h>
+#include <systemd/sd-daemon.h>
 
 #include "tmmaps.h"
 #include "loader.h"
@@ -135,6 +136,10 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 		"domains for placement)\n",
 		(uint64_t)o->slice_us, o->tun.suppress_pct, o->tun.max_be_wait_ms,
 		o->tun.be_floor_mcpu, (int)own.n, pr->pl.nd);
+	/* ready for systemd (Type=notify) once the maps tidemarkd needs are pinned;
+	 * a no-op when not started by systemd */
+	sd_notifyf(0, "READY=1\nSTATUS=scheduling: suppress %u%%, %d class rules",
+		   o->tun.suppress_pct, (int)own.n);
 
 	next_stats = time(NULL) + o->stats_s;
 	clock_gettime(CLOCK_MONOTONIC, &now);
@@ -189,6 +194,10 @@ int main(int argc, char **argv)
 		tm_usage(ret > 0 ? stdout : stderr, argv[0]);
 		return ret > 0 ? 0 : 2;
 	}
+	if (opts.version) {
+		tm_version_print("scx_tidemark");
+		return 0;
+	}
 	libbpf_set_print(opts.verbose ? libbpf_print : libbpf_print_quiet);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -199,8 +208,11 @@ int main(int argc, char **argv)
 	do {
 		ret = run_once(&opts, first, &restart);
 		first = false;
-		if (restart)
+		if (restart) {
 			fprintf(stderr, "scx_tidemark: kernel asked for a restart; reloading\n");
+			sd_notify(0, "STATUS=restarting: the kernel asked for it (CPU hotplug)");
+		}
 	} while (restart);
+	sd_notify(0, "STOPPING=1");
 	return ret ? 1 : 0;
 }

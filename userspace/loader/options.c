@@ -59,7 +59,8 @@ void tm_usage(FILE *f, const char *prog)
 		"      --stats SECONDS   print the counters every SECONDS (default: off)\n"
 		"      --json            print counters as one JSON object per line\n"
 		"  -v, --verbose         libbpf debug output\n"
-		"  -h, --help            this text\n",
+		"  -h, --help            this text\n"
+		"      --version         print the release and the map ABI version\n",
 		prog, TM_SLICE_US_DFL, TM_SLICE_US_MIN, TM_SLICE_US_MAX, TM_TIMEOUT_MS_MAX,
 		TM_SUPPRESS_PCT_DFL, TM_MAX_BE_WAIT_MS_DFL, TM_MAX_BE_WAIT_MS_MIN,
 		TM_MAX_BE_WAIT_MS_MAX, TM_BE_FLOOR_MCPU_DFL, TM_WINDOW_US_DFL, TM_WINDOW_US_MIN,
@@ -154,7 +155,8 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 		OPT_HOME_SLACK,
 		OPT_HOME_WAIT,
 		OPT_PEAK_WINDOW,
-		OPT_BE_AVOID
+		OPT_BE_AVOID,
+		OPT_VERSION
 	};
 	static const struct option longopts[] = {
 		{"slice-us", required_argument, NULL, 's'},
@@ -179,6 +181,7 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 		{"json", no_argument, NULL, OPT_JSON},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, OPT_VERSION},
 		{}};
 	char err[512];
 	__u64 v;
@@ -324,6 +327,9 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 			break;
 		case 'h':
 			return 1;
+		case OPT_VERSION:
+			o->version = true;
+			return 0;
 		default:
 			return -1;
 		}
