@@ -20,6 +20,11 @@ TEST(minimal_config_gets_the_defaults)
 	EXPECT_EQ(65U, c.cpu.suppress_pct);
 	EXPECT_EQ(70U, c.memory.evict_pct);
 	EXPECT_EQ(68U, c.memory.evict_lower_pct);
+	/* CPU eviction stops at the scheduler's line unless told otherwise */
+	EXPECT_EQ(65U, c.cpu.evict_lower_pct);
+	EXPECT_EQ(70U, c.cpu.evict_pct);
+	EXPECT_EQ(10U, c.cpu.evict_window_s);
+	EXPECT_EQ(1000U, c.cpuevict.default_request_mcpu);
 	EXPECT_TRUE(c.memevict.enabled);
 	EXPECT_TRUE(c.memevict.throttle_first);
 	EXPECT_FALSE(c.memevict.dry_run);
@@ -69,6 +74,17 @@ TEST(watermark_order_is_enforced_with_the_field_named)
 	EXPECT_EQ(-1, parse("{\"version\":1,\"watermarks\":{\"memory\":{\"forbid_pct\":69}}}"));
 	EXPECT_STREQ("watermarks.memory.forbid_pct: 69 must not be above evict_lower_pct (68)",
 		     err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"watermarks\":{\"cpu\":{\"evict_lower_pct\":60}}}"));
+	EXPECT_STREQ("watermarks.cpu.evict_lower_pct: 60 must not be below suppress_pct (65)", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"watermarks\":{\"cpu\":{\"evict_lower_pct\":70}}}"));
+	EXPECT_STREQ("watermarks.cpu.evict_lower_pct: 70 must be below evict_pct (70)", err);
+	/* the default lower line follows a changed suppress line */
+	ASSERT_EQ(0, parse("{\"version\":1,\"watermarks\":{\"cpu\":{\"suppress_pct\":62,"
+			   "\"evict_window_s\":30}}}"));
+	EXPECT_EQ(62U, c.cpu.evict_lower_pct);
+	EXPECT_EQ(30U, c.cpu.evict_window_s);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"watermarks\":{\"cpu\":{\"evict_window_s\":0}}}"));
+	EXPECT_STREQ("watermarks.cpu.evict_window_s: 0 is out of range 1-600", err);
 }
 
 TEST(bad_input_names_the_field)
@@ -119,6 +135,10 @@ TEST(cpu_eviction_fields)
 	EXPECT_EQ(-1, parse("{\"version\":1,\"cgroups\":{\"be\":[{\"path\":\"/"
 			    "x\",\"request_mcpu\":0}]}}"));
 	EXPECT_STREQ("cgroups.be[0]: request_mcpu must be a whole number in 1..512000", err);
+	ASSERT_EQ(0, parse("{\"version\":1,\"cpu_eviction\":{\"default_request_mcpu\":500}}"));
+	EXPECT_EQ(500U, c.cpuevict.default_request_mcpu);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"cpu_eviction\":{\"default_request_mcpu\":0}}"));
+	EXPECT_STREQ("cpu_eviction.default_request_mcpu: 0 is out of range 1-512000", err);
 }
 
 TEST(interference_fields)

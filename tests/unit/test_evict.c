@@ -109,4 +109,17 @@ TEST(satisfaction_counted_only_while_be_uses_what_it_may)
 	EXPECT_EQ(0.0, tm_sat_release_mcpu(3000, 0.9, 80));
 }
 
+TEST(cpu_evict_watermark_releases_down_to_the_lower_line)
+{
+	/* 2 CPUs: at 80% against evict 70 / lower 65, 15% of 2000 mCPU goes */
+	EXPECT_EQ(300U, tm_cpu_high_need_mcpu(80, 70, 65, 2000));
+	/* at or under evict_pct: nothing, even above the lower line */
+	EXPECT_EQ(0U, tm_cpu_high_need_mcpu(70, 70, 65, 2000));
+	EXPECT_EQ(0U, tm_cpu_high_need_mcpu(68.5, 70, 65, 2000));
+	/* just above: the whole way down to the lower line */
+	EXPECT_EQ(101U, tm_cpu_high_need_mcpu(70.05, 70, 65, 2000));
+	/* 64 CPUs at 100% against 90 / 80 */
+	EXPECT_EQ(12800U, tm_cpu_high_need_mcpu(100, 90, 80, 64000));
+}
+
 TEST_HARNESS_MAIN

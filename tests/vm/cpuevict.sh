@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 240
-# Satisfaction-based CPU eviction (tidemarkd cpuevict): BE requests ~2 CPUs;
+# Satisfaction-based CPU eviction (tidemarkd cpuevict): BE requests ~2 CPUs
+# (a 1000m job, and a kubelet BestEffort pod: cpu.weight 1, no request, so
+# default_request_mcpu 1000);
 # with no ONLINE load the node lets BE have 65% of 2 CPUs (satisfaction
 # ~65%, above the 60% bound: nothing happens). An ONLINE surge takes a CPU,
 # BE's budget falls to ~0.3 CPU (satisfaction ~15%) for the whole window:
@@ -13,8 +15,17 @@ cg=/sys/fs/cgroup
 echo "+cpu +memory" >$cg/cgroup.subtree_control
 mkdir -p $cg/online $cg/be
 echo "+cpu +memory" >$cg/be/cgroup.subtree_control
-mkdir -p $cg/be/low $cg/be/high
-echo 39 >$cg/be/high/cpu.weight	# kubelet's weight for a 1000m request
+mkdir -p $cg/be/low
+# a BestEffort pod as kubelet (systemd driver) makes it: weight 1, no quota
+bep=kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1234.slice
+mkdir -p $cg/kubepods.slice
+echo "+cpu +memory" >$cg/kubepods.slice/cgroup.subtree_control
+mkdir -p $cg/kubepods.slice/kubepods-besteffort.slice
+echo "+cpu +memory" >$cg/kubepods.slice/kubepods-besteffort.slice/cgroup.subtree_control
+mkdir -p $cg/$bep
+echo 1 >$cg/kubepods.slice/kubepods-besteffort.slice/cpu.weight
+echo 1 >$cg/$bep/cpu.weight
+# kubelet rules (auto) make the pod BE
 build/scx_tidemark --online /online --be /be --suppress-pct 65 >/tmp/scx.log 2>&1 &
 spid=$!
 wait_state enabled 20 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
@@ -27,7 +38,8 @@ config() { # dry_run
  "memory_eviction": {"enabled": false},
  "cpu_eviction": {"dry_run": $1, "window_s": 10, "min_coverage_pct": 80, "lower_pct": 60,
                   "upper_pct": 80, "usage_gate_pct": 80, "cooldown_s": 30, "max_per_round": 1},
- "cgroups": {"be": [{"path": "/be/low", "priority": -1, "request_mcpu": 1000}, "/be/high"],
+ "cgroups": {"be": [{"path": "/be/low", "priority": -1, "request_mcpu": 1000},
+                    "/kubepods.slice/kubepods-besteffort.slice/*"],
              "online": ["/online"]},
  "report": {"listen": "127.0.0.1:9477"}}
 EOC
@@ -35,7 +47,7 @@ EOC
 config true
 in_cgroup be/low timeout 200 bash -c 'while :; do :; done'
 low=$!
-in_cgroup be/high timeout 200 bash -c 'while :; do :; done'
+in_cgroup $bep timeout 200 bash -c 'while :; do :; done'
 high=$!
 build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
 dpid=$!
@@ -53,13 +65,15 @@ if grep -m1 "strategy=cpuevict" /tmp/td.log | grep -q "cgroup=/be/low "; then ok
 sat=$(grep -m1 "strategy=cpuevict" /tmp/td.log | sed -n 's/.*satisfaction_pct=\([0-9]*\).*/\1/p')
 if [ -n "$sat" ] && [ "$sat" -lt 60 ]; then ok "satisfaction under the bound ($sat%)"; else not_ok "satisfaction under the bound" "'$sat'"; fi
 if kill -0 $low && kill -0 $high; then ok "dry-run killed nothing"; else not_ok "dry-run killed nothing"; fi
+req=$(grep -m1 "strategy=cpuevict" /tmp/td.log | sed -n 's/.*be_request_mcpu=\([0-9]*\).*/\1/p')
+expect_eq "BE request: 1000 (job) + default_request_mcpu 1000 (BestEffort pod at weight 1)" 2000 "$req"
 
 config false
 kill -HUP $dpid
 wait_log /tmp/td.log "strategy=cpuevict action=kill dry_run=false" 30 && ok "real run kills" || not_ok "real run kills" "$(tail -5 /tmp/td.log)"
 sleep 1
 if ! kill -0 $low 2>/dev/null; then ok "/be/low killed"; else not_ok "/be/low killed"; fi
-if kill -0 $high 2>/dev/null; then ok "/be/high spared (one victim per round)"; else not_ok "/be/high spared"; fi
+if kill -0 $high 2>/dev/null; then ok "the BestEffort pod spared (one victim per round)"; else not_ok "the BestEffort pod spared"; fi
 kill -0 $on && ok "ONLINE untouched" || not_ok "ONLINE untouched"
 n=$(grep -c "strategy=cpuevict action=kill dry_run=false" /tmp/td.log)
 expect_eq "one kill in the round (cool-down 30 s)" 1 "$n"

@@ -17,6 +17,8 @@ void tm_config_defaults(struct tm_config *c)
 	c->cpu.forbid_pct = 60;
 	c->cpu.suppress_pct = 65;
 	c->cpu.evict_pct = 70;
+	c->cpu.evict_lower_pct = 0; /* suppress_pct unless given */
+	c->cpu.evict_window_s = 10;
 	c->memory.forbid_pct = 65;
 	c->memory.evict_lower_pct = 68;
 	c->memory.evict_pct = 70;
@@ -34,6 +36,7 @@ void tm_config_defaults(struct tm_config *c)
 	c->cpuevict.usage_gate_pct = 90;
 	c->cpuevict.cooldown_s = 60;
 	c->cpuevict.max_per_round = 1;
+	c->cpuevict.default_request_mcpu = 1000;
 	c->interfere.enabled = true;
 	c->interfere.sample_ms = 1000;
 	c->interfere.warmup_samples = 10;
@@ -368,6 +371,12 @@ static void check_order(struct ctx *x, const struct tm_config *c)
 	else if (c->cpu.suppress_pct >= c->cpu.evict_pct)
 		fail(x, "watermarks.cpu.suppress_pct", "%u must be below evict_pct (%u)",
 		     c->cpu.suppress_pct, c->cpu.evict_pct);
+	else if (c->cpu.evict_lower_pct < c->cpu.suppress_pct)
+		fail(x, "watermarks.cpu.evict_lower_pct", "%u must not be below suppress_pct (%u)",
+		     c->cpu.evict_lower_pct, c->cpu.suppress_pct);
+	else if (c->cpu.evict_lower_pct >= c->cpu.evict_pct)
+		fail(x, "watermarks.cpu.evict_lower_pct", "%u must be below evict_pct (%u)",
+		     c->cpu.evict_lower_pct, c->cpu.evict_pct);
 	else if (c->memory.forbid_pct > c->memory.evict_lower_pct)
 		fail(x, "watermarks.memory.forbid_pct", "%u must not be above evict_lower_pct (%u)",
 		     c->memory.forbid_pct, c->memory.evict_lower_pct);
@@ -387,12 +396,21 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 					  "memory_eviction", "cpu_eviction", "interference",
 					  "cgroups",	     "report",	     NULL};
 	static const char *const wm[] = {"cpu", "memory", NULL};
-	static const char *const wcpu[] = {"forbid_pct", "suppress_pct", "evict_pct", NULL};
+	static const char *const wcpu[] = {"forbid_pct", "suppress_pct",   "evict_lower_pct",
+					   "evict_pct",	 "evict_window_s", NULL};
 	static const char *const wmem[] = {"forbid_pct", "evict_lower_pct", "evict_pct", NULL};
 	static const char *const sch[] = {"pin_dir", "max_be_wait_ms", "be_floor_mcpu", NULL};
-	static const char *const ce[] = {
-		"enabled",   "dry_run",	       "window_s",   "min_coverage_pct", "lower_pct",
-		"upper_pct", "usage_gate_pct", "cooldown_s", "max_per_round",	 NULL};
+	static const char *const ce[] = {"enabled",
+					 "dry_run",
+					 "window_s",
+					 "min_coverage_pct",
+					 "lower_pct",
+					 "upper_pct",
+					 "usage_gate_pct",
+					 "cooldown_s",
+					 "max_per_round",
+					 "default_request_mcpu",
+					 NULL};
 	static const char *const me[] = {"enabled", "dry_run",	   "throttle_first",
 					 "poll_ms", "cooldown_ms", NULL};
 	static const char *const rep[] = {"listen",
@@ -440,6 +458,10 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 				  &c->cpu.suppress_pct);
 			u32_field(&x, o, "evict_pct", "watermarks.cpu.evict_pct", 1, 100,
 				  &c->cpu.evict_pct);
+			u32_field(&x, o, "evict_lower_pct", "watermarks.cpu.evict_lower_pct", 1,
+				  100, &c->cpu.evict_lower_pct);
+			u32_field(&x, o, "evict_window_s", "watermarks.cpu.evict_window_s", 1, 600,
+				  &c->cpu.evict_window_s);
 		}
 		if ((o = object(&x, w, "memory", "watermarks.memory"))) {
 			known_keys(&x, "watermarks.memory", o, wmem);
@@ -488,6 +510,8 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 			  &c->cpuevict.cooldown_s);
 		u32_field(&x, o, "max_per_round", "cpu_eviction.max_per_round", 1, 100,
 			  &c->cpuevict.max_per_round);
+		u32_field(&x, o, "default_request_mcpu", "cpu_eviction.default_request_mcpu", 1,
+			  TM_MCPU_MAX, &c->cpuevict.default_request_mcpu);
 		if (!x.failed && c->cpuevict.lower_pct >= c->cpuevict.upper_pct)
 			fail(&x, "cpu_eviction.lower_pct", "%u must be below upper_pct (%u)",
 			     c->cpuevict.lower_pct, c->cpuevict.upper_pct);
@@ -513,6 +537,9 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 		u32_field(&x, o, "push_interval_s", "report.push_interval_s", 1, 3600,
 			  &c->report.push_interval_s);
 	}
+	/* unless given, CPU eviction stops at the scheduler's line */
+	if (!c->cpu.evict_lower_pct)
+		c->cpu.evict_lower_pct = c->cpu.suppress_pct;
 	if (!x.failed)
 		check_order(&x, c);
 	if (!x.failed) {

@@ -22,11 +22,13 @@ struct tm_cfg_cgroup {
 
 struct tm_config {
 	int version;
-	/* watermarks, % of the node; forbid <= suppress < evict */
+	/* watermarks, % of the node; forbid <= suppress <= evict_lower < evict */
 	struct {
-		uint32_t forbid_pct;   /* report: the node takes no new BE above this */
-		uint32_t suppress_pct; /* the scheduler's BE line */
-		uint32_t evict_pct;    /* CPU eviction (issue 6) acts above this */
+		uint32_t forbid_pct;	  /* report: the node takes no new BE above this */
+		uint32_t suppress_pct;	  /* the scheduler's BE line */
+		uint32_t evict_lower_pct; /* cpuhigh evicts down to this (default suppress_pct) */
+		uint32_t evict_pct;	  /* cpuhigh evicts BE when the node is above this */
+		uint32_t evict_window_s;  /* ... on average over this many seconds */
 	} cpu;
 	struct {
 		uint32_t forbid_pct;
@@ -55,6 +57,9 @@ struct tm_config {
 		uint32_t usage_gate_pct;   /* only while BE uses this much of what it may */
 		uint32_t cooldown_s;
 		uint32_t max_per_round;
+		/* request of a BE cgroup that states none (no request_mcpu, no
+		 * cpu.max quota, cpu.weight 1 as kubelet gives BestEffort pods) */
+		uint32_t default_request_mcpu;
 	} cpuevict;
 	/* interference detection and its action ladder (strategy_interfere.c) */
 	struct {

@@ -541,12 +541,13 @@ char *tm_report_json(struct tm_daemon *d)
 			   free_mcpu > 0 ? free_mcpu : 0);
 	}
 	tm_bprintf(&b, "]},");
-	tm_bprintf(
-		&b,
-		"\"watermarks\":{\"cpu\":{\"forbid_pct\":%u,\"suppress_pct\":%u,\"evict_pct\":%u},"
-		"\"memory\":{\"forbid_pct\":%u,\"evict_lower_pct\":%u,\"evict_pct\":%u}},",
-		d->cfg.cpu.forbid_pct, d->cfg.cpu.suppress_pct, d->cfg.cpu.evict_pct,
-		d->cfg.memory.forbid_pct, d->cfg.memory.evict_lower_pct, d->cfg.memory.evict_pct);
+	tm_bprintf(&b,
+		   "\"watermarks\":{\"cpu\":{\"forbid_pct\":%u,\"suppress_pct\":%u,"
+		   "\"evict_lower_pct\":%u,\"evict_pct\":%u,\"evict_window_s\":%u},"
+		   "\"memory\":{\"forbid_pct\":%u,\"evict_lower_pct\":%u,\"evict_pct\":%u}},",
+		   d->cfg.cpu.forbid_pct, d->cfg.cpu.suppress_pct, d->cfg.cpu.evict_lower_pct,
+		   d->cfg.cpu.evict_pct, d->cfg.cpu.evict_window_s, d->cfg.memory.forbid_pct,
+		   d->cfg.memory.evict_lower_pct, d->cfg.memory.evict_pct);
 	for (int i = 0; i < tm_nr_strategies; i++)
 		if (tm_strategies[i]->report_json)
 			tm_strategies[i]->report_json(d, &b);

@@ -106,6 +106,22 @@ static inline bool tm_satisfaction(double allowed_mcpu, double used_mcpu, double
 	return true;
 }
 
+/*
+ * The CPU evict watermark: mCPU to release so that a node of @cap_mcpu
+ * whose CPU use averaged @avg_pct (of capacity) comes down to @lower_pct;
+ * 0 unless the average is above @evict_pct.
+ */
+static inline uint64_t tm_cpu_high_need_mcpu(double avg_pct, uint32_t evict_pct, uint32_t lower_pct,
+					     uint64_t cap_mcpu)
+{
+	double need;
+
+	if (avg_pct <= evict_pct)
+		return 0;
+	need = (avg_pct - lower_pct) * (double)cap_mcpu / 100.0;
+	return need > 0 ? (uint64_t)(need + 0.5) : 0;
+}
+
 /* CPU to release so that satisfaction comes back up to @upper_pct. */
 static inline double tm_sat_release_mcpu(double request_mcpu, double sat, uint32_t upper_pct)
 {

@@ -11,7 +11,11 @@
  * lowest priority first, then the one that frees most, at most
  * max_per_round per round, then a cool-down. BE request per cgroup: the
  * configured request_mcpu, else its cpu.max quota, else its cpu.weight
- * mapped back through kubelet's formula.
+ * mapped back through kubelet's formula; a cgroup at weight 1 states no
+ * request (kubelet gives BestEffort pods weight 1, i.e. 2 shares) and asks
+ * for default_request_mcpu: a pod's share of the BE work, which the
+ * operator sizes like a typical batch pod. Its use or demand would not do:
+ * both shrink with the very shortage satisfaction is meant to show.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -46,15 +50,18 @@ struct bcg {
 	char path[TM_CFG_PATH_MAX];
 	int priority;
 	uint32_t request;
+	bool dflt; /* request is default_request_mcpu */
 };
 
-static uint32_t read_request(const struct tm_daemon *d, const char *rel, uint32_t configured)
+static uint32_t read_request(const struct tm_daemon *d, const char *rel, uint32_t configured,
+			     bool *dflt)
 {
 	char p[PATH_MAX];
 	unsigned long long w;
 	__u32 mcpu;
 	FILE *f;
 
+	*dflt = false;
 	if (configured)
 		return configured;
 	if (tm_cg_cpu_max(d->cgroup_root, rel, &mcpu) == 1)
@@ -66,10 +73,11 @@ static uint32_t read_request(const struct tm_daemon *d, const char *rel, uint32_
 		bool ok = fscanf(f, "%llu", &w) == 1;
 
 		fclose(f);
-		if (ok)
+		if (ok && w > 1)
 			return tm_weight_to_mcpu(w);
 	}
-	return 0;
+	*dflt = true;
+	return d->cfg.cpuevict.default_request_mcpu;
 }
 
 /* The configured BE cgroups that have tasks, with their requests. */
@@ -94,7 +102,7 @@ static int be_cgroups(struct tm_daemon *d, struct bcg *c)
 			continue;
 		memcpy(c[n].path, be[i].path, sizeof(c[n].path));
 		c[n].priority = be[i].cfg->priority;
-		c[n].request = read_request(d, be[i].path, be[i].cfg->request_mcpu);
+		c[n].request = read_request(d, be[i].path, be[i].cfg->request_mcpu, &c[n].dflt);
 		n++;
 	}
 	return n;
@@ -195,11 +203,12 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		struct bcg *x = &c[order[j]];
 
 		tm_evict(d, NAME, "kill", x->path, cfg->cpuevict.dry_run,
-			 "priority=%d request_mcpu=%u satisfaction_pct=%.0f window_avg_pct=%.0f"
+			 "priority=%d request_mcpu=%u%s satisfaction_pct=%.0f window_avg_pct=%.0f"
 			 " lower_pct=%u allowed_mcpu=%.0f be_used_mcpu=%.0f be_request_mcpu=%.0f"
 			 " release_mcpu=%.0f",
-			 x->priority, x->request, cur * 100, avg * 100, cfg->cpuevict.lower_pct,
-			 allowed, be, request, release);
+			 x->priority, x->request, x->dflt ? " (default_request_mcpu)" : "",
+			 cur * 100, avg * 100, cfg->cpuevict.lower_pct, allowed, be, request,
+			 release);
 	}
 	if (m) {
 		st.cooldown_until = now + cfg->cpuevict.cooldown_s * 1000ULL;

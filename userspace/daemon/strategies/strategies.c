@@ -5,11 +5,13 @@
 extern const struct tm_strategy tm_strategy_cpusuppress;
 extern const struct tm_strategy tm_strategy_memevict;
 extern const struct tm_strategy tm_strategy_cpuevict;
+extern const struct tm_strategy tm_strategy_cpuhigh;
 extern const struct tm_strategy tm_strategy_interfere;
 
 const struct tm_strategy *const tm_strategies[] = {
 	&tm_strategy_memevict,
 	&tm_strategy_cpuevict,
+	&tm_strategy_cpuhigh,
 	&tm_strategy_interfere,
 	/* last: applies a line another strategy changed in the same round */
 	&tm_strategy_cpusuppress,

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The CPU evict watermark (Koordinator's evict line, for CPU). Every second
+ * the node's CPU use is sampled: the scheduler's own run time of every class
+ * when it runs (exact), else /proc/stat. When the mean over
+ * watermarks.cpu.evict_window_s is above watermarks.cpu.evict_pct and BE
+ * cgroups are using CPU, BE cgroups are killed to bring the node down to
+ * evict_lower_pct: lowest priority first, then the one using most, each
+ * counted for what it used over the last second, at most
+ * cpu_eviction.max_per_round, then cpu_eviction.cooldown_s and a fresh
+ * window. The scheduler keeps BE under the suppress line; the node goes
+ * above evict_pct only when ONLINE and SYSTEM leave BE nothing but its floor
+ * and forced runs, which this takes back. Shares cpu_eviction's enabled and
+ * dry_run.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "actuate.h"
+#include "strategy.h"
+#include "tmlib.h"
+#include "evict.h"
+#include "tmmaps.h"
+
+#define NAME	    "cpuhigh"
+#define MAX_SAMPLES 600
+#define MAX_CG	    256
+
+struct cg_use {
+	char path[TM_CFG_PATH_MAX];
+	uint64_t usage_us;
+	uint64_t at_ms;
+	uint32_t mcpu; /* over the last period, 0 if unknown */
+	int priority;
+	bool seen;
+};
+
+static struct {
+	/* the source of the last sample: scheduler class run time or /proc/stat */
+	bool sched;
+	uint64_t last_ns, last_busy, last_total, last_at;
+	bool have_last;
+	double pct[MAX_SAMPLES];
+	uint32_t head, n;
+	uint64_t cooldown_until;
+	struct cg_use cg[MAX_CG];
+	int ncg;
+	double last_avg; /* for the report, -1 until a window is full */
+} st = {.last_avg = -1};
+
+static void add_stat(int cpu, __u64 busy, __u64 total, void *arg)
+{
+	__u64 *v = arg;
+
+	if (cpu < 0) {
+		v[0] = busy;
+		v[1] = total;
+	}
+}
+
+/* Node CPU use over the last period, % of capacity; < 0 when not known yet. */
+static double sample(struct tm_daemon *d, uint64_t now)
+{
+	struct tm_cpu_stats sum;
+	uint64_t ns = 0;
+	__u64 v[2] = {};
+	double pct = -1;
+	int fd = tm_pin(d, TM_PIN_STATS);
+
+	if (fd >= 0 && !tm_stats_sum(fd, &sum)) {
+		for (int k = 0; k < TM_NR_CLASSES; k++)
+			ns += sum.cnt[TM_STAT_RUN_NS_SYSTEM + k];
+		if (st.have_last && st.sched && now > st.last_at && ns >= st.last_ns)
+			pct = (ns - st.last_ns) * 100.0 /
+			      ((double)(now - st.last_at) * 1e6 * tm_nr_cpus());
+		st.sched = true;
+		st.last_ns = ns;
+	} else if (!tm_proc_stat(add_stat, v)) {
+		if (st.have_last && !st.sched && v[1] > st.last_total)
+			pct = (v[0] - st.last_busy) * 100.0 / (v[1] - st.last_total);
+		st.sched = false;
+		st.last_busy = v[0];
+		st.last_total = v[1];
+	}
+	if (fd >= 0)
+		close(fd);
+	st.have_last = true;
+	st.last_at = now;
+	return pct;
+}
+
+static struct cg_use *cg_find(const char path[TM_CFG_PATH_MAX])
+{
+	for (int i = 0; i < st.ncg; i++)
+		if (!strcmp(st.cg[i].path, path))
+			return &st.cg[i];
+	if (st.ncg == MAX_CG)
+		return NULL;
+	memset(&st.cg[st.ncg], 0, sizeof(st.cg[0]));
+	memcpy(st.cg[st.ncg].path, path, sizeof(st.cg[0].path));
+	st.cg[st.ncg].path[sizeof(st.cg[0].path) - 1] = 0;
+	return &st.cg[st.ncg++];
+}
+
+/* What each BE cgroup used over the last period; forgets those gone. */
+static void be_use(struct tm_daemon *d, uint64_t now)
+{
+	static struct tm_be_cg be[MAX_CG];
+	int nb = tm_be_cgroups(d, be, MAX_CG), k = 0;
+
+	for (int i = 0; i < st.ncg; i++)
+		st.cg[i].seen = false;
+	for (int i = 0; i < nb; i++) {
+		char dir[PATH_MAX];
+		struct cg_use *u;
+		__u64 us;
+
+		if (tm_cg_path(dir, sizeof(dir), d->cgroup_root, be[i].path, NULL) ||
+		    tm_cg_read_u64(dir, "cpu.stat", "usage_usec", &us))
+			continue;
+		u = cg_find(be[i].path);
+		if (!u)
+			break;
+		u->mcpu = u->at_ms && now > u->at_ms && us >= u->usage_us
+				  ? (uint32_t)((us - u->usage_us) / (now - u->at_ms))
+				  : 0;
+		u->usage_us = us;
+		u->at_ms = now;
+		u->priority = be[i].cfg->priority;
+		u->seen = true;
+	}
+	for (int i = 0; i < st.ncg; i++)
+		if (st.cg[i].seen)
+			st.cg[k++] = st.cg[i];
+	st.ncg = k;
+}
+
+static void configure(struct tm_daemon *d)
+{
+	st.n = 0;
+	st.head = 0;
+	st.last_avg = -1;
+}
+
+static void tick(struct tm_daemon *d, uint64_t now)
+{
+	const struct tm_config *cfg = &d->cfg;
+	uint32_t want =
+		cfg->cpu.evict_window_s < MAX_SAMPLES ? cfg->cpu.evict_window_s : MAX_SAMPLES;
+	struct tm_victim v[MAX_CG];
+	int order[MAX_CG], m, n = 0;
+	uint64_t need, be_mcpu = 0, cap = (uint64_t)tm_nr_cpus() * 1000;
+	double pct, avg = 0;
+
+	if (!cfg->cpuevict.enabled)
+		return;
+	pct = sample(d, now);
+	be_use(d, now);
+	if (pct < 0)
+		return;
+	st.pct[st.head] = pct;
+	st.head = (st.head + 1) % MAX_SAMPLES;
+	if (st.n < MAX_SAMPLES)
+		st.n++;
+	if (st.n < want)
+		return;
+	for (uint32_t k = 0; k < want; k++)
+		avg += st.pct[(st.head + MAX_SAMPLES - 1 - k) % MAX_SAMPLES];
+	avg /= want;
+	pthread_mutex_lock(&d->lock);
+	st.last_avg = avg;
+	pthread_mutex_unlock(&d->lock);
+	need = tm_cpu_high_need_mcpu(avg, cfg->cpu.evict_pct, cfg->cpu.evict_lower_pct, cap);
+	if (!need || now < st.cooldown_until)
+		return;
+	for (int i = 0; i < st.ncg; i++) {
+		if (!st.cg[i].mcpu)
+			continue; /* idle: killing it frees nothing */
+		v[n] = (struct tm_victim){
+			.id = i, .priority = st.cg[i].priority, .bytes = st.cg[i].mcpu};
+		be_mcpu += st.cg[i].mcpu;
+		n++;
+	}
+	if (!n)
+		return; /* no BE is running: ONLINE and SYSTEM alone are above the line */
+	m = tm_evict_pick(v, n, need, order);
+	if (m > (int)cfg->cpuevict.max_per_round)
+		m = cfg->cpuevict.max_per_round;
+	for (int j = 0; j < m; j++) {
+		struct cg_use *x = &st.cg[v[order[j]].id];
+
+		tm_evict(d, NAME, "kill", x->path, cfg->cpuevict.dry_run,
+			 "priority=%d used_mcpu=%u node_cpu_pct=%.1f window_s=%u evict_pct=%u"
+			 " evict_lower_pct=%u need_mcpu=%" PRIu64 " be_used_mcpu=%" PRIu64
+			 " source=%s",
+			 x->priority, x->mcpu, avg, want, cfg->cpu.evict_pct,
+			 cfg->cpu.evict_lower_pct, need, be_mcpu,
+			 st.sched ? "scheduler" : "proc_stat");
+	}
+	if (m) {
+		st.cooldown_until = now + cfg->cpuevict.cooldown_s * 1000ULL;
+		st.n = 0; /* judge the next round on fresh samples */
+	}
+}
+
+static uint32_t period_ms(const struct tm_daemon *d)
+{
+	return 1000;
+}
+
+/* caller holds no lock */
+static void report_json(struct tm_daemon *d, struct tm_buf *b)
+{
+	double avg;
+
+	pthread_mutex_lock(&d->lock);
+	avg = st.last_avg;
+	pthread_mutex_unlock(&d->lock);
+	if (avg < 0)
+		tm_bprintf(b, "\"cpu_high\":{\"node_cpu_pct\":null,\"window_s\":%u},",
+			   d->cfg.cpu.evict_window_s);
+	else
+		tm_bprintf(b, "\"cpu_high\":{\"node_cpu_pct\":%.1f,\"window_s\":%u},", avg,
+			   d->cfg.cpu.evict_window_s);
+}
+
+static void report_prom(struct tm_daemon *d, struct tm_buf *b)
+{
+	double avg;
+
+	pthread_mutex_lock(&d->lock);
+	avg = st.last_avg;
+	pthread_mutex_unlock(&d->lock);
+	if (avg < 0)
+		return;
+	tm_bprintf(b,
+		   "# HELP tidemark_node_cpu_window_ratio Node CPU use averaged over "
+		   "watermarks.cpu.evict_window_s, fraction of capacity (what the evict "
+		   "watermark judges).\n"
+		   "# TYPE tidemark_node_cpu_window_ratio gauge\n"
+		   "tidemark_node_cpu_window_ratio %.4f\n",
+		   avg / 100);
+}
+
+const struct tm_strategy tm_strategy_cpuhigh = {
+	.name = NAME,
+	.section = "watermarks.cpu",
+	.period_ms = period_ms,
+	.configure = configure,
+	.tick = tick,
+	.report_prom = report_prom,
+	.report_json = report_json,
+};
