@@ -130,12 +130,20 @@ static __always_inline void be_grant_return(struct tm_cpu_ctx *c)
 	c->grant_left = 0;
 }
 
-/* A regular BE grant: a slice, or what is left of the budget. */
+/*
+ * A regular BE grant: a slice, or what is left of the budget. Grants are
+ * taken when a run starts, not at dispatch: two CPUs may both dispatch BE
+ * on the last of a window's budget and one finds it spent. That one gets
+ * the minimum grant (its timer ends the run at once), not a whole slice,
+ * which at a low line put BE points above it.
+ */
 static __always_inline u64 be_regular_grant(void)
 {
 	s64 b = be_budget;
 
-	return b > 0 && (u64)b < slice_ns ? (u64)b : slice_ns;
+	if (b <= 0)
+		return TM_BE_GRANT_MIN_NS;
+	return (u64)b < slice_ns ? (u64)b : slice_ns;
 }
 
 /*
@@ -232,34 +240,36 @@ static int grant_timer_fn(void *map, int *key, struct grant_timer *gt)
 }
 
 /*
- * What forced runs overran is taken from this window's floor first, then
- * from its budget (at most what the window gives: the rest waits for the
+ * What forced runs overran, while ONLINE leaves BE only its floor, is taken
+ * from this window's floor (at most what it gives: the rest waits for the
  * next one). Without it, a floor run that a late timer stretches from 0.5 to
- * 1.2 ms gives BE twice its floor while ONLINE holds the line.
+ * 1.2 ms gives BE twice its floor while ONLINE holds the line. The window's
+ * over-the-line integral counted those overruns too: what the floor pays is
+ * taken off it, so nothing is paid twice. Out of the floor regime the
+ * integral alone pays them, from the budget.
  */
-static __always_inline void pay_forced_debt(void)
+static __always_inline void pay_forced_debt(struct window *w)
 {
 	s64 debt = forced_debt, pay;
 
 	if (debt <= 0)
 		return;
-	pay = be_floor_left > 0 ? (debt < be_floor_left ? debt : be_floor_left) : 0;
-	be_floor_left -= pay;
-	debt -= pay;
-	floor_on = be_floor_left > 0;
-	if (debt > 0 && be_budget > 0) {
-		s64 b = debt < be_budget ? debt : be_budget;
-
-		be_budget -= b;
-		pay += b;
+	if (be_floor_left <= 0) {
+		__sync_fetch_and_sub(&forced_debt, debt);
+		return;
 	}
+	pay = debt < be_floor_left ? debt : be_floor_left;
+	be_floor_left -= pay;
+	floor_on = be_floor_left > 0;
+	w->over_ns -= pay;
 	__sync_fetch_and_sub(&forced_debt, pay);
 }
 
 static int window_fn(void *map, int *key, struct window *w)
 {
 	struct tm_tunables *t;
-	u64 now = bpf_ktime_get_ns(), used[TM_NR_CLASSES] = {}, hi, allow, cap, dt, pred;
+	u64 now = bpf_ktime_get_ns(), used[TM_NR_CLASSES] = {}, hi, allow, cap, dt, be_used;
+	bool limited;
 	u32 zero = 0, i, kicks;
 	s64 left;
 
@@ -285,11 +295,14 @@ static int window_fn(void *map, int *key, struct window *w)
 			used[k] += now - c->started;
 	}
 	hi = 0;
+	be_used = 0;
 	for (i = 0; i < TM_NR_CLASSES; i++) {
 		u64 d = used[i] > w->last_run_ns[i] ? used[i] - w->last_run_ns[i] : 0;
 
 		if (i != TM_CLASS_BE)
 			hi += d;
+		else
+			be_used = d;
 		w->last_run_ns[i] = used[i];
 	}
 	dt = w->last_at && time_before(w->last_at, now) ? now - w->last_at : window_ns;
@@ -305,22 +318,27 @@ static int window_fn(void *map, int *key, struct window *w)
 	cap = dt * cap_cpus;
 	if (hi > cap)
 		hi = cap;
+	if (be_used > cap)
+		be_used = cap;
 
 	be_floor_ns = (u64)t->be_floor_mcpu * dt / 1000;
 	be_floor_left = tm_be_floor_owed(cap, t->suppress_pct, hi, be_floor_ns);
 	floor_on = be_floor_left > 0;
 	allow = tm_be_allowance(cap, t->suppress_pct, hi, be_floor_ns);
 	left = be_budget;
-	if (left <= 0 && scx_bpf_dsq_nr_queued(TM_DSQ_BE))
+	limited = left <= 0 && scx_bpf_dsq_nr_queued(TM_DSQ_BE);
+	if (limited)
 		stat_add(TM_STAT_BE_THROTTLED_NS, dt);
-	/* the prediction was for a period of pred_dt: rescale to this one */
-	pred = w->pred_dt ? w->hi_pred * dt / w->pred_dt : hi;
-	be_budget =
-		tm_be_budget_next(left, (s64)hi - (s64)pred, allow, cap / 100 * t->suppress_pct);
+	/* what the node used above (or, BE held back, below) its line so far;
+	 * bounded past the line by what grants can carry across windows (a
+	 * slice per CPU), or grants straddling a window would be forgiven */
+	w->over_ns = tm_be_over_next(w->over_ns, hi, be_used, cap, t->suppress_pct, be_floor_ns,
+				     limited, slice_ns * cap_cpus);
+	be_budget = tm_be_budget_next(allow, w->over_ns);
 	/* ONLINE+SYSTEM of the last period predicts the next one */
 	w->hi_pred = hi;
 	w->pred_dt = dt;
-	pay_forced_debt();
+	pay_forced_debt(w);
 
 	if (scx_bpf_dsq_nr_queued(TM_DSQ_BE_PARKED) || caps_active) {
 		caps_active = false;

@@ -205,6 +205,7 @@ struct window {
 	u64 last_at;
 	u64 hi_pred; /* ONLINE+SYSTEM use predicted for the period ... */
 	u64 pred_dt; /* ... of this length */
+	s64 over_ns; /* the node's use above the line so far (tm_be_over_next) */
 };
 
 struct {

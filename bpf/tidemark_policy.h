@@ -79,23 +79,48 @@ static inline __u64 tm_be_floor_owed(__u64 cap_ns, __u32 suppress_pct, __u64 hi_
 }
 
 /*
- * Next window's budget: the allowance minus what the last window went over
- * the line. Over means BE ran past its budget (left_ns < 0: ticks, minimum
- * slices) or ONLINE+SYSTEM used more than predicted (hi_miss_ns > 0); BE
- * budget left unspent offsets a rise of ONLINE. Nothing is ever credited
- * (no burst above the line), and the payback is capped at @max_payback_ns
- * so one spike costs BE at most one window.
+ * What the node used above its line so far (ns; negative: below), the
+ * integral the BE budget is corrected by. Each window adds its own error:
+ * ONLINE+SYSTEM (@hi_ns) plus BE (@be_ns, forced overruns excluded) minus
+ * the line, or minus ONLINE+SYSTEM plus the floor when that is more (the
+ * floor is BE's whatever ONLINE does). Counted:
+ *  - above the line, at most what BE used: an ONLINE spike is no debt of BE's
+ *    beyond what BE ran in it;
+ *  - below the line only while BE was held back (@be_limited: BE queued, budget
+ *    spent): capacity nobody wanted is no credit.
+ * Bounded either way to one window's line plus @slack_ns (what BE grants can
+ * carry from one window into the next), so a long spike or lull costs or
+ * gives BE about one window. Paying both ways keeps the mean on the line
+ * under any ONLINE shape: predicting ONLINE from the last window errs both
+ * ways, and paying back only the excess put a bursty node under its line.
  */
-static inline __s64 tm_be_budget_next(__s64 left_ns, __s64 hi_miss_ns, __u64 allowance_ns,
-				      __u64 max_payback_ns)
+static inline __s64 tm_be_over_next(__s64 over_ns, __u64 hi_ns, __u64 be_ns, __u64 cap_ns,
+				    __u32 suppress_pct, __u64 floor_ns, bool be_limited,
+				    __u64 slack_ns)
 {
-	__s64 over = hi_miss_ns - left_ns;
+	__u64 line = cap_ns / 100 * suppress_pct, target = line, bound = line + slack_ns;
+	__s64 e;
 
-	if (over < 0)
-		over = 0;
-	if ((__u64)over > max_payback_ns)
-		over = (__s64)max_payback_ns;
-	return (__s64)allowance_ns - over;
+	if (hi_ns + floor_ns > target)
+		target = hi_ns + floor_ns;
+	e = (__s64)(hi_ns + be_ns) - (__s64)target;
+	if (e > (__s64)be_ns)
+		e = (__s64)be_ns;
+	if (e < 0 && !be_limited)
+		e = 0;
+	over_ns += e;
+	if (over_ns > (__s64)bound)
+		over_ns = (__s64)bound;
+	if (over_ns < -(__s64)bound)
+		over_ns = -(__s64)bound;
+	return over_ns;
+}
+
+/* Next window's BE budget: the allowance, less what the node is above its
+ * line (more when it is below, BE having been held back). */
+static inline __s64 tm_be_budget_next(__u64 allowance_ns, __s64 over_ns)
+{
+	return (__s64)allowance_ns - over_ns;
 }
 
 /* The messages below spell out these ranges. */

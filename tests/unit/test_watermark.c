@@ -35,35 +35,90 @@ TEST(allowance_large_capacity_no_overflow)
 	EXPECT_EQ(cap / 100 * 65, tm_be_allowance(cap, 65, 0, 0));
 }
 
-TEST(budget_pays_back_be_overspend)
+TEST(over_counts_be_excess_and_pays_it_back)
 {
-	/* BE ran 1 ms past its budget: next window gets 1 ms less */
-	EXPECT_EQ(2500000LL, tm_be_budget_next(-1 * (__s64)MS, 0, 3500000, 6500000));
+	/* 2 CPUs x 5 ms, line 65% = 6.5 ms: ONLINE 3 ms, BE overran to 4.5 ms */
+	__s64 o = tm_be_over_next(0, 3 * MS, 4500000, 10 * MS, 65, 0, true, 0);
+
+	EXPECT_EQ(1000000LL, o);
+	/* the next window's budget is 1 ms short of the allowance */
+	EXPECT_EQ(2500000LL, tm_be_budget_next(3500000, o));
+	/* ... and, BE held to that, the node is back on its line */
+	EXPECT_EQ(0LL, tm_be_over_next(o, 3 * MS, 2500000, 10 * MS, 65, 0, true, 0));
 }
 
-TEST(budget_never_carries_unspent)
+TEST(over_not_credited_for_capacity_nobody_wanted)
 {
-	/* unspent budget is not credited: no burst above the line */
-	EXPECT_EQ(3500000LL, tm_be_budget_next(2 * MS, 0, 3500000, 6500000));
-	/* ONLINE used less than predicted: no credit either */
-	EXPECT_EQ(3500000LL, tm_be_budget_next(0, -2 * (__s64)MS, 3500000, 6500000));
+	/* BE idle (not held back): the node under the line gives no credit */
+	EXPECT_EQ(0LL, tm_be_over_next(0, 3 * MS, 1 * MS, 10 * MS, 65, 0, false, 0));
+	/* held back (queued, budget spent) under the line: credited */
+	EXPECT_EQ(-2500000LL, tm_be_over_next(0, 3 * MS, 1 * MS, 10 * MS, 65, 0, true, 0));
 }
 
-TEST(budget_pays_back_online_rise)
+TEST(over_holds_be_to_what_it_ran)
 {
-	/* ONLINE rose 2 ms above the prediction while BE spent all: 2 ms over */
-	EXPECT_EQ(1500000LL, tm_be_budget_next(0, 2 * MS, 3500000, 6500000));
-	/* ... but BE budget left unspent offsets it: 0.5 ms over */
-	EXPECT_EQ(3000000LL, tm_be_budget_next(1500000, 2 * MS, 3500000, 6500000));
-	/* both: ONLINE rose 1 ms and BE overspent 1 ms */
-	EXPECT_EQ(1500000LL, tm_be_budget_next(-1 * (__s64)MS, MS, 3500000, 6500000));
+	/* ONLINE alone 9 ms above a 6.5 ms line, BE ran 0.5 ms: BE owes 0.5 */
+	EXPECT_EQ(500000LL, tm_be_over_next(0, 9 * MS, 500000, 10 * MS, 65, 0, true, 0));
+	/* ... and nothing of it is the floor's: 0.5 ms floor, BE ran 0.5 ms */
+	EXPECT_EQ(0LL, tm_be_over_next(0, 9 * MS, 500000, 10 * MS, 65, 500000, true, 0));
 }
 
-TEST(budget_payback_capped_at_one_window)
+TEST(over_bounded_to_one_window_and_the_slack)
 {
-	/* a huge spike costs BE at most one window's line */
-	EXPECT_EQ(3500000LL - 6500000LL,
-		  tm_be_budget_next(-50 * (__s64)MS, 50 * MS, 3500000, 6500000));
+	EXPECT_EQ(6500000LL, tm_be_over_next(6 * MS, 3 * MS, 10 * MS, 10 * MS, 65, 0, true, 0));
+	EXPECT_EQ(-6500000LL, tm_be_over_next(-6 * MS, 0, 0, 10 * MS, 65, 0, true, 0));
+	/* grants straddling windows: 2 CPUs x a 5 ms slice more either way */
+	EXPECT_EQ((__s64)(16 * MS + 500000),
+		  tm_be_over_next(15 * MS, 3 * MS, 7 * MS, 10 * MS, 65, 0, true, 10 * MS));
+	EXPECT_EQ(-(__s64)(16 * MS + 500000),
+		  tm_be_over_next(-16 * MS, 0, 0, 10 * MS, 65, 0, true, 10 * MS));
+}
+
+/*
+ * A node simulated window by window: ONLINE on and off in bursts, BE always
+ * wanting both CPUs and taking its budget (at least 0). The mean must sit on
+ * the line; with only the excess paid back (the old rule) it sat points under.
+ */
+static double simulate(int on_windows, int off_windows, __u64 online_ns, int pct)
+{
+	const __u64 cap = 10 * MS;
+	__u64 pred = 0, node = 0;
+	__s64 over = 0, budget = 0;
+	int n = 4000;
+
+	for (int k = 0; k < n; k++) {
+		__u64 hi = k % (on_windows + off_windows) < on_windows ? online_ns : 0;
+		__u64 room = cap - hi;
+		__u64 be = budget > 0 ? ((__u64)budget < room ? (__u64)budget : room) : 0;
+
+		node += hi + be;
+		over = tm_be_over_next(over, hi, be, cap, pct, 0, be < room, 0);
+		budget = tm_be_budget_next(tm_be_allowance(cap, pct, hi, 0), over);
+		pred = hi;
+	}
+	(void)pred;
+	return 100.0 * node / ((double)n * cap);
+}
+
+TEST(mean_on_the_line_under_bursty_online)
+{
+	/* ONLINE one CPU for 10 ms in every 25 ms (~20% of the node) */
+	double m = simulate(2, 3, 5 * MS, 65);
+
+	EXPECT_LE(64.5, m);
+	EXPECT_GE(65.5, m);
+	/* one window on, one off, a whole CPU: the hardest case for prediction */
+	m = simulate(1, 1, 5 * MS, 65);
+	EXPECT_LE(64.5, m);
+	EXPECT_GE(65.5, m);
+	/* a low line */
+	m = simulate(3, 5, 3 * MS, 40);
+	EXPECT_LE(39.5, m);
+	EXPECT_GE(40.5, m);
+	/* steady ONLINE: exactly the line */
+	m = simulate(1, 0, 3 * MS, 65);
+	EXPECT_LE(64.9, m);
+	EXPECT_GE(65.1, m);
 }
 
 TEST(tunables_check_rules)
