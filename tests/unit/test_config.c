@@ -141,6 +141,24 @@ TEST(cpu_eviction_fields)
 	EXPECT_STREQ("cpu_eviction.default_request_mcpu: 0 is out of range 1-512000", err);
 }
 
+TEST(eviction_backoff_fields)
+{
+	ASSERT_EQ(0, parse("{\"version\":1}"));
+	EXPECT_EQ(60U, c.eviction.backoff_initial_s);
+	EXPECT_EQ(1800U, c.eviction.backoff_max_s);
+	EXPECT_EQ(100U, c.eviction.backoff_cap_mcpu);
+	ASSERT_EQ(0, parse("{\"version\":1,\"eviction\":{\"backoff_initial_s\":5,"
+			   "\"backoff_max_s\":40,\"backoff_cap_mcpu\":0}}"));
+	EXPECT_EQ(5U, c.eviction.backoff_initial_s);
+	EXPECT_EQ(40U, c.eviction.backoff_max_s);
+	EXPECT_EQ(0U, c.eviction.backoff_cap_mcpu);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"eviction\":{\"backoff_initial_s\":50,"
+			    "\"backoff_max_s\":40}}"));
+	EXPECT_STREQ("eviction.backoff_max_s: 40 must not be below backoff_initial_s (50)", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"eviction\":{\"backoff\":1}}"));
+	EXPECT_STREQ("eviction.backoff: unknown field", err);
+}
+
 TEST(interference_fields)
 {
 	ASSERT_EQ(0, parse("{\"version\":1,\"interference\":{\"sigma\":2.5,\"need_n\":2,"

@@ -122,4 +122,15 @@ TEST(cpu_evict_watermark_releases_down_to_the_lower_line)
 	EXPECT_EQ(12800U, tm_cpu_high_need_mcpu(100, 90, 80, 64000));
 }
 
+TEST(eviction_backoff_doubles_up_to_the_max)
+{
+	EXPECT_EQ(60000U, tm_evict_backoff_ms(1, 60000, 1800000));
+	EXPECT_EQ(120000U, tm_evict_backoff_ms(2, 60000, 1800000));
+	EXPECT_EQ(960000U, tm_evict_backoff_ms(5, 60000, 1800000));
+	EXPECT_EQ(1800000U, tm_evict_backoff_ms(6, 60000, 1800000));
+	/* no overflow however many kills */
+	EXPECT_EQ(1800000U, tm_evict_backoff_ms(4000000000U, 60000, 1800000));
+	EXPECT_EQ(5000U, tm_evict_backoff_ms(1, 5000, 5000));
+}
+
 TEST_HARNESS_MAIN

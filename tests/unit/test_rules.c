@@ -231,4 +231,35 @@ TEST(kubelet_mode_names)
 	EXPECT_EQ(-1, tm_kubelet_parse("docker"));
 }
 
+TEST(pod_uid_from_kubelet_names)
+{
+	char uid[64];
+
+	/* systemd driver: '_' for '-', any QoS, from the pod or a container */
+	ASSERT_EQ(1, tm_pod_uid("/kubepods.slice/kubepods-besteffort.slice/"
+				"kubepods-besteffort-pod0b1c2d3e_4f50_6172_8394_a5b6c7d8e9f0.slice/"
+				"cri-containerd-abc.scope",
+				uid, sizeof(uid)));
+	EXPECT_STREQ("0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0", uid);
+	ASSERT_EQ(
+		1,
+		tm_pod_uid("/kubepods.slice/kubepods-pod0b1c2d3e_4f50_6172_8394_a5b6c7d8e9f1.slice",
+			   uid, sizeof(uid)));
+	EXPECT_STREQ("0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f1", uid);
+	/* cgroupfs driver */
+	ASSERT_EQ(1, tm_pod_uid("/kubepods/besteffort/pod0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f2/c1",
+				uid, sizeof(uid)));
+	EXPECT_STREQ("0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f2", uid);
+	/* not a pod: the QoS level, a short or non-hex UID, other names */
+	EXPECT_EQ(0, tm_pod_uid("/kubepods.slice/kubepods-besteffort.slice", uid, sizeof(uid)));
+	EXPECT_EQ(0, tm_pod_uid("/kubepods/besteffort/pod1234", uid, sizeof(uid)));
+	EXPECT_EQ(0, tm_pod_uid("/kubepods/besteffort/podzb1c2d3e-4f50-6172-8394-a5b6c7d8e9f2", uid,
+				sizeof(uid)));
+	EXPECT_EQ(0, tm_pod_uid("/batch/job-1", uid, sizeof(uid)));
+	EXPECT_EQ(0, tm_pod_uid("/", uid, sizeof(uid)));
+	EXPECT_EQ(0, tm_pod_uid("", uid, sizeof(uid)));
+	/* too small a buffer: refused, not truncated */
+	EXPECT_EQ(0, tm_pod_uid("/kubepods/pod0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f2", uid, 36));
+}
+
 TEST_HARNESS_MAIN

@@ -78,4 +78,28 @@ expect_eq "class entry of a removed glob match dropped" $((n0 - 1)) "$n1"
 kill -INT $pid
 wait $pid
 expect_eq "loader exits 0" 0 "$?"
+
+note "the shipped unit's defaults: no class options (dist/scx_tidemark.env), under a notify socket"
+opts=$(. dist/scx_tidemark.env && echo "$SCX_TIDEMARK_OPTS")
+expect_eq "dist/scx_tidemark.env sets no options" "" "$opts"
+tests/lib/notifysock.py /tmp/notify 20 >/tmp/notify.log &
+sock=$!
+for _ in $(seq 50); do [ -S /tmp/notify ] && break; sleep 0.1; done
+# shellcheck disable=SC2086 # split as systemd splits $SCX_TIDEMARK_OPTS
+NOTIFY_SOCKET=/tmp/notify build/scx_tidemark $opts >/tmp/scx2.log 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q "READY=1" /tmp/notify.log && break; sleep 0.1; done
+expect_eq "READY=1 only once the scheduler is enabled" enabled "$(grep -q READY=1 /tmp/notify.log && scx_state)"
+expect_eq "defaults: Guaranteed pod online" online "$(cls /kubepods.slice/kubepods-podaaaa_1.slice/cri-containerd-c1.scope)"
+expect_eq "defaults: Burstable pod online" online "$(cls /kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podbbbb_2.slice/cri-containerd-c2.scope)"
+expect_eq "defaults: BestEffort pod be" be "$(cls /kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podcccc_3.slice/cri-containerd-c3.scope)"
+expect_eq "defaults: cgroupfs BestEffort pod be" be "$(cls /kubepods/besteffort/podffff/c6)"
+expect_eq "defaults: everything else system" system "$(cls /batch/job-1)"
+kill -INT $pid
+wait $pid
+expect_eq "loader exits 0" 0 "$?"
+sleep 0.3
+kill $sock 2>/dev/null
+wait $sock 2>/dev/null
+check "STOPPING=1 on the way out" grep -q "STOPPING=1" /tmp/notify.log
 tap_done

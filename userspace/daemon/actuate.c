@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <glob.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,7 +20,10 @@
 #include <bpf/bpf.h>
 
 #include "actuate.h"
+#include "evict.h"
+#include "rules.h"
 #include "tmlib.h"
+#include "tmmaps.h"
 #include "strategy.h"
 
 uint64_t tm_now_ms(void)
@@ -202,15 +206,91 @@ int tm_cg_write(const struct tm_daemon *d, const char *rel, const char *file, co
 	return ret;
 }
 
+bool tm_be_cap(struct tm_daemon *d, const char *rel, uint32_t mcpu)
+{
+	char dir[PATH_MAX];
+	int fd, n;
+
+	if (tm_cg_path(dir, sizeof(dir), d->cgroup_root, rel, NULL))
+		return false;
+	fd = tm_pin(d, TM_PIN_BE_CAPS);
+	if (fd < 0)
+		return false;
+	n = tm_be_cap_set(fd, dir, mcpu, TM_CAP_TIDEMARKD);
+	close(fd);
+	return n > 0;
+}
+
+/*
+ * What the evictor remembers of each cgroup or pod it killed: kubelet
+ * restarts a killed pod's containers in place (new container cgroups, same
+ * pod UID), so a kill alone loops. Until its back-off ends, one that comes
+ * back is capped, not killed; each kill doubles the next back-off.
+ */
+#define TM_EVICT_RECS 256
+
+static struct evict_rec {
+	char key[TM_CFG_PATH_MAX]; /* "pod:<uid>", or the cgroup path */
+	char rel[TM_CFG_PATH_MAX]; /* the cgroup capped meanwhile */
+	uint32_t kills;
+	uint64_t until_ms; /* no kill before this */
+	uint64_t backoff_ms;
+	bool capped, told;
+} recs[TM_EVICT_RECS];
+static int nr_recs;
+
+static void evict_key(const char *rel, char *key, size_t len)
+{
+	char uid[40];
+
+	if (tm_pod_uid(rel, uid, sizeof(uid)))
+		snprintf(key, len, "pod:%s", uid);
+	else
+		snprintf(key, len, "%s", rel);
+}
+
+static struct evict_rec *rec_find(const char *key)
+{
+	for (int i = 0; i < nr_recs; i++)
+		if (!strcmp(recs[i].key, key))
+			return &recs[i];
+	return NULL;
+}
+
 bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, const char *rel,
 	      bool dry_run, const char *fmt, ...)
 {
-	char details[1500];
+	const struct tm_config *cfg = &d->cfg;
+	char details[1500], key[TM_CFG_PATH_MAX];
+	uint64_t now = tm_now_ms();
+	struct evict_rec *r;
 	va_list ap;
 
 	if (tm_protected(d, rel)) {
 		fprintf(stderr, "tidemarkd: %s: %s is ONLINE or SYSTEM: not evicted\n", strategy,
 			rel);
+		return false;
+	}
+	evict_key(rel, key, sizeof(key));
+	r = rec_find(key);
+	if (r && now < r->until_ms) {
+		/* back within its back-off: capped (again: kubelet makes new
+		 * container cgroups), and said once per back-off */
+		bool capped = cfg->eviction.backoff_cap_mcpu && !dry_run &&
+			      tm_be_cap(d, rel, cfg->eviction.backoff_cap_mcpu);
+
+		if (capped && !r->capped) {
+			r->capped = true;
+			snprintf(r->rel, sizeof(r->rel), "%s", rel);
+		}
+		if (!r->told) {
+			r->told = true;
+			tm_audit(d, strategy, "backoff", dry_run,
+				 "cgroup=%s key=%s kills=%u kill_again_in_ms=%" PRIu64
+				 " cap_mcpu=%u capped=%s wanted=%s",
+				 rel, key, r->kills, r->until_ms - now,
+				 cfg->eviction.backoff_cap_mcpu, capped ? "true" : "false", action);
+		}
 		return false;
 	}
 	va_start(ap, fmt);
@@ -223,7 +303,42 @@ bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, con
 			strerror(errno));
 		return false;
 	}
+	if (!r && nr_recs < TM_EVICT_RECS) {
+		r = &recs[nr_recs++];
+		memset(r, 0, sizeof(*r));
+		snprintf(r->key, sizeof(r->key), "%s", key);
+	}
+	if (r) {
+		r->kills++;
+		r->backoff_ms =
+			tm_evict_backoff_ms(r->kills, cfg->eviction.backoff_initial_s * 1000ULL,
+					    cfg->eviction.backoff_max_s * 1000ULL);
+		r->until_ms = now + r->backoff_ms;
+		r->told = false;
+	}
 	return true;
+}
+
+void tm_evict_round(struct tm_daemon *d, uint64_t now)
+{
+	int k = 0;
+
+	for (int i = 0; i < nr_recs; i++) {
+		struct evict_rec *r = &recs[i];
+
+		if (r->capped && now >= r->until_ms) {
+			r->capped = false;
+			tm_audit(d, "evictor", "backoff_end", false,
+				 "cgroup=%s key=%s kills=%u cap=%s", r->rel, r->key, r->kills,
+				 tm_be_cap(d, r->rel, 0) ? "removed"
+							 : "gone (no cgroup or scheduler)");
+		}
+		/* forgotten after a quiet back-off as long again: counts restart */
+		if (now >= r->until_ms + r->backoff_ms)
+			continue;
+		recs[k++] = *r;
+	}
+	nr_recs = k;
 }
 
 void tm_line_request(struct tm_daemon *d, const char *owner, uint32_t pct)

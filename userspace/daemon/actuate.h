@@ -24,10 +24,21 @@ bool tm_audit(struct tm_daemon *d, const char *strategy, const char *action, boo
 /*
  * Kill every task of cgroup @rel (cgroup.kill) for @strategy: one audit line
  * "action=@action ... cgroup=@rel <details>", the metric, and the error on
- * stderr if the write fails. A protected cgroup is refused. True when killed.
+ * stderr if the write fails. A protected cgroup is refused. A cgroup, or a
+ * Kubernetes pod (by UID, whatever its container cgroups), killed before and
+ * back within its back-off (eviction.backoff_*: doubled each kill) is not
+ * killed but capped at eviction.backoff_cap_mcpu, audited once as
+ * "action=backoff". True when killed.
  */
 bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, const char *rel,
 	      bool dry_run, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Once a round: caps of ended back-offs removed, quiet records forgotten. */
+void tm_evict_round(struct tm_daemon *d, uint64_t now);
+
+/* Cap the BE tasks of @rel and every cgroup below at @mcpu in the running
+ * scheduler (0 removes the cap), as tidemarkd's. False when no scheduler
+ * runs or @rel is gone. */
+bool tm_be_cap(struct tm_daemon *d, const char *rel, uint32_t mcpu);
 
 /*
  * The BE line. The configuration sets it (watermarks.cpu.suppress_pct); a

@@ -28,6 +28,9 @@ void tm_config_defaults(struct tm_config *c)
 	c->memevict.throttle_first = true;
 	c->memevict.poll_ms = 100;
 	c->memevict.cooldown_ms = 2000;
+	c->eviction.backoff_initial_s = 60;
+	c->eviction.backoff_max_s = 1800;
+	c->eviction.backoff_cap_mcpu = 100;
 	c->cpuevict.enabled = true;
 	c->cpuevict.window_s = 300;
 	c->cpuevict.min_coverage_pct = 80;
@@ -392,9 +395,9 @@ static void check_order(struct ctx *x, const struct tm_config *c)
 
 int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t errlen)
 {
-	static const char *const top[] = {"version",	     "watermarks",   "scheduler",
-					  "memory_eviction", "cpu_eviction", "interference",
-					  "cgroups",	     "report",	     NULL};
+	static const char *const top[] = {
+		"version",	"watermarks", "scheduler", "memory_eviction", "cpu_eviction",
+		"interference", "eviction",   "cgroups",   "report",	      NULL};
 	static const char *const wm[] = {"cpu", "memory", NULL};
 	static const char *const wcpu[] = {"forbid_pct", "suppress_pct",   "evict_lower_pct",
 					   "evict_pct",	 "evict_window_s", NULL};
@@ -410,6 +413,8 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 					 "cooldown_s",
 					 "max_per_round",
 					 "default_request_mcpu",
+					 NULL};
+	static const char *const ev[] = {"backoff_initial_s", "backoff_max_s", "backoff_cap_mcpu",
 					 NULL};
 	static const char *const me[] = {"enabled", "dry_run",	   "throttle_first",
 					 "poll_ms", "cooldown_ms", NULL};
@@ -515,6 +520,19 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 		if (!x.failed && c->cpuevict.lower_pct >= c->cpuevict.upper_pct)
 			fail(&x, "cpu_eviction.lower_pct", "%u must be below upper_pct (%u)",
 			     c->cpuevict.lower_pct, c->cpuevict.upper_pct);
+	}
+	if ((o = object(&x, root, "eviction", "eviction"))) {
+		known_keys(&x, "eviction", o, ev);
+		u32_field(&x, o, "backoff_initial_s", "eviction.backoff_initial_s", 1, 86400,
+			  &c->eviction.backoff_initial_s);
+		u32_field(&x, o, "backoff_max_s", "eviction.backoff_max_s", 1, 604800,
+			  &c->eviction.backoff_max_s);
+		u32_field(&x, o, "backoff_cap_mcpu", "eviction.backoff_cap_mcpu", 0, TM_MCPU_MAX,
+			  &c->eviction.backoff_cap_mcpu);
+		if (!x.failed && c->eviction.backoff_max_s < c->eviction.backoff_initial_s)
+			fail(&x, "eviction.backoff_max_s",
+			     "%u must not be below backoff_initial_s (%u)",
+			     c->eviction.backoff_max_s, c->eviction.backoff_initial_s);
 	}
 	if ((o = object(&x, root, "interference", "interference")))
 		interference(&x, o, c);

@@ -46,6 +46,13 @@ struct tm_config {
 		uint32_t poll_ms;
 		uint32_t cooldown_ms;
 	} memevict;
+	/* every eviction: a cgroup (or pod, by UID) that comes back after a
+	 * kill is not killed again before its back-off, only capped */
+	struct {
+		uint32_t backoff_initial_s; /* after the first kill */
+		uint32_t backoff_max_s;	    /* doubled after each further kill, up to this */
+		uint32_t backoff_cap_mcpu;  /* its BE cap meanwhile (0: none) */
+	} eviction;
 	/* satisfaction-based CPU eviction (strategy_cpuevict.c) */
 	struct {
 		bool enabled;

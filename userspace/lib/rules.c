@@ -213,3 +213,57 @@ fail:
 	free(v);
 	return -1;
 }
+
+/* A UID as kubelet names it: 32 hex digits in 8-4-4-4-12, '-' or '_' between. */
+static bool uid_at(const char *s, char *uid)
+{
+	static const int groups[] = {8, 4, 4, 4, 12};
+	int k = 0;
+
+	for (int g = 0; g < 5; g++) {
+		for (int i = 0; i < groups[g]; i++, s++) {
+			if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+				return false;
+			uid[k++] = *s;
+		}
+		if (g < 4) {
+			if (*s != '-' && *s != '_')
+				return false;
+			uid[k++] = '-';
+			s++;
+		}
+	}
+	uid[k] = 0;
+	return true;
+}
+
+int tm_pod_uid(const char *rel, char *uid, size_t len)
+{
+	char u[37];
+
+	if (len < sizeof(u))
+		return 0;
+	for (const char *seg = rel; seg && *seg; seg = strchr(seg, '/')) {
+		const char *end, *p;
+
+		while (*seg == '/')
+			seg++;
+		end = strchrnul(seg, '/');
+		/* cgroupfs: "pod<uid>" is the whole segment */
+		if (end - seg == 3 + 36 && !strncmp(seg, "pod", 3) && uid_at(seg + 3, u)) {
+			memcpy(uid, u, sizeof(u));
+			return 1;
+		}
+		/* systemd: "kubepods[-qos]-pod<uid>.slice" */
+		if (end - seg > 6 && !strncmp(end - 6, ".slice", 6) &&
+		    !strncmp(seg, "kubepods", 8)) {
+			p = end - 6 - 36 - 3;
+			if (p >= seg && !strncmp(p, "pod", 3) && p > seg && p[-1] == '-' &&
+			    uid_at(p + 3, u)) {
+				memcpy(uid, u, sizeof(u));
+				return 1;
+			}
+		}
+	}
+	return 0;
+}

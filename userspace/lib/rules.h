@@ -61,6 +61,14 @@ int tm_rules_add(struct tm_ruleset *rs, const char *path, __u32 cls, char *err, 
  */
 int tm_rules_add_kubelet(struct tm_ruleset *rs, enum tm_kubelet k, char *err, size_t errlen);
 
+/*
+ * The UID of the Kubernetes pod cgroup @rel is, or is inside, from kubelet's
+ * naming: "kubepods-besteffort-pod<uid>.slice" (systemd driver, '-' of the
+ * UID written '_') or "pod<uid>" (cgroupfs). @uid gets it with '-' (36
+ * characters); 0 when @rel is no pod's (1 when found).
+ */
+int tm_pod_uid(const char *rel, char *uid, size_t len);
+
 static inline bool tm_path_is_glob(const char *p)
 {
 	for (; *p; p++)

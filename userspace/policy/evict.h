@@ -26,6 +26,19 @@ static inline uint64_t tm_evict_need(uint64_t total, uint64_t used, uint32_t low
 	return used > target ? used - target : 0;
 }
 
+/*
+ * Back-off after the @kills-th kill of the same cgroup or pod: @initial_ms,
+ * doubled for each kill after the first, at most @max_ms.
+ */
+static inline uint64_t tm_evict_backoff_ms(uint32_t kills, uint64_t initial_ms, uint64_t max_ms)
+{
+	uint64_t b = initial_ms;
+
+	for (uint32_t k = 1; k < kills && b < max_ms; k++)
+		b *= 2;
+	return b < max_ms ? b : max_ms;
+}
+
 /* Node memory used, % of total, rounded down. */
 static inline uint32_t tm_mem_used_pct(uint64_t total, uint64_t used)
 {

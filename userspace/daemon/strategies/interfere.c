@@ -357,15 +357,7 @@ static const char *culprit_of(const struct tm_daemon *d, const struct victim *v,
 
 static bool set_cap(struct tm_daemon *d, const char *rel, uint32_t mcpu)
 {
-	char dir[PATH_MAX];
-	int fd = tm_pin(d, TM_PIN_BE_CAPS), n;
-
-	if (fd < 0)
-		return false;
-	cgdir(d, rel, dir, sizeof(dir));
-	n = tm_be_cap_set(fd, dir, mcpu, TM_CAP_TIDEMARKD);
-	close(fd);
-	return n > 0;
+	return tm_be_cap(d, rel, mcpu);
 }
 
 /*

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# vm: --cpus 2 --timeout 240
+# Eviction without loops: a BestEffort pod killed by cgroup.kill comes back
+# in place, as kubelet restarts its containers in new container cgroups of
+# the same pod. The evictor knows it by its pod UID: within the back-off
+# (4 s, then 8 s) it is capped, not killed, each decision audited once; the
+# cap is lifted when the back-off ends.
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
+
+cg=/sys/fs/cgroup
+echo "+cpu +memory" >$cg/cgroup.subtree_control
+mkdir -p $cg/online $cg/kubepods.slice
+echo "+cpu +memory" >$cg/kubepods.slice/cgroup.subtree_control
+mkdir -p $cg/kubepods.slice/kubepods-besteffort.slice
+echo "+cpu +memory" >$cg/kubepods.slice/kubepods-besteffort.slice/cgroup.subtree_control
+uid=7c9e6679-7425-40de-944b-e07fc1f90ae7
+pod=kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${uid//-/_}.slice
+mkdir -p $cg/$pod
+echo "+cpu +memory" >$cg/$pod/cgroup.subtree_control
+echo 1 >$cg/$pod/cpu.weight
+
+# kubelet rules (auto): the pod is BE
+build/scx_tidemark --online /online >/tmp/scx.log 2>&1 &
+spid=$!
+wait_state enabled 20 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
+ok "scheduler loads"
+
+# kubelet, restartPolicy Always: a container that died is started again in
+# a new container cgroup of the same pod
+kubelet() {
+	local n=0
+	while :; do
+		if grep -q "populated 0" $cg/$pod/cgroup.events; then
+			n=$((n + 1))
+			mkdir -p $cg/$pod/cri-containerd-$n.scope
+			(echo $BASHPID >$cg/$pod/cri-containerd-$n.scope/cgroup.procs && exec bash -c 'while :; do :; done') &
+			echo "restart $n $(date +%s.%N)" >>/tmp/kubelet.log
+		fi
+		sleep 0.2
+	done
+}
+: >/tmp/kubelet.log
+kubelet &
+kpid=$!
+
+cat >/tmp/td.json <<EOC
+{"version": 1,
+ "watermarks": {"cpu": {"forbid_pct": 60, "suppress_pct": 65, "evict_pct": 70, "evict_window_s": 2}},
+ "memory_eviction": {"enabled": false},
+ "interference": {"enabled": false},
+ "cpu_eviction": {"lower_pct": 1, "upper_pct": 2, "cooldown_s": 1, "max_per_round": 1},
+ "eviction": {"backoff_initial_s": 4, "backoff_max_s": 8, "backoff_cap_mcpu": 30},
+ "cgroups": {"be": ["/kubepods.slice/kubepods-besteffort.slice/*"], "online": ["/online"]},
+ "report": {"listen": "127.0.0.1:9477"}}
+EOC
+build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
+dpid=$!
+wait_log /tmp/td.log "tidemarkd: running" 10 || { not_ok "daemon starts" "$(cat /tmp/td.log)"; tap_done; }
+ok "daemon starts"
+
+note "ONLINE at ~85%: the node stays above evict_pct 70 while the pod runs"
+in_cgroup online stress-ng --temp-path /tmp --cpu 2 --cpu-method int64 --cpu-load 85 --timeout 200s >/dev/null 2>&1
+on=$!
+wait_log /tmp/td.log "strategy=cpuhigh action=backoff" 20 || { not_ok "the pod came back and was held off" "$(tail -5 /tmp/td.log)"; }
+sleep 0.5
+line=$(grep -m1 "action=backoff" /tmp/td.log)
+note "$line"
+check "backoff keyed by the pod's UID" grep -q "key=pod:$uid " <<<"$line"
+check "backoff capped the pod" grep -q "capped=true" <<<"$line"
+# the cap of the container cgroup the pod came back in, in the scheduler
+scope=$(ls -d $cg/$pod/cri-containerd-*.scope | sort -t- -k3 -n | tail -1)
+hex8() { python3 -c 'import struct,sys; print(struct.pack(sys.argv[1], *map(int, sys.argv[2:])).hex())' "$@"; }
+v=$(tests/lib/bpfmap.py lookup /sys/fs/bpf/tidemark/be_caps "$(hex8 "<Q" "$(stat -c %i "$scope")")" 2>&1 | cut -c1-16)
+expect_eq "scheduler cap on the new container cgroup: 30 mCPU, owner tidemarkd" "$(hex8 "<II" 30 1)" "$v"
+
+# three kills, then stop looking
+for _ in $(seq 400); do
+	[ "$(grep -c "strategy=cpuhigh action=kill dry_run=false" /tmp/td.log)" -ge 3 ] && break
+	sleep 0.1
+done
+sleep 1
+mapfile -t k < <(grep "strategy=cpuhigh action=kill dry_run=false" /tmp/td.log | sed -n 's/.*audit ts=\([0-9.]*\) .*/\1/p')
+note "kills at ${k[*]}; kubelet restarts $(wc -l </tmp/kubelet.log)"
+if [ ${#k[@]} -ge 3 ]; then ok "the pod was killed 3 times"; else not_ok "the pod was killed 3 times" "${#k[@]} kills" "$(grep cpuhigh /tmp/td.log)"; fi
+gap() { python3 -c 'import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))' "$1" "$2"; }
+ge() { python3 -c 'import sys; sys.exit(not float(sys.argv[1]) >= float(sys.argv[2]))' "$1" "$2"; }
+if [ ${#k[@]} -ge 3 ]; then
+	g1=$(gap "${k[0]}" "${k[1]}")
+	g2=$(gap "${k[1]}" "${k[2]}")
+	if ge "$g1" 4; then ok "second kill after the 4 s back-off (${g1}s)"; else not_ok "second kill after the 4 s back-off" "${g1}s"; fi
+	if ge "$g2" 8; then ok "third kill after the doubled 8 s back-off (${g2}s)"; else not_ok "third kill after the doubled back-off" "${g2}s"; fi
+fi
+nb=$(grep -c "strategy=cpuhigh action=backoff" /tmp/td.log)
+if [ "$nb" -ge 2 ] && [ "$nb" -le 3 ]; then ok "each back-off audited once ($nb for ${#k[@]} kills)"; else not_ok "each back-off audited once" "$nb backoff lines" "$(grep action=backoff /tmp/td.log)"; fi
+check "the cap was lifted when a back-off ended" grep -q "strategy=evictor action=backoff_end .*key=pod:$uid .*cap=removed" /tmp/td.log
+
+kill $kpid
+wait $kpid 2>/dev/null
+kill $dpid
+wait $dpid
+kill $on 2>/dev/null
+wait $on 2>/dev/null
+echo 1 >$cg/$pod/cgroup.kill
+kill -INT $spid
+wait $spid
+expect_eq "loader exits 0" 0 "$?"
+tap_done
