@@ -115,7 +115,7 @@ $(LIBTM): $(call obj,$(LIB_SRCS))
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/scx_tidemark: $(call obj,$(LOADER_SRCS)) $(LIBTM)
-	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -lsystemd
+	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lsystemd
 
 $(BUILD)/tidemarkd: $(call obj,$(DAEMON_SRCS)) $(LIBTM)
 	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -ljansson -lmicrohttpd -lhwloc $(NL_LIBS) -lm -lsystemd

@@ -28,6 +28,7 @@
 #include "tmlib.h"
 #include "tmmaps.h"
 #include "topo.h"
+#include "runtime.h"
 
 static int usage(FILE *f)
 {
@@ -136,6 +137,11 @@ static int cmd_class(int argc, char **argv)
 		fprintf(stderr, "tidemarkctl: %s\n", err);
 		return 1;
 	}
+	/* kept for the next scheduler too (a restart would lose it) */
+	if (tm_runtime_set_class(argv[0], cls, err, sizeof(err))) {
+		fprintf(stderr, "tidemarkctl: applied, but not recorded for a restart: %s\n", err);
+		return 1;
+	}
 	printf("%s -> %s\n", argv[0], cls < 0 ? "none (inherits)" : tm_class_name(cls));
 	return 0;
 }
@@ -203,6 +209,10 @@ static int cmd_cap(int argc, char **argv)
 	n = tm_be_cap_set(fd, dir, v, TM_CAP_OPERATOR);
 	if (n < 0) {
 		fprintf(stderr, "tidemarkctl: cannot walk %s\n", dir);
+		return 1;
+	}
+	if (tm_runtime_set_cap(argv[0], v, err, sizeof(err))) {
+		fprintf(stderr, "tidemarkctl: applied, but not recorded for a restart: %s\n", err);
 		return 1;
 	}
 	if (v)

@@ -20,6 +20,7 @@
 
 #include "tmmaps.h"
 #include "loader.h"
+#include "runtime.h"
 
 static volatile sig_atomic_t exit_req;
 
@@ -58,7 +59,8 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 	u64 flag = 0;
 	long hp;
 	__u32 zero = 0;
-	int err;
+	char rt_err[512];
+	int err, n;
 
 	*restart = false;
 	pr = calloc(1, sizeof(*pr));
@@ -113,6 +115,15 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 		err = -EINVAL;
 		goto out;
 	}
+	/* tidemarkctl's class changes and caps survive the scheduler */
+	n = tm_runtime_apply(bpf_map__fd(skel->maps.classes), bpf_map__fd(skel->maps.be_caps),
+			     rt_err, sizeof(rt_err));
+	if (n < 0)
+		fprintf(stderr, "scx_tidemark: runtime changes not applied: %s\n", rt_err);
+	else if (n)
+		fprintf(stderr,
+			"scx_tidemark: %d runtime changes applied again (%s/runtime.json)\n", n,
+			tm_state_dir());
 	/* homes before attaching, so tasks start in them */
 	tm_refresh_cg_paths(skel);
 	if (tm_place_sync(skel, o, pr, &own, first)) {
