@@ -35,12 +35,12 @@ if [ $rc -eq 2 ] && grep -q -- "--config FILE is required" <<<"$err"; then ok "-
 port=$((20000 + RANDOM % 20000))
 cat >"$tmp/n.json" <<JSON
 {"version":1,"memory_eviction":{"enabled":false},"cpu_eviction":{"enabled":false},
- "interference":{"enabled":false},"report":{"listen":"127.0.0.1:$port"}}
+ "interference":{"enabled":false},"fallback":{"enabled":false},"report":{"listen":"127.0.0.1:$port"}}
 JSON
 tests/lib/notifysock.py "$tmp/notify" 4 >"$tmp/notify.log" &
 sock=$!
 for _ in $(seq 50); do [ -S "$tmp/notify" ] && break; sleep 0.05; done
-NOTIFY_SOCKET="$tmp/notify" WATCHDOG_USEC=400000 "$bin" --config "$tmp/n.json" --cgroup-root "$tmp" \
+NOTIFY_SOCKET="$tmp/notify" WATCHDOG_USEC=400000 "$bin" --config "$tmp/n.json" --cgroup-root "$tmp" --state-dir "$tmp/state" \
 	2>"$tmp/d.log" &
 d=$!
 sleep 1.5

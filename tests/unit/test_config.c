@@ -159,6 +159,18 @@ TEST(eviction_backoff_fields)
 	EXPECT_STREQ("eviction.backoff: unknown field", err);
 }
 
+TEST(fallback_fields)
+{
+	ASSERT_EQ(0, parse("{\"version\":1}"));
+	EXPECT_TRUE(c.fallback.enabled);
+	EXPECT_FALSE(c.fallback.dry_run);
+	ASSERT_EQ(0, parse("{\"version\":1,\"fallback\":{\"enabled\":false,\"dry_run\":true}}"));
+	EXPECT_FALSE(c.fallback.enabled);
+	EXPECT_TRUE(c.fallback.dry_run);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"fallback\":{\"period_ms\":1}}"));
+	EXPECT_STREQ("fallback.period_ms: unknown field", err);
+}
+
 TEST(interference_fields)
 {
 	ASSERT_EQ(0, parse("{\"version\":1,\"interference\":{\"sigma\":2.5,\"need_n\":2,"

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <jansson.h>
 
 #include "actuate.h"
 #include "evict.h"
@@ -230,7 +231,7 @@ bool tm_be_cap(struct tm_daemon *d, const char *rel, uint32_t mcpu)
 #define TM_EVICT_RECS 256
 
 static struct evict_rec {
-	char key[TM_CFG_PATH_MAX]; /* "pod:<uid>", or the cgroup path */
+	char key[TM_CFG_PATH_MAX]; /* "pod:<uid>" */
 	char rel[TM_CFG_PATH_MAX]; /* the cgroup capped meanwhile */
 	uint32_t kills;
 	uint64_t until_ms; /* no kill before this */
@@ -239,14 +240,16 @@ static struct evict_rec {
 } recs[TM_EVICT_RECS];
 static int nr_recs;
 
-static void evict_key(const char *rel, char *key, size_t len)
+/* A pod's key, "pod:<uid>"; false for a cgroup that is no pod's: outside
+ * Kubernetes new tasks in a killed cgroup are a new job, not a restart. */
+static bool evict_key(const char *rel, char *key, size_t len)
 {
 	char uid[40];
 
-	if (tm_pod_uid(rel, uid, sizeof(uid)))
-		snprintf(key, len, "pod:%s", uid);
-	else
-		snprintf(key, len, "%s", rel);
+	if (!tm_pod_uid(rel, uid, sizeof(uid)))
+		return false;
+	snprintf(key, len, "pod:%s", uid);
+	return true;
 }
 
 static struct evict_rec *rec_find(const char *key)
@@ -261,7 +264,7 @@ bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, con
 	      bool dry_run, const char *fmt, ...)
 {
 	const struct tm_config *cfg = &d->cfg;
-	char details[1500], key[TM_CFG_PATH_MAX];
+	char details[1500], key[TM_CFG_PATH_MAX] = "";
 	uint64_t now = tm_now_ms();
 	struct evict_rec *r;
 	va_list ap;
@@ -271,8 +274,7 @@ bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, con
 			rel);
 		return false;
 	}
-	evict_key(rel, key, sizeof(key));
-	r = rec_find(key);
+	r = evict_key(rel, key, sizeof(key)) ? rec_find(key) : NULL;
 	if (r && now < r->until_ms) {
 		/* back within its back-off: capped (again: kubelet makes new
 		 * container cgroups), and said once per back-off */
@@ -303,7 +305,7 @@ bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, con
 			strerror(errno));
 		return false;
 	}
-	if (!r && nr_recs < TM_EVICT_RECS) {
+	if (!r && key[0] && nr_recs < TM_EVICT_RECS) {
 		r = &recs[nr_recs++];
 		memset(r, 0, sizeof(*r));
 		snprintf(r->key, sizeof(r->key), "%s", key);
@@ -384,4 +386,183 @@ uint32_t tm_line_pct(const struct tm_daemon *d, const char **owner)
 	if (owner)
 		*owner = who;
 	return pct;
+}
+
+/* Saved cgroup values (tm_cg_write_saved), at most TM_SAVED_MAX. */
+#define TM_SAVED_MAX 512
+
+static struct saved {
+	char owner[16];
+	char rel[TM_CFG_PATH_MAX];
+	char file[32];
+	char orig[128];
+} saved[TM_SAVED_MAX];
+static int nr_saved;
+
+static int saved_find(const char *owner, const char *rel, const char *file)
+{
+	for (int i = 0; i < nr_saved; i++)
+		if (!strcmp(saved[i].owner, owner) && !strcmp(saved[i].rel, rel) &&
+		    !strcmp(saved[i].file, file))
+			return i;
+	return -1;
+}
+
+/* The whole record set to <state_dir>/saved.json, atomically. */
+static int saved_store(const struct tm_daemon *d)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	json_t *a = json_array(), *o;
+	int ret;
+
+	if (!a)
+		return -1;
+	for (int i = 0; i < nr_saved; i++)
+		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s}", "owner", saved[i].owner,
+						   "cgroup", saved[i].rel, "file", saved[i].file,
+						   "value", saved[i].orig));
+	o = json_pack("{s:i,s:o}", "version", 1, "saved", a);
+	if (!o)
+		return -1;
+	snprintf(path, sizeof(path), "%s/saved.json", d->state_dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	mkdir(d->state_dir, 0700);
+	ret = json_dump_file(o, tmp, JSON_INDENT(1)) || rename(tmp, path) ? -1 : 0;
+	if (ret)
+		fprintf(stderr, "tidemarkd: cannot write %s: %s\n", path, strerror(errno));
+	json_decref(o);
+	return ret;
+}
+
+static int cg_read_line(const struct tm_daemon *d, const char *rel, const char *file, char *out,
+			size_t len)
+{
+	char p[PATH_MAX];
+	FILE *f;
+	bool ok;
+
+	if (tm_cg_path(p, sizeof(p), d->cgroup_root, rel, file))
+		return -1;
+	f = fopen(p, "r");
+	if (!f)
+		return -1;
+	ok = fgets(out, len, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -1;
+	out[strcspn(out, "\n")] = 0;
+	return 0;
+}
+
+int tm_cg_write_saved(struct tm_daemon *d, const char *owner, const char *rel, const char *file,
+		      const char *val)
+{
+	if (saved_find(owner, rel, file) < 0) {
+		struct saved *r;
+
+		if (nr_saved == TM_SAVED_MAX) {
+			errno = ENOSPC;
+			return -1;
+		}
+		r = &saved[nr_saved];
+		memset(r, 0, sizeof(*r));
+		if (cg_read_line(d, rel, file, r->orig, sizeof(r->orig)))
+			return -1;
+		snprintf(r->owner, sizeof(r->owner), "%s", owner);
+		snprintf(r->rel, sizeof(r->rel), "%s", rel);
+		snprintf(r->file, sizeof(r->file), "%s", file);
+		nr_saved++;
+		/* recorded on disk before the value it saves is overwritten */
+		if (saved_store(d)) {
+			nr_saved--;
+			errno = EIO;
+			return -1;
+		}
+	}
+	return val ? tm_cg_write(d, rel, file, val) : 0;
+}
+
+int tm_cg_restore(struct tm_daemon *d, const char *owner, const char *rel)
+{
+	bool drop[TM_SAVED_MAX] = {};
+	int n = 0, k = 0;
+
+	/* last saved, first restored: an undo (cpu.idle 0 resets cpu.weight,
+	 * so the weight saved before it goes back after it) */
+	for (int i = nr_saved - 1; i >= 0; i--) {
+		struct saved *r = &saved[i];
+
+		if (strcmp(r->owner, owner) || (rel && strcmp(r->rel, rel)))
+			continue;
+		if (!tm_cg_write(d, r->rel, r->file, r->orig)) {
+			n++;
+			drop[i] = true;
+		} else if (errno == ENOENT) {
+			fprintf(stderr, "tidemarkd: %s gone, %s not restored\n", r->rel, r->file);
+			drop[i] = true;
+		} /* else the cgroup is still there: kept, tried again next time */
+	}
+	for (int i = 0; i < nr_saved; i++)
+		if (!drop[i])
+			saved[k++] = saved[i];
+	if (k != nr_saved) {
+		nr_saved = k;
+		saved_store(d);
+	}
+	return n;
+}
+
+int tm_saved_count(const char *owner)
+{
+	int n = 0;
+
+	for (int i = 0; i < nr_saved; i++)
+		n += !strcmp(saved[i].owner, owner);
+	return n;
+}
+
+int tm_saved_load(struct tm_daemon *d, char *err, size_t len)
+{
+	char path[PATH_MAX];
+	json_error_t je;
+	json_t *o, *a, *e;
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/saved.json", d->state_dir);
+	o = json_load_file(path, 0, &je);
+	if (!o) {
+		if (access(path, F_OK))
+			return 0; /* nothing was left */
+		snprintf(err, len, "%s: %s", path, je.text);
+		return -1;
+	}
+	a = json_object_get(o, "saved");
+	if (json_integer_value(json_object_get(o, "version")) != 1 || !json_is_array(a)) {
+		snprintf(err, len, "%s: not a version 1 record of saved cgroup values", path);
+		json_decref(o);
+		return -1;
+	}
+	nr_saved = 0;
+	json_array_foreach(a, i, e)
+	{
+		const char *ow, *rel, *file, *val;
+		struct saved *r;
+
+		if (json_unpack(e, "{s:s,s:s,s:s,s:s}", "owner", &ow, "cgroup", &rel, "file", &file,
+				"value", &val) ||
+		    nr_saved == TM_SAVED_MAX) {
+			snprintf(err, len, "%s: entry %zu is not {owner,cgroup,file,value}", path,
+				 i);
+			nr_saved = 0;
+			json_decref(o);
+			return -1;
+		}
+		r = &saved[nr_saved++];
+		snprintf(r->owner, sizeof(r->owner), "%s", ow);
+		snprintf(r->rel, sizeof(r->rel), "%s", rel);
+		snprintf(r->file, sizeof(r->file), "%s", file);
+		snprintf(r->orig, sizeof(r->orig), "%s", val);
+	}
+	json_decref(o);
+	return 0;
 }

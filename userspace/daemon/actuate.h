@@ -24,10 +24,10 @@ bool tm_audit(struct tm_daemon *d, const char *strategy, const char *action, boo
 /*
  * Kill every task of cgroup @rel (cgroup.kill) for @strategy: one audit line
  * "action=@action ... cgroup=@rel <details>", the metric, and the error on
- * stderr if the write fails. A protected cgroup is refused. A cgroup, or a
- * Kubernetes pod (by UID, whatever its container cgroups), killed before and
- * back within its back-off (eviction.backoff_*: doubled each kill) is not
- * killed but capped at eviction.backoff_cap_mcpu, audited once as
+ * stderr if the write fails. A protected cgroup is refused. A Kubernetes
+ * pod (by UID, whatever its container cgroups; kubelet restarts a killed
+ * pod's containers in place) killed before and back within its back-off (eviction.backoff_*:
+ * doubled each kill) is not killed but capped at eviction.backoff_cap_mcpu, audited once as
  * "action=backoff". True when killed.
  */
 bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, const char *rel,
@@ -73,6 +73,25 @@ bool tm_protected(const struct tm_daemon *d, const char *rel);
 /* Write @val to @file of cgroup @rel (under the cgroup root): 0, or -1 with
  * errno. */
 int tm_cg_write(const struct tm_daemon *d, const char *rel, const char *file, const char *val);
+
+/*
+ * Cgroup writes that must not outlive their reason (a CFS fallback, a
+ * lowered memory.high). The first write of @owner to @file of @rel records
+ * the value it replaces, in memory and in <state_dir>/saved.json (written
+ * whole, then renamed into place), before writing: tm_cg_restore puts back
+ * exactly that value, also after tidemarkd was killed and started again.
+ * @val NULL only records (a value the kernel changes as a side effect).
+ * Restored last first. 0, or -1 with errno (nothing written).
+ */
+int tm_cg_write_saved(struct tm_daemon *d, const char *owner, const char *rel, const char *file,
+		      const char *val);
+/* Put back what @owner changed, in @rel only or everywhere (@rel NULL), and
+ * drop those records. Returns how many values were put back. */
+int tm_cg_restore(struct tm_daemon *d, const char *owner, const char *rel);
+/* Records @owner holds (loaded at start too). */
+int tm_saved_count(const char *owner);
+/* Load what a previous tidemarkd recorded; -1 with a message if unreadable. */
+int tm_saved_load(struct tm_daemon *d, char *err, size_t len);
 
 /* A BE cgroup the configuration names, globs expanded; never a protected one. */
 struct tm_be_cg {

@@ -28,6 +28,7 @@ void tm_config_defaults(struct tm_config *c)
 	c->memevict.throttle_first = true;
 	c->memevict.poll_ms = 100;
 	c->memevict.cooldown_ms = 2000;
+	c->fallback.enabled = true;
 	c->eviction.backoff_initial_s = 60;
 	c->eviction.backoff_max_s = 1800;
 	c->eviction.backoff_cap_mcpu = 100;
@@ -396,8 +397,9 @@ static void check_order(struct ctx *x, const struct tm_config *c)
 int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t errlen)
 {
 	static const char *const top[] = {
-		"version",	"watermarks", "scheduler", "memory_eviction", "cpu_eviction",
-		"interference", "eviction",   "cgroups",   "report",	      NULL};
+		"version",	"watermarks",	"scheduler", "memory_eviction",
+		"cpu_eviction", "interference", "eviction",  "fallback",
+		"cgroups",	"report",	NULL};
 	static const char *const wm[] = {"cpu", "memory", NULL};
 	static const char *const wcpu[] = {"forbid_pct", "suppress_pct",   "evict_lower_pct",
 					   "evict_pct",	 "evict_window_s", NULL};
@@ -414,6 +416,7 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 					 "max_per_round",
 					 "default_request_mcpu",
 					 NULL};
+	static const char *const fb[] = {"enabled", "dry_run", NULL};
 	static const char *const ev[] = {"backoff_initial_s", "backoff_max_s", "backoff_cap_mcpu",
 					 NULL};
 	static const char *const me[] = {"enabled", "dry_run",	   "throttle_first",
@@ -520,6 +523,11 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 		if (!x.failed && c->cpuevict.lower_pct >= c->cpuevict.upper_pct)
 			fail(&x, "cpu_eviction.lower_pct", "%u must be below upper_pct (%u)",
 			     c->cpuevict.lower_pct, c->cpuevict.upper_pct);
+	}
+	if ((o = object(&x, root, "fallback", "fallback"))) {
+		known_keys(&x, "fallback", o, fb);
+		bool_field(&x, o, "enabled", "fallback.enabled", &c->fallback.enabled);
+		bool_field(&x, o, "dry_run", "fallback.dry_run", &c->fallback.dry_run);
 	}
 	if ((o = object(&x, root, "eviction", "eviction"))) {
 		known_keys(&x, "eviction", o, ev);

@@ -46,6 +46,11 @@ struct tm_config {
 		uint32_t poll_ms;
 		uint32_t cooldown_ms;
 	} memevict;
+	/* CFS fallback while tidemark is not the running scheduler (fallback.c) */
+	struct {
+		bool enabled;
+		bool dry_run;
+	} fallback;
 	/* every eviction: a cgroup (or pod, by UID) that comes back after a
 	 * kill is not killed again before its back-off, only capped */
 	struct {

@@ -77,7 +77,8 @@ struct tm_daemon {
 	struct tm_config cfg;
 	const char *config_path;
 	const char *cgroup_root;
-	pthread_mutex_t lock; /* guards snap and actions (HTTP thread reads them) */
+	const char *state_dir; /* records that outlive the process (/run/tidemark) */
+	pthread_mutex_t lock;  /* guards snap and actions (HTTP thread reads them) */
 	struct tm_snapshot snap;
 	struct tm_action_count actions[TM_MAX_ACTION_KINDS];
 	int nr_actions;

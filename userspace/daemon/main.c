@@ -44,11 +44,13 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: tidemarkd --config FILE [--check] [--cgroup-root DIR]\n"
+		"Usage: tidemarkd --config FILE [--check] [--cgroup-root DIR] [--state-dir DIR]\n"
 		"The tidemark node daemon (foreground; logs and audit lines to stderr).\n\n"
 		"  -c, --config FILE     JSON configuration (see tidemarkd.json.sample)\n"
 		"      --check           validate the configuration and exit (0 valid, 2 not)\n"
 		"      --cgroup-root DIR cgroup v2 mount (default /sys/fs/cgroup)\n"
+		"      --state-dir DIR   where cgroup values it changed are recorded, to be\n"
+		"                        restored after a restart (default /run/tidemark)\n"
 		"  -h, --help            this text\n"
 		"      --version         print the release and the map ABI version\n"
 		"Under systemd (Type=notify) it reports readiness once its endpoints listen, and\n"
@@ -85,11 +87,14 @@ static void run_due(struct tm_daemon *d, uint64_t now, uint64_t *due)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"config", required_argument, NULL, 'c'},      {"check", no_argument, NULL, 'k'},
-		{"cgroup-root", required_argument, NULL, 'r'}, {"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},	       {}};
-	static struct tm_daemon d = {.cgroup_root = "/sys/fs/cgroup"};
+	static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
+						 {"check", no_argument, NULL, 'k'},
+						 {"cgroup-root", required_argument, NULL, 'r'},
+						 {"help", no_argument, NULL, 'h'},
+						 {"state-dir", required_argument, NULL, 's'},
+						 {"version", no_argument, NULL, 'V'},
+						 {}};
+	static struct tm_daemon d = {.cgroup_root = "/sys/fs/cgroup", .state_dir = "/run/tidemark"};
 	uint64_t next_sample = 0, now;
 	struct tm_http *http;
 	bool check = false;
@@ -107,6 +112,9 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			d.cgroup_root = optarg;
+			break;
+		case 's':
+			d.state_dir = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -138,6 +146,11 @@ int main(int argc, char **argv)
 	if (tm_nr_strategies > TM_MAX_STRATEGIES) {
 		fprintf(stderr, "tidemarkd: %d strategies, at most %d\n", tm_nr_strategies,
 			TM_MAX_STRATEGIES);
+		return 1;
+	}
+	/* values a killed tidemarkd changed: the strategies that own them decide */
+	if (tm_saved_load(&d, err, sizeof(err))) {
+		fprintf(stderr, "tidemarkd: %s\n", err);
 		return 1;
 	}
 	pthread_mutex_init(&d.lock, NULL);

@@ -107,21 +107,30 @@ static void remember_throttled(const char *path)
 		memcpy(st.thr[st.nr_thr++].path, path, sizeof(st.thr[0].path));
 }
 
+/* memory.high back to exactly what it was before the episode */
 static void restore(struct tm_daemon *d, const char *why)
 {
 	for (int i = 0; i < st.nr_thr; i++) {
 		if (tm_audit(d, NAME, "unthrottle", d->cfg.memevict.dry_run,
 			     "cgroup=%s reason=\"%s\"", st.thr[i].path, why))
-			tm_cg_write(d, st.thr[i].path, "memory.high", "max");
+			tm_cg_restore(d, NAME, st.thr[i].path);
 	}
 	st.nr_thr = 0;
 }
 
 static void configure(struct tm_daemon *d)
 {
+	int n;
+
 	/* a reload does not forget what was throttled or killed */
 	if (!d->cfg.memevict.enabled && st.nr_thr)
 		restore(d, "memory eviction disabled");
+	/* left by a tidemarkd killed in an episode: no episode runs now */
+	if (!st.nr_thr && tm_saved_count(NAME)) {
+		n = tm_cg_restore(d, NAME, NULL);
+		tm_audit(d, NAME, "unthrottle", false,
+			 "restored=%d reason=\"left lowered by an earlier tidemarkd\"", n);
+	}
 }
 
 static void tick(struct tm_daemon *d, uint64_t now)
@@ -167,7 +176,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 				     " node_used_pct=%u evict_pct=%u need_bytes=%" PRIu64,
 				     c[i].path, c[i].v.bytes, high, pct, cfg->memory.evict_pct,
 				     need)) {
-				if (tm_cg_write(d, c[i].path, "memory.high", val))
+				if (tm_cg_write_saved(d, NAME, c[i].path, "memory.high", val))
 					fprintf(stderr,
 						"tidemarkd: %s: cannot set memory.high of %s: %s\n",
 						NAME, c[i].path, strerror(errno));

@@ -7,8 +7,11 @@ extern const struct tm_strategy tm_strategy_memevict;
 extern const struct tm_strategy tm_strategy_cpuevict;
 extern const struct tm_strategy tm_strategy_cpuhigh;
 extern const struct tm_strategy tm_strategy_interfere;
+extern const struct tm_strategy tm_strategy_fallback;
 
 const struct tm_strategy *const tm_strategies[] = {
+	/* first: knows before the others whether the scheduler runs */
+	&tm_strategy_fallback,
 	&tm_strategy_memevict,
 	&tm_strategy_cpuevict,
 	&tm_strategy_cpuhigh,

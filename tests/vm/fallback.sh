@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# vm: --cpus 2 --timeout 300
+# Protection when the scheduler is gone: kill -9 scx_tidemark with BE
+# saturating; tidemarkd puts the BE cgroup under CFS (cpu.idle, cpu.max from
+# the line) within 1 s and the node is back near the line; a tidemarkd
+# killed during the fallback leaves records the next one uses; when the
+# scheduler is back the original values return exactly. Memory eviction's
+# lowered memory.high, left by a killed tidemarkd, is restored at start.
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
+
+cg=/sys/fs/cgroup
+echo "+cpu +memory" >$cg/cgroup.subtree_control
+mkdir -p $cg/online $cg/be
+# values of the operator's own, to be found again afterwards
+echo "150000 100000" >$cg/be/cpu.max
+echo 50 >$cg/be/cpu.weight
+orig_max=$(cat $cg/be/cpu.max)
+orig_idle=$(cat $cg/be/cpu.idle)
+
+scx() { build/scx_tidemark --online /online --be /be >>/tmp/scx.log 2>&1 & spid=$!; }
+scx
+wait_state enabled 20 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
+ok "scheduler loads"
+cat >/tmp/td.json <<EOC
+{"version": 1,
+ "watermarks": {"cpu": {"forbid_pct": 60, "suppress_pct": 65, "evict_pct": 70}},
+ "memory_eviction": {"enabled": false}, "cpu_eviction": {"enabled": false},
+ "interference": {"enabled": false},
+ "cgroups": {"be": ["/be"], "online": ["/online"]},
+ "report": {"listen": "127.0.0.1:9477"}}
+EOC
+td() { build/tidemarkd --config /tmp/td.json 2>>/tmp/td.log & dpid=$!; }
+td
+wait_log /tmp/td.log "tidemarkd: running" 10 || { not_ok "daemon starts" "$(cat /tmp/td.log)"; tap_done; }
+ok "daemon starts"
+in_cgroup be stress-ng --temp-path /tmp --cpu 2 --cpu-method int64 --timeout 200s >/dev/null 2>&1
+hogs=$!
+sleep 2
+b=$(tests/lib/busy.py --windows 1 | awk '{print $2}')
+note "under tidemark: node busy $b% (line 65)"
+check "no fallback while tidemark runs" test "$(grep -c "strategy=fallback action=enter" /tmp/td.log)" -eq 0
+
+note "kill -9 scx_tidemark"
+t0=$(date +%s.%N)
+kill -9 $spid
+wait $spid 2>/dev/null
+wait_log /tmp/td.log "strategy=fallback action=enter" 3 || not_ok "fallback entered" "$(tail -3 /tmp/td.log)"
+t1=$(date +%s.%N)
+dt=$(python3 -c "print(round($t1 - $t0, 2))")
+if python3 -c "import sys; sys.exit(not $t1 - $t0 <= 1.0)"; then ok "fallback entered ${dt}s after the scheduler died"; else not_ok "fallback within 1 s" "${dt}s"; fi
+note "$(grep -m1 "strategy=fallback action=enter" /tmp/td.log)"
+expect_eq "sched_ext gone" disabled "$(scx_state)"
+expect_eq "BE cgroup cpu.idle 1" 1 "$(cat $cg/be/cpu.idle)"
+# the second second after the scheduler died: BE back at the line (+5)
+sleep $(python3 -c "print(max(0, 1 - ($t1 - $t0)))")
+mapfile -t w < <(tests/lib/busy.py --windows 2 --cgroup be=/be)
+note "EEVDF + fallback, 1-2 s and 2-3 s after: ${w[*]}"
+b=$(awk '{print $2}' <<<"${w[0]}")
+if [ "$b" -le 70 ]; then ok "node busy $b% within 2 s: not above the line + 5 (65)"; else not_ok "node back at the line within 2 s" "busy $b%"; fi
+b=$(awk '{print $2}' <<<"${w[1]}")
+if within "$b" 55 70; then ok "and BE gets the line's worth, 2-3 s after ($b%, 55-70)"; else not_ok "BE gets the line's worth" "busy $b%"; fi
+note "cpu.max during the fallback: $(cat $cg/be/cpu.max)"
+m=$(curl -s http://127.0.0.1:9477/metrics | grep '^tidemark_fallback_active ')
+expect_eq "metric tidemark_fallback_active" "tidemark_fallback_active 1" "$m"
+
+note "kill -9 tidemarkd during the fallback, start another"
+kill -9 $dpid
+wait $dpid 2>/dev/null
+check "records left in /run/tidemark/saved.json" grep -q '"owner": "fallback"' /run/tidemark/saved.json
+td
+wait_log /tmp/td.log "recorded_values=3" 10 && ok "the new tidemarkd takes over the records (3 values)" || not_ok "the new tidemarkd takes over the records" "$(grep fallback /tmp/td.log | tail -2)"
+sleep 1.5
+check "still limited (cpu.idle 1) while the scheduler is away" test "$(cat $cg/be/cpu.idle)" = 1
+
+note "scheduler back"
+scx
+wait_state enabled 20 || not_ok "scheduler loads again" "$(tail -3 /tmp/scx.log)"
+t0=$(date +%s.%N)
+wait_log /tmp/td.log "strategy=fallback action=leave" 5 || not_ok "fallback left" "$(tail -3 /tmp/td.log)"
+t1=$(date +%s.%N)
+dt=$(python3 -c "print(round($t1 - $t0, 2))")
+if python3 -c "import sys; sys.exit(not $t1 - $t0 <= 2.0)"; then ok "fallback left ${dt}s after the scheduler was enabled"; else not_ok "fallback left within 2 s" "${dt}s"; fi
+note "$(grep "strategy=fallback action=leave" /tmp/td.log | tail -1)"
+expect_eq "cpu.max restored exactly" "$orig_max" "$(cat $cg/be/cpu.max)"
+expect_eq "cpu.idle restored exactly" "$orig_idle" "$(cat $cg/be/cpu.idle)"
+expect_eq "cpu.weight untouched" 50 "$(cat $cg/be/cpu.weight)"
+check "no records left" grep -q '"saved": \[\]' /run/tidemark/saved.json
+kill $dpid
+wait $dpid
+
+note "memory.high left lowered by a killed tidemarkd is restored at start"
+orig_high=$(cat $cg/be/memory.high)
+echo 100000000 >$cg/be/memory.high
+printf '{"version": 1, "saved": [{"owner": "memevict", "cgroup": "/be", "file": "memory.high", "value": "%s"}]}\n' "$orig_high" >/run/tidemark/saved.json
+td
+wait_log /tmp/td.log "strategy=memevict action=unthrottle.*restored=1" 10 || true
+expect_eq "memory.high back to $orig_high" "$orig_high" "$(cat $cg/be/memory.high)"
+echo '{"version": 1, "saved": [{"owner": "memevict"}]}' >/run/tidemark/saved.json
+kill $dpid
+wait $dpid
+out=$(build/tidemarkd --config /tmp/td.json 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && grep -q "saved.json: entry 0 is not" <<<"$out"; then ok "a damaged record file is refused, named"; else not_ok "a damaged record file is refused" "$rc: $out"; fi
+
+kill $hogs 2>/dev/null
+wait $hogs 2>/dev/null
+kill -INT $spid
+wait $spid
+expect_eq "loader exits 0" 0 "$?"
+tap_done
