@@ -57,8 +57,8 @@ wait_log /tmp/td.log "strategy=cpuhigh action=kill dry_run=true" 30 && ok "dry-r
 line=$(grep -m1 "strategy=cpuhigh" /tmp/td.log)
 note "$line"
 if grep -q "cgroup=/be/b " <<<"$line"; then ok "the victim is the lowest priority BE cgroup"; else not_ok "victim is /be/b" "$line"; fi
-node=$(sed -n 's/.*node_cpu_pct=\([0-9]*\).*/\1/p' <<<"$line")
-if [ -n "$node" ] && [ "$node" -gt 70 ]; then ok "node above evict_pct when decided ($node%)"; else not_ok "node above evict_pct" "'$node'"; fi
+node=$(sed -n 's/.*node_cpu_pct=\([0-9.]*\).*/\1/p' <<<"$line")
+if python3 -c 'import sys; sys.exit(not float(sys.argv[1]) > 70)' "$node" 2>/dev/null; then ok "node above evict_pct when decided ($node%)"; else not_ok "node above evict_pct" "'$node'"; fi
 check "the audit line names the scheduler as the source" grep -q "source=scheduler" <<<"$line"
 if kill -0 $a && kill -0 $b; then ok "dry-run killed nothing"; else not_ok "dry-run killed nothing"; fi
 
