@@ -32,9 +32,11 @@ wait_state enabled 20 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_d
 ok "scheduler loads"
 
 config() { # dry_run
-	cat >/tmp/td.json <<EOC
+	# evict_pct 95: this is the satisfaction rule alone; the evict watermark
+# (cpuhigh, tests/vm/cpuhigh.sh) would also act on a node near 70%
+cat >/tmp/td.json <<EOC
 {"version": 1,
- "watermarks": {"cpu": {"forbid_pct": 60, "suppress_pct": 65, "evict_pct": 70}},
+ "watermarks": {"cpu": {"forbid_pct": 60, "suppress_pct": 65, "evict_pct": 95}},
  "memory_eviction": {"enabled": false},
  "cpu_eviction": {"dry_run": $1, "window_s": 10, "min_coverage_pct": 80, "lower_pct": 60,
                   "upper_pct": 80, "usage_gate_pct": 80, "cooldown_s": 30, "max_per_round": 1},
