@@ -438,20 +438,10 @@ static int cg_read_line(const struct tm_daemon *d, const char *rel, const char *
 			size_t len)
 {
 	char p[PATH_MAX];
-	FILE *f;
-	bool ok;
 
 	if (tm_cg_path(p, sizeof(p), d->cgroup_root, rel, file))
 		return -1;
-	f = fopen(p, "r");
-	if (!f)
-		return -1;
-	ok = fgets(out, len, f) != NULL;
-	fclose(f);
-	if (!ok)
-		return -1;
-	out[strcspn(out, "\n")] = 0;
-	return 0;
+	return tm_read_line(p, out, len);
 }
 
 int tm_cg_write_saved(struct tm_daemon *d, const char *owner, const char *rel, const char *file,

@@ -400,3 +400,18 @@ int tm_proc_stat(void (*fn)(int cpu, __u64 busy, __u64 total, void *arg), void *
 	fclose(f);
 	return seen ? 0 : -1;
 }
+
+int tm_read_line(const char *path, char *out, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	bool ok;
+
+	if (!f)
+		return -1;
+	ok = fgets(out, len, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -1;
+	out[strcspn(out, "\n")] = 0;
+	return 0;
+}

@@ -24,6 +24,9 @@ extern const char *const tm_stat_help[TM_NR_STATS];
  */
 int tm_cg_read_u64(const char *dir, const char *file, const char *key, __u64 *out);
 
+/* The first line of file @path without its newline; -1 if unreadable or empty. */
+int tm_read_line(const char *path, char *out, size_t len);
+
 /* MemTotal and MemAvailable from /proc/meminfo, bytes; -1 if unreadable. */
 int tm_read_meminfo(__u64 *total, __u64 *avail);
 

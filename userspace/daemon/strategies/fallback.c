@@ -39,36 +39,21 @@ static struct {
 	char why[96];
 } st;
 
-static int read_str(const char *path, char *out, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	bool ok;
-
-	if (!f)
-		return -1;
-	ok = fgets(out, len, f) != NULL;
-	fclose(f);
-	if (!ok)
-		return -1;
-	out[strcspn(out, "\n")] = 0;
-	return 0;
-}
-
 /* Is tidemark the running sched_ext scheduler? @why says what runs instead. */
 static bool tidemark_runs(char *why, size_t len)
 {
 	char state[32] = "", ops[64] = "", seq[32] = "";
 
-	if (read_str("/sys/kernel/sched_ext/state", state, sizeof(state))) {
+	if (tm_read_line("/sys/kernel/sched_ext/state", state, sizeof(state))) {
 		snprintf(why, len, "no sched_ext in this kernel");
 		return false;
 	}
-	read_str("/sys/kernel/sched_ext/enable_seq", seq, sizeof(seq));
+	tm_read_line("/sys/kernel/sched_ext/enable_seq", seq, sizeof(seq));
 	if (strcmp(state, "enabled")) {
 		snprintf(why, len, "sched_ext state %s, enable_seq %s", state, seq);
 		return false;
 	}
-	if (read_str("/sys/kernel/sched_ext/root/ops", ops, sizeof(ops)) ||
+	if (tm_read_line("/sys/kernel/sched_ext/root/ops", ops, sizeof(ops)) ||
 	    strcmp(ops, "tidemark")) {
 		snprintf(why, len, "sched_ext runs '%s', enable_seq %s", ops, seq);
 		return false;
