@@ -324,6 +324,7 @@ static int window_fn(void *map, int *key, struct window *w)
 	be_floor_ns = (u64)t->be_floor_mcpu * dt / 1000;
 	be_floor_left = tm_be_floor_owed(cap, t->suppress_pct, hi, be_floor_ns);
 	floor_on = be_floor_left > 0;
+	/* ONLINE+SYSTEM of the last period predicts the next one */
 	allow = tm_be_allowance(cap, t->suppress_pct, hi, be_floor_ns);
 	left = be_budget;
 	limited = left <= 0 && scx_bpf_dsq_nr_queued(TM_DSQ_BE);
@@ -335,9 +336,6 @@ static int window_fn(void *map, int *key, struct window *w)
 	w->over_ns = tm_be_over_next(w->over_ns, hi, be_used, cap, t->suppress_pct, be_floor_ns,
 				     limited, slice_ns * cap_cpus);
 	be_budget = tm_be_budget_next(allow, w->over_ns);
-	/* ONLINE+SYSTEM of the last period predicts the next one */
-	w->hi_pred = hi;
-	w->pred_dt = dt;
 	pay_forced_debt(w);
 
 	if (scx_bpf_dsq_nr_queued(TM_DSQ_BE_PARKED) || caps_active) {

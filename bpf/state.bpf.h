@@ -203,8 +203,6 @@ struct window {
 	struct bpf_timer timer;
 	u64 last_run_ns[TM_NR_CLASSES];
 	u64 last_at;
-	u64 hi_pred; /* ONLINE+SYSTEM use predicted for the period ... */
-	u64 pred_dt; /* ... of this length */
 	s64 over_ns; /* the node's use above the line so far (tm_be_over_next) */
 };
 
