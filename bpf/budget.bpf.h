@@ -94,13 +94,6 @@ static void be_grant_start(struct task_struct *p, struct tm_cpu_ctx *c, u64 gran
 	/* running and dispatch both run on the CPU concerned */
 	u32 key = bpf_get_smp_processor_id();
 
-	if (!forced) {
-		struct tm_be_cap *cap = cpu_cap();
-
-		/* a capped cgroup's run ends where its cap does */
-		if (cap && cap->budget_ns < (s64)grant)
-			grant = cap->budget_ns > 0 ? cap->budget_ns : 0;
-	}
 	if (grant < TM_BE_GRANT_MIN_NS)
 		grant = TM_BE_GRANT_MIN_NS;
 	if (!forced) {
@@ -160,7 +153,6 @@ static __always_inline void charge(struct tm_cpu_ctx *c, u32 cls, u64 now)
 	stat_add(TM_STAT_RUN_NS_SYSTEM + cls, ran);
 	if (cls != TM_CLASS_BE)
 		return;
-	cap_charge(ran);
 	in_grant = ran < c->grant_left ? ran : c->grant_left;
 	c->grant_left -= in_grant;
 	if (ran <= in_grant)
@@ -194,12 +186,12 @@ static __always_inline u64 floor_grant_take(void)
 	return g;
 }
 
-static bool be_floor_dispatch(struct tm_cpu_ctx *c, u32 stat)
+static bool be_floor_dispatch(struct tm_cpu_ctx *c, s32 cpu, u32 stat)
 {
 	c->next_grant = floor_grant_take();
 	if (!c->next_grant)
 		return false;
-	if (tm_move_to_local(TM_DSQ_BE)) {
+	if (bw_move_to_local(TM_DSQ_BE, cpu)) {
 		stat_inc(stat);
 		return true;
 	}
@@ -226,17 +218,36 @@ static __always_inline void grant_timer_cancel(void)
 	bpf_timer_start(&gt->timer, 1000000000ULL, BPF_F_TIMER_CPU_PIN);
 }
 
-/* A BE grant ran out: end the slice now rather than at the next tick. */
+/*
+ * A BE grant or a limited task's reserved runtime ran out: end the slice now
+ * rather than at the next tick.
+ */
 static int grant_timer_fn(void *map, int *key, struct grant_timer *gt)
 {
 	struct tm_cpu_ctx *c = cpu_ctx(*key);
+	u64 now = bpf_ktime_get_ns() + TM_BE_GRANT_SLACK_NS;
+	u32 k = *key;
 
-	if (c && c->class == TM_CLASS_BE &&
-	    !time_before(bpf_ktime_get_ns() + TM_BE_GRANT_SLACK_NS, c->be_until)) {
+	if (c && c->class == TM_CLASS_BE && !time_before(now, c->be_until)) {
 		stat_inc(TM_STAT_BE_THROTTLED);
+		scx_bpf_kick_cpu(*key, SCX_KICK_PREEMPT);
+	} else if (k < TM_MAX_CPUS && bw_cpus[k].n && !time_before(now, bw_cpus[k].until)) {
 		scx_bpf_kick_cpu(*key, SCX_KICK_PREEMPT);
 	}
 	return 0;
+}
+
+/* Arm this CPU's grant timer for @at, or leave it when it fires earlier. */
+static __always_inline void grant_timer_at(u64 at, u64 now)
+{
+	u32 key = bpf_get_smp_processor_id();
+	struct grant_timer *gt = bpf_map_lookup_elem(&grant_timers, &key);
+
+	if (!gt) {
+		scx_bpf_error("grant_timers lookup failed for CPU %u", key);
+		return;
+	}
+	bpf_timer_start(&gt->timer, time_before(now, at) ? at - now : 0, BPF_F_TIMER_CPU_PIN);
 }
 
 /*
@@ -337,12 +348,6 @@ static int window_fn(void *map, int *key, struct window *w)
 				     limited, slice_ns * cap_cpus);
 	be_budget = tm_be_budget_next(allow, w->over_ns);
 	pay_forced_debt(w);
-
-	if (scx_bpf_dsq_nr_queued(TM_DSQ_BE_PARKED) || caps_active) {
-		caps_active = false;
-		bpf_for_each_map_elem(&be_caps, cap_refill, &dt, 0);
-		unpark();
-	}
 
 	kicks = scx_bpf_dsq_nr_queued(TM_DSQ_BE);
 	if (kicks && (be_budget > 0 || floor_owed() || be_head_wait(now) >= max_be_wait_ns)) {

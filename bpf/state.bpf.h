@@ -23,6 +23,10 @@ const volatile u8 cpu_dom[TM_MAX_CPUS];
 const volatile u64 home_wait_ns = TM_HOME_WAIT_US_DFL * 1000ULL;
 /* Keep BE off domains hosting ONLINE homes while other domains have room. */
 const volatile bool be_avoid_homes = true;
+/* A task held back by a CPU limit longer than this runs anyway (a minimum
+ * run, charged as debt): half the watchdog timeout, so no limit can eject
+ * the scheduler, however many tasks share a tiny quota. */
+const volatile u64 bw_guard_ns = 15000000000ULL;
 
 UEI_DEFINE(uei);
 
@@ -113,7 +117,7 @@ struct {
 	__uint(max_entries, 16384);
 } cg_weights SEC(".maps");
 
-/* Per-cgroup BE CPU caps, by cgroup id; written by tidemarkd. */
+/* Per-cgroup CPU caps, by cgroup id: who set them (bw_update writes). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, u64);
@@ -121,10 +125,29 @@ struct {
 	__uint(max_entries, TM_MAX_BE_CAPS);
 } be_caps SEC(".maps");
 
-/* The capped cgroup of the BE task each CPU runs, 0 if none. */
-static u64 cap_cgid[TM_MAX_CPUS];
-/* be_caps had entries at the last window: keep refilling while it does */
-static bool caps_active;
+/* CPU bandwidth of every limited cgroup, by cgroup id (bandwidth.bpf.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, struct tm_cg_bw);
+	__uint(max_entries, TM_MAX_BW);
+} cg_bw SEC(".maps");
+
+/* Entries in cg_bw: 0 keeps every bandwidth path off the hot path. */
+static s32 bw_nr;
+/* Bumped when cg_bw gains or loses an entry: tasks look up their limited
+ * ancestors again. */
+static u32 bw_gen = 1;
+
+/* The runtime the task on each CPU reserved from its limited ancestors. */
+struct bw_cpu {
+	u64 ids[TM_BW_LEVELS];
+	u64 grant;   /* reserved from each, ns */
+	u64 started; /* when the reservation was taken */
+	u64 until;   /* when it runs out (the grant timer ends the run then) */
+	u32 n;	     /* ids held; 0: the task is not limited */
+};
+static struct bw_cpu bw_cpus[TM_MAX_CPUS];
 
 /* Home of each placed ONLINE cgroup, by cgroup id; written by the loader. */
 struct {
@@ -163,9 +186,14 @@ struct task_ctx {
 	u64 q_home; /* the home it was queued for this time, 0: none */
 	u32 gen;    /* class_gen the class was resolved at */
 	u8 class;
-	u8 soft;     /* home is soft */
-	u8 last_dom; /* domain of its last run, TM_NO_DOM before the first */
-	u8 pinned;   /* queued on its CPU's local queue (migration disabled) */
+	u8 soft;		  /* home is soft */
+	u8 last_dom;		  /* domain of its last run, TM_NO_DOM before the first */
+	u8 pinned;		  /* queued on its CPU's local queue (migration disabled) */
+	u8 bw_n;		  /* limited ancestors in bw_ids */
+	u32 bw_gen;		  /* bw_gen bw_ids were looked up at */
+	u64 bw_cgid;		  /* cgroup bw_ids were looked up for */
+	u64 thr_since;		  /* held back by a limit since (cleared when it runs) */
+	u64 bw_ids[TM_BW_LEVELS]; /* limited cgroups from its own up */
 };
 
 struct {
@@ -283,6 +311,21 @@ static __always_inline void *cg_nearest(struct cgroup *cg, void *map)
 			return v;
 	}
 	return NULL;
+}
+
+/*
+ * The BPF trampoline running this program disabled migration for the
+ * current task; a running task re-enqueued at the end of its slice is the
+ * current one, and must not look pinned (it would take the local-queue path
+ * and keep its CPU from ever serving the shared queue).
+ */
+static __always_inline bool migration_disabled(struct task_struct *p)
+{
+	u32 md = p->migration_disabled;
+
+	if ((u32)bpf_get_current_pid_tgid() == (u32)p->pid)
+		return md > 1;
+	return md > 0;
 }
 
 #endif /* __TM_STATE_BPF_H */

@@ -41,6 +41,12 @@
  *   ones may, once they waited home_wait_us (other CPUs look before BE, and
  *   the window timer wakes an idle one). BE starts on domains without homes
  *   while those have idle CPUs (be_avoid_homes).
+ * - CPU limits: every cgroup's cpu.max (and cpu.max.burst), and caps set
+ *   by tidemarkd or tidemarkctl, hold for every class as CFS holds cpu.max:
+ *   per period a limited cgroup and its descendants run at most its runtime,
+ *   reserved in slices as tasks start running; a task whose limited ancestor
+ *   ran out waits in that ancestor's DSQ until its timer refills it
+ *   (bandwidth.bpf.h).
  * - Per-CPU kthreads and migration-disabled tasks go to their CPU's local
  *   queue; user tasks pinned to one CPU use the shared queues, which only
  *   their CPU takes them from (BE pinned tasks stay throttled). Exiting
@@ -55,9 +61,9 @@ char _license[] SEC("license") = "GPL";
 
 /* The parts, by concern; each may use the ones before it. */
 #include "state.bpf.h"
-#include "caps.bpf.h"
 #include "placement.bpf.h"
 #include "classes.bpf.h"
+#include "bandwidth.bpf.h"
 #include "budget.bpf.h"
 #include "tunables.bpf.h"
 
@@ -92,6 +98,9 @@ s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 	/* An idle CPU may take a BE task only while BE has budget. */
 	if (cls == TM_CLASS_BE && !be_budget_left())
 		return cpu;
+	/* nor a task a CPU limit holds back (enqueue queues it for its refill) */
+	if (bw_on() && bw_throttler(p, tctx, bpf_ktime_get_ns()))
+		return cpu;
 	if (tctx) {
 		tctx->enq_at = bpf_ktime_get_ns();
 		tctx->q_home = cls == TM_CLASS_ONLINE ? tctx->home : 0;
@@ -99,21 +108,6 @@ s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 	stat_inc(TM_STAT_ENQ_DIRECT);
 	tm_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
 	return cpu;
-}
-
-/*
- * The BPF trampoline running this program disabled migration for the
- * current task; a running task re-enqueued at the end of its slice is the
- * current one, and must not look pinned (it would take the local-queue path
- * and keep its CPU from ever serving the shared queue).
- */
-static __always_inline bool migration_disabled(struct task_struct *p)
-{
-	u32 md = p->migration_disabled;
-
-	if ((u32)bpf_get_current_pid_tgid() == (u32)p->pid)
-		return md > 1;
-	return md > 0;
 }
 
 void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
@@ -134,17 +128,18 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 		tctx->q_home = home;
 	}
 
-	if (cls == TM_CLASS_BE) {
-		struct tm_be_cap *cap = tctx ? bpf_map_lookup_elem(&be_caps, &tctx->cgid) : NULL;
+	/* a cgroup CPU limit (cpu.max, cap) holds it until its refill */
+	if (bw_on() && tctx) {
+		u64 thr = bw_throttler(p, tctx, tctx->enq_at);
 
-		stat_inc(TM_STAT_ENQ_BE);
-		if (cap && cap->budget_ns <= 0) {
-			/* over its cap: back at the next window */
-			__sync_fetch_and_add(&cap->capped, 1);
-			stat_inc(TM_STAT_BE_CAPPED);
-			tm_insert(p, TM_DSQ_BE_PARKED, slice_ns, enq_flags);
+		if (thr) {
+			bw_hold(p, tctx, thr, enq_flags);
 			return;
 		}
+	}
+
+	if (cls == TM_CLASS_BE) {
+		stat_inc(TM_STAT_ENQ_BE);
 		tm_insert(p, TM_DSQ_BE, slice_ns, enq_flags);
 		if (be_budget_left() || floor_owed()) {
 			cpu = be_avoid_homes && home_doms ? pick_idle_in(p, doms_off_homes()) : -1;
@@ -276,7 +271,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 		/* Bounded wait first, then the floor: both beat ONLINE. */
 		if (be_head_wait(bpf_ktime_get_ns()) >= max_be_wait_ns) {
 			c->next_grant = TM_BE_FORCED_NS < slice_ns ? TM_BE_FORCED_NS : slice_ns;
-			if (tm_move_to_local(TM_DSQ_BE)) {
+			if (bw_move_to_local(TM_DSQ_BE, cpu)) {
 				stat_inc(TM_STAT_BE_FORCED);
 				return;
 			}
@@ -288,7 +283,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 		 */
 		if (floor_owed() && scx_bpf_dsq_nr_queued(TM_DSQ_HI) > 0 &&
 		    !time_before(bpf_ktime_get_ns() + be_floor_left, window_end) &&
-		    be_floor_dispatch(c, TM_STAT_BE_FLOOR))
+		    be_floor_dispatch(c, cpu, TM_STAT_BE_FLOOR))
 			return;
 	}
 	/*
@@ -304,13 +299,16 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 
 		/* its cgroup or class may have changed while it ran */
 		if (ptx && task_class(prev, ptx) != TM_CLASS_BE && tm_home_has(ptx->home, d) &&
+		    (!bw_on() || !bw_throttler(prev, ptx, bpf_ktime_get_ns())) &&
 		    keep_hi_prev(prev, ptx, &q)) {
-			stat_inc(TM_STAT_KEEP_RUNNING);
+			/* a limited task goes on with a new grant, or is held */
+			if (bw_renew(prev, ptx, 0))
+				stat_inc(TM_STAT_KEEP_RUNNING);
 			return;
 		}
 	}
 	for (i = 0; i < 3; i++) {
-		if (i < q.n && tm_move_to_local(q.dsq[i])) {
+		if (i < q.n && bw_move_to_local(q.dsq[i], cpu)) {
 			stat_inc(TM_STAT_DISPATCH_HI);
 			return;
 		}
@@ -322,7 +320,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 	if (be_queued && be_budget_left()) {
 		if (be_avoid_here(d))
 			return;
-		if (tm_move_to_local(TM_DSQ_BE)) {
+		if (bw_move_to_local(TM_DSQ_BE, cpu)) {
 			stat_inc(TM_STAT_DISPATCH_BE);
 			return;
 		}
@@ -333,7 +331,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 	 * an ONLINE task (which preempts this run like any BE run).
 	 */
 	if (be_queued && !be_budget_left() && floor_owed() && !be_avoid_here(d) &&
-	    be_floor_dispatch(c, TM_STAT_BE_FLOOR_IDLE))
+	    be_floor_dispatch(c, cpu, TM_STAT_BE_FLOOR_IDLE))
 		return;
 	/* Nothing else may run: the previous task goes on, BE on a new grant. */
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
@@ -341,6 +339,9 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 
 		if (tctx && !tm_home_has(tctx->home, d))
 			return; /* re-enqueued (ENQ_LAST) towards its home */
+		/* a CPU limit holds it: re-enqueued (ENQ_LAST) and held there */
+		if (bw_on() && bw_throttler(prev, tctx, bpf_ktime_get_ns()))
+			return;
 		if (tctx && tctx->class == TM_CLASS_BE) {
 			u64 now = bpf_ktime_get_ns();
 
@@ -350,6 +351,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 				charge(c, TM_CLASS_BE, now);
 				be_grant_return(c);
 				be_grant_start(prev, c, be_regular_grant(), false, now);
+				bw_renew(prev, tctx, c->be_until);
 			} else {
 				u64 g;
 
@@ -359,11 +361,13 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 				charge(c, TM_CLASS_BE, now);
 				be_grant_return(c);
 				be_grant_start(prev, c, g, true, now);
+				bw_renew(prev, tctx, c->be_until);
 				stat_inc(TM_STAT_BE_FLOOR_IDLE);
 			}
 		} else {
 			/* ONLINE/SYSTEM behind a queued task it cannot be swapped with */
 			prev->scx.slice = slice_ns;
+			bw_renew(prev, tctx, 0);
 		}
 		stat_inc(TM_STAT_KEEP_RUNNING);
 	}
@@ -426,17 +430,13 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 		}
 	}
 	if (c && cls == TM_CLASS_BE) {
-		u32 me = bpf_get_smp_processor_id();
-
-		if (me < TM_MAX_CPUS)
-			cap_cgid[me] =
-				tctx && bpf_map_lookup_elem(&be_caps, &tctx->cgid) ? tctx->cgid : 0;
 		if (c->next_grant)
 			be_grant_start(p, c, c->next_grant, true, now);
 		else
 			be_grant_start(p, c, be_regular_grant(), false, now);
 		c->next_grant = 0;
 	}
+	bw_start(p, tctx, now, c && cls == TM_CLASS_BE ? c->be_until : 0);
 	if (cls != TM_CLASS_BE && time_before(vtime_now, p->scx.dsq_vtime))
 		vtime_now = p->scx.dsq_vtime;
 }
@@ -455,15 +455,12 @@ void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 	if (c) {
 		charge(c, cls, now);
 		if (cls == TM_CLASS_BE) {
-			u32 me = bpf_get_smp_processor_id();
-
 			be_grant_return(c);
 			grant_timer_cancel();
-			if (me < TM_MAX_CPUS)
-				cap_cgid[me] = 0;
 		}
 		c->class = TM_CLASS_NONE;
 	}
+	bw_stop(now);
 	if (cls != TM_CLASS_BE)
 		p->scx.dsq_vtime += tm_vtime_delta(used, eff_weight(p, tctx));
 }
@@ -477,12 +474,12 @@ void BPF_STRUCT_OPS(tidemark_tick, struct task_struct *p)
 		return;
 	if (c && tctx->class < TM_NR_CLASSES)
 		charge(c, tctx->class, bpf_ktime_get_ns());
-	if (tctx->class == TM_CLASS_BE) {
-		struct tm_be_cap *cap = cpu_cap();
+	if (bw_on()) {
+		u32 me = bpf_get_smp_processor_id();
 
-		if (cap && cap->budget_ns <= 0) {
-			__sync_fetch_and_add(&cap->capped, 1);
-			stat_inc(TM_STAT_BE_CAPPED);
+		/* the grant timer ends a limited run; the tick backs it up */
+		if (me < TM_MAX_CPUS && bw_cpus[me].n &&
+		    !time_before(bpf_ktime_get_ns(), bw_cpus[me].until)) {
 			p->scx.slice = 0;
 			return;
 		}
@@ -529,9 +526,6 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(tidemark_init)
 	s32 ret;
 
 	ret = scx_bpf_create_dsq(TM_DSQ_HI, -1);
-	if (ret)
-		return ret;
-	ret = scx_bpf_create_dsq(TM_DSQ_BE_PARKED, -1);
 	if (ret)
 		return ret;
 	ret = scx_bpf_create_dsq(TM_DSQ_BE, -1);
@@ -585,11 +579,21 @@ void BPF_STRUCT_OPS(tidemark_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
 	bpf_map_update_elem(&cg_weights, &id, &weight, BPF_ANY);
 }
 
+/*
+ * A removed cgroup has no tasks, so its bandwidth DSQ is empty: the entry
+ * goes first (no task looks it up again), then the DSQ.
+ */
 void BPF_STRUCT_OPS(tidemark_cgroup_exit, struct cgroup *cgrp)
 {
 	u64 id = cgrp->kn->id;
 
 	bpf_map_delete_elem(&cg_weights, &id);
+	bpf_map_delete_elem(&be_caps, &id);
+	if (!bpf_map_delete_elem(&cg_bw, &id)) {
+		__sync_fetch_and_sub(&bw_nr, 1);
+		__sync_fetch_and_add(&bw_gen, 1);
+		scx_bpf_destroy_dsq(TM_DSQ_BW_BASE | id);
+	}
 }
 
 void BPF_STRUCT_OPS(tidemark_exit, struct scx_exit_info *ei)
@@ -602,6 +606,7 @@ void BPF_STRUCT_OPS(tidemark_dump, struct scx_dump_ctx *dctx)
 	scx_bpf_dump("tidemark: be_budget=%lld be_floor=%llu be_floor_left=%lld class_gen=%u "
 		     "home_doms=%llx",
 		     be_budget, be_floor_ns, be_floor_left, class_gen, home_doms);
+	scx_bpf_dump(" limited_cgroups=%d", bw_nr);
 	scx_bpf_dump(" hi_queued=%d be_queued=%d be_head_wait_ns=%llu\n",
 		     scx_bpf_dsq_nr_queued(TM_DSQ_HI), scx_bpf_dsq_nr_queued(TM_DSQ_BE),
 		     be_head_wait(bpf_ktime_get_ns()));

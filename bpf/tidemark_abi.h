@@ -10,6 +10,7 @@
 
 #ifndef __bpf__
 #include <linux/types.h>
+#include <linux/bpf.h> /* struct bpf_timer */
 #include <stdbool.h>
 #endif
 
@@ -20,7 +21,7 @@
  * independently, so an upgrade can pair an old reader with a new
  * scheduler). Bump it whenever a pinned map's key or value changes.
  */
-#define TM_ABI_VERSION 2
+#define TM_ABI_VERSION 3
 
 /* Value of the pinned "abi" map (one entry), written by the scheduler. */
 struct tm_abi {
@@ -39,8 +40,13 @@ enum tm_limits {
 	TM_MAX_DOMS = 64,
 	/* ONLINE cgroups with a home (map "homes") */
 	TM_MAX_HOMES = 4096,
-	/* BE cgroups with a CPU cap (map "be_caps") */
-	TM_MAX_BE_CAPS = 1024,
+	/* cgroups with a CPU cap (map "be_caps") */
+	TM_MAX_BE_CAPS = 4096,
+	/* cgroups with a CPU limit (cpu.max or a cap; map "cg_bw"): two per
+	 * pod (pod and container) on a 1,000-pod node, with room */
+	TM_MAX_BW = 16384,
+	/* limited ancestors a task's cgroup may have (itself included) */
+	TM_BW_LEVELS = 8,
 	/* the largest milli-CPU value a setting may take: every supported CPU */
 	TM_MCPU_MAX = TM_MAX_CPUS * 1000,
 };
@@ -48,12 +54,15 @@ enum tm_limits {
 /* User DSQ ids (bit 63 clear). Every CPU drains both, so no task is ever
  * stranded by its affinity. */
 enum tm_dsq {
-	TM_DSQ_HI = 0,	      /* ONLINE and SYSTEM: weighted vtime */
-	TM_DSQ_BE = 1,	      /* best-effort: FIFO, so the head is the longest waiter */
-	TM_DSQ_BE_PARKED = 2, /* BE of capped cgroups past their cap, until the next window */
+	TM_DSQ_HI = 0, /* ONLINE and SYSTEM: weighted vtime */
+	TM_DSQ_BE = 1, /* best-effort: FIFO, so the head is the longest waiter */
 	/* per cache domain, ONLINE tasks homed there: strict, then soft */
 	TM_DSQ_DOM_BASE = 16,
 };
+
+/* Tasks held back by the CPU limit of cgroup X wait in DSQ TM_DSQ_BW_BASE | X
+ * (created when X gets a limit, destroyed when X is removed). */
+#define TM_DSQ_BW_BASE (1ULL << 62)
 
 /* Domain of a CPU that is in no cache domain (offline at discovery). */
 #define TM_NO_DOM 0xff
@@ -71,21 +80,73 @@ struct tm_home {
 _Static_assert(sizeof(struct tm_home) == 16, "tm_home layout");
 
 /*
- * A per-cgroup BE CPU cap (map "be_caps", cgroup id -> cap; tidemarkd's
- * interference ladder writes it for a culprit and each of its descendants).
- * The cgroup's own BE tasks run at most cap_mcpu per window; past it they
- * wait parked until the next window. cgroup cpu.max is not enforced for
- * sched_ext tasks in 6.12, hence a cap of our own.
+ * A per-cgroup CPU cap (map "be_caps", cgroup id -> cap: the record of who
+ * set it; tidemarkd's interference ladder and eviction back-off, and
+ * tidemarkctl cap, write it for a cgroup and each of its descendants). A cap
+ * is one more source of the cgroup's CPU limit (see struct tm_cg_bw): the
+ * limit per period is the smaller of cpu.max and the cap. Written only
+ * through the scheduler's bw_update program.
  */
 enum tm_cap_owner { TM_CAP_OPERATOR = 0, TM_CAP_TIDEMARKD = 1 };
 
 struct tm_be_cap {
-	__u32 cap_mcpu;	 /* written by userspace */
-	__u32 owner;	 /* enum tm_cap_owner: a restarted tidemarkd clears its own */
-	__s64 budget_ns; /* left in this window (scheduler) */
-	__u64 capped;	 /* runs cut short or tasks parked by the cap (scheduler) */
+	__u32 cap_mcpu;
+	__u32 owner; /* enum tm_cap_owner: a restarted tidemarkd clears its own */
 };
-_Static_assert(sizeof(struct tm_be_cap) == 24, "tm_be_cap layout");
+_Static_assert(sizeof(struct tm_be_cap) == 8, "tm_be_cap layout");
+
+/*
+ * CPU bandwidth of one cgroup (map "cg_bw", cgroup id -> state), as CFS
+ * gives cpu.max: each period the cgroup may run eff_ns of CPU time across
+ * all CPUs, its descendants included; a task runs only while every limited
+ * ancestor has runtime left, else it waits in its DSQ (TM_DSQ_BW_BASE | id)
+ * until the period's refill. Sources: cpu.max and cpu.max.burst (read by
+ * the loader every --rescan-ms) and a cap (be_caps). Counters as cpu.stat's.
+ * Userspace reads it; only the bw_update program and the scheduler write it.
+ */
+struct tm_cg_bw {
+	__u64 quota_ns;	     /* cpu.max quota per period; 0: "max" */
+	__u64 period_ns;     /* cpu.max period (TM_BW_PERIOD_DFL_US for a cap alone) */
+	__u64 burst_ns;	     /* cpu.max.burst: unused runtime kept, at most this */
+	__u64 eff_ns;	     /* runtime one period gives: min(quota, cap); 0: unlimited */
+	__s64 runtime_ns;    /* left in this period (negative: debt) */
+	__u64 period_used;   /* charged in this period */
+	__u64 usage_ns;	     /* charged in all */
+	__u64 nr_periods;    /* periods elapsed while the cgroup ran or waited */
+	__u64 nr_throttled;  /* periods in which it was held back */
+	__u64 throttled_ns;  /* time during which tasks of it were held back */
+	__u64 nr_bursts;     /* periods in which it used more than eff_ns */
+	__u64 burst_ns_used; /* CPU time used above eff_ns in those */
+	__u64 throttled_at;  /* start of the current hold, 0 if none */
+	__u64 next_at;	     /* the next refill */
+	__u32 cap_mcpu;	     /* the cap, 0: none */
+	__u32 armed;	     /* the refill timer runs (stopped while idle and full) */
+	struct bpf_timer timer;
+};
+_Static_assert(sizeof(struct tm_cg_bw) == 15 * 8 + 16, "tm_cg_bw layout");
+
+/*
+ * Changes to "cg_bw" and "be_caps" go through the scheduler's pinned
+ * bw_update program (BPF_PROG_TYPE_SYSCALL, this struct as its context): it
+ * creates the cgroup's DSQ and timer with the entry, so a cgroup never has a
+ * limit without the queue its throttled tasks wait in.
+ */
+enum tm_bw_set {
+	TM_BW_SET_MAX = 1 << 0, /* quota_us, period_us, burst_us from cpu.max */
+	TM_BW_SET_CAP = 1 << 1, /* cap_mcpu (0 removes the cap), owner */
+};
+
+struct tm_bw_req {
+	__u64 cgid;
+	__u64 quota_us; /* 0: "max" */
+	__u64 period_us;
+	__u64 burst_us;
+	__u32 set;
+	__u32 cap_mcpu;
+	__u32 owner;
+	__s32 ret; /* out: 0, -EINVAL, -E2BIG (map full), or a DSQ creation error */
+};
+_Static_assert(sizeof(struct tm_bw_req) == 48, "tm_bw_req layout");
 
 /*
  * Classes. A task's class is that of its nearest classified ancestor cgroup;
@@ -163,6 +224,12 @@ enum tm_defaults {
 	TM_HOME_WAIT_US_DFL = 2000,
 	TM_HOME_WAIT_US_MIN = 0,
 	TM_HOME_WAIT_US_MAX = 1000000,
+	/* cpu.max as the kernel accepts it (kernel/sched/core.c) */
+	TM_BW_PERIOD_MIN_US = 1000,
+	TM_BW_PERIOD_MAX_US = 1000000,
+	TM_BW_QUOTA_MIN_US = 1000,
+	/* the period of a cgroup limited by a cap alone: cpu.max's default */
+	TM_BW_PERIOD_DFL_US = 100000,
 };
 
 /* enum scx_exit_kind: values from here on are errors (kernel ABI). */
@@ -191,7 +258,10 @@ enum tm_defaults {
 	X(BE_FLOOR, "be_floor", "BE runs ahead of ONLINE to keep the BE floor")                    \
 	X(BE_FLOOR_IDLE, "be_floor_idle",                                                          \
 	  "BE floor runs on CPUs nothing else wanted, budget spent")                               \
-	X(BE_CAPPED, "be_capped", "BE runs cut short or parked by a per-cgroup cap")               \
+	X(BW_THROTTLED, "bw_throttled",                                                            \
+	  "tasks held back by a cgroup CPU limit (cpu.max or a cap)")                              \
+	X(BW_GUARD, "bw_guard",                                                                    \
+	  "held-back tasks let run by the stall guard (waited half the watchdog timeout)")         \
 	X(KICK_IDLE, "kick_idle", "idle CPUs woken for queued work")                               \
 	X(KEEP_RUNNING, "keep_running", "slices extended because nothing else waited")             \
 	X(RECLASSIFY, "reclassify", "class lookups (cgroup move or class change)")                 \

@@ -14,13 +14,69 @@ static inline __u64 tm_dom_dsq(__u32 dom, bool soft)
 	return TM_DSQ_DOM_BASE + dom * 2 + (soft ? 1 : 0);
 }
 
-/* Budget of a capped cgroup for a window of @dt_ns: a debt is carried over,
- * unused budget is not (no burst after a quiet window). */
-static inline __s64 tm_be_cap_refill(__s64 left_ns, __u32 cap_mcpu, __u64 dt_ns)
+/*
+ * CPU bandwidth (cpu.max and caps), as CFS does it.
+ *
+ * The runtime one period gives a cgroup: its cpu.max quota, or its cap
+ * (@cap_mcpu milli-CPUs over the period) when that is less; 0: unlimited.
+ */
+static inline __u64 tm_bw_eff(__u64 quota_ns, __u64 period_ns, __u32 cap_mcpu)
 {
-	__s64 add = (__s64)((__u64)cap_mcpu * dt_ns / 1000);
+	__u64 cap = cap_mcpu ? (__u64)cap_mcpu * period_ns / 1000 : 0;
 
-	return (left_ns < 0 ? left_ns : 0) + add;
+	if (!quota_ns)
+		return cap;
+	return cap && cap < quota_ns ? cap : quota_ns;
+}
+
+/*
+ * Runtime after a refill: what is left plus one period's worth, at most the
+ * quota plus the burst (cpu.max.burst keeps unused runtime up to that). A
+ * debt (overrun past a grant) is paid from the refill, but at most one
+ * period's worth is carried, so a throttled task waits at most two periods.
+ */
+static inline __s64 tm_bw_refill(__s64 runtime_ns, __u64 eff_ns, __u64 burst_ns)
+{
+	__s64 r = runtime_ns;
+
+	if (r < -(__s64)eff_ns)
+		r = -(__s64)eff_ns;
+	r += (__s64)eff_ns;
+	if (r > (__s64)(eff_ns + burst_ns))
+		r = (__s64)(eff_ns + burst_ns);
+	return r;
+}
+
+/* Shortest run a limited task is given once it is on a CPU (its limit ran
+ * out between the check and the run): the overrun is a debt. */
+#define TM_BW_GRANT_MIN_NS 50000ULL
+
+/*
+ * The runtime a limited task reserves when it starts running: a slice, at
+ * most what the tightest of its limited ancestors has left (@left_ns, the
+ * smallest), at least the minimum run. Reserved from every ancestor at once,
+ * given back unused when the run ends, as CFS hands out its 5 ms slices.
+ */
+static inline __u64 tm_bw_grant(__s64 left_ns, __u64 slice_ns)
+{
+	__u64 g = left_ns > 0 ? (__u64)left_ns : 0;
+
+	if (g > slice_ns)
+		g = slice_ns;
+	return g < TM_BW_GRANT_MIN_NS ? TM_BW_GRANT_MIN_NS : g;
+}
+
+/* A cpu.max as the kernel takes it: 0 when valid, else what is wrong. */
+static inline const char *tm_bw_check(__u64 quota_us, __u64 period_us, __u64 burst_us)
+{
+	if (period_us < TM_BW_PERIOD_MIN_US || period_us > TM_BW_PERIOD_MAX_US)
+		return "period must be within 1000-1000000 us";
+	if (quota_us && quota_us < TM_BW_QUOTA_MIN_US)
+		return "quota must be at least 1000 us";
+	/* the kernel keeps a burst with no quota; it then does nothing */
+	if (quota_us && burst_us > quota_us)
+		return "burst must be at most the quota";
+	return 0;
 }
 
 /* Is a task with home @home (0: none) at home on domain @dom? */

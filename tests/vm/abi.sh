@@ -21,7 +21,7 @@ hex() { python3 -c 'import struct,sys; print(struct.pack(sys.argv[1], *map(int, 
 abi=$(tests/lib/bpfmap.py lookup $pins/abi "$(hex "<I" 0)" | cut -c1-32)
 ver=$(python3 -c 'import struct,sys; print(struct.unpack("<IIII", bytes.fromhex(sys.argv[1]))[0])' "$abi")
 expect_eq "the scheduler publishes ABI version $want" "$want" "$ver"
-for p in classes tunables stats cg_waits homes be_caps tunables_update abi; do
+for p in classes tunables stats cg_waits homes be_caps tunables_update cg_bw bw_update abi; do
 	[ -e $pins/$p ] || missing="$missing $p"
 done
 expect_eq "every pinned object is there" "" "${missing:-}"

@@ -55,7 +55,7 @@ build/tidemarkctl cap /be/a 300 >/dev/null
 idb=$(stat -c %i $cg/be/b)
 hex8() { python3 -c 'import struct,sys; print(struct.pack(sys.argv[1], *map(int, sys.argv[2:])).hex())' "$@"; }
 caps=/sys/fs/bpf/tidemark/be_caps
-tests/lib/bpfmap.py update $caps "$(hex8 "<Q" "$idb")" "$(hex8 "<IIqQ" 300 1 0 0)"
+tests/lib/bpfmap.py update $caps "$(hex8 "<Q" "$idb")" "$(hex8 "<II" 300 1)"
 check "stale tidemarkd cap written for /be/b ($(tests/lib/bpfmap.py lookup $caps "$(hex8 "<Q" "$idb")" | cut -c1-16))" tests/lib/bpfmap.py lookup $caps "$(hex8 "<Q" "$idb")"
 cat >/tmp/td.json <<EOC
 {"version": 1, "memory_eviction": {"enabled": false}, "cpu_eviction": {"enabled": false},

@@ -185,9 +185,9 @@ static void print_text(json_t *o, bool tty)
 		       json_integer_value(json_object_get(w, "samples")));
 	}
 	printf("  BE: throttled %.0f/s (%.0f ms/s waiting on the budget), preempted %.0f/s, forced "
-	       "%.1f/s, floor %.1f/s + %.1f/s on idle CPUs, capped %.1f/s\n",
+	       "%.1f/s, floor %.1f/s + %.1f/s on idle CPUs, held by CPU limits %.1f/s\n",
 	       RATE("be_throttled"), RATE("be_throttled_ns") / 1e6, RATE("be_preempted"),
-	       RATE("be_forced"), RATE("be_floor"), RATE("be_floor_idle"), RATE("be_capped"));
+	       RATE("be_forced"), RATE("be_floor"), RATE("be_floor_idle"), RATE("bw_throttled"));
 	printf("  placement: outside home %.1f/s (soft %.1f/s, pinned %.1f/s), cross-domain "
 	       "migrations/s system %.1f online %.1f be %.1f, BE sent off home domains %.1f/s\n",
 	       RATE("runs_outside_home"), RATE("runs_outside_soft_home"),

@@ -6,7 +6,8 @@
  *   tidemarkctl class PATH             (the class PATH gets, and from where)
  *   tidemarkctl set NAME=VALUE...      (suppress_pct, max_be_wait_ms, be_floor_mcpu)
  *   tidemarkctl show
- *   tidemarkctl cap PATH MCPU|off      (BE CPU cap of a cgroup and those below it)
+ *   tidemarkctl cap PATH MCPU|off      (CPU cap of a cgroup and those below it)
+ *   tidemarkctl bw [--json]            (CPU limits the scheduler enforces, counters)
  *   tidemarkctl topology [--input XML_OR_SYNTHETIC] [--json]
  *   tidemarkctl stats [--interval S] [--once] [--json]   (stats.c)
  *
@@ -32,20 +33,23 @@
 
 static int usage(FILE *f)
 {
-	fprintf(f, "usage: tidemarkctl class PATH online|be|system|none\n"
-		   "       tidemarkctl class PATH          (effective class and the cgroup it "
-		   "comes from)\n"
-		   "       tidemarkctl set NAME=VALUE...  (suppress_pct, max_be_wait_ms, "
-		   "be_floor_mcpu)\n"
-		   "       tidemarkctl show\n"
-		   "       tidemarkctl cap PATH MCPU|off  (cap the BE tasks of PATH and below to "
-		   "MCPU milli-CPUs)\n"
-		   "       tidemarkctl topology [--input XML_OR_SYNTHETIC] [--json]\n"
-		   "       tidemarkctl stats [--interval S] [--once] [--json]  (the running "
-		   "scheduler, live)\n"
-		   "       tidemarkctl status [--addr IP:PORT] [--json]  (tidemarkd's report; "
-		   "default 127.0.0.1:9477)\n"
-		   "       tidemarkctl --version\n");
+	fprintf(f,
+		"usage: tidemarkctl class PATH online|be|system|none\n"
+		"       tidemarkctl class PATH          (effective class and the cgroup it "
+		"comes from)\n"
+		"       tidemarkctl set NAME=VALUE...  (suppress_pct, max_be_wait_ms, "
+		"be_floor_mcpu)\n"
+		"       tidemarkctl show\n"
+		"       tidemarkctl cap PATH MCPU|off  (cap PATH and below to MCPU milli-CPUs, "
+		"as cpu.max would)\n"
+		"       tidemarkctl bw [--json]        (cgroup CPU limits enforced: cpu.max, caps, "
+		"counters)\n"
+		"       tidemarkctl topology [--input XML_OR_SYNTHETIC] [--json]\n"
+		"       tidemarkctl stats [--interval S] [--once] [--json]  (the running "
+		"scheduler, live)\n"
+		"       tidemarkctl status [--addr IP:PORT] [--json]  (tidemarkd's report; "
+		"default 127.0.0.1:9477)\n"
+		"       tidemarkctl --version\n");
 	return f == stdout ? 0 : 2;
 }
 
@@ -203,7 +207,7 @@ static int cmd_cap(int argc, char **argv)
 		snprintf(dir, sizeof(dir), TM_CGROUP_ROOT "/%s", argv[0]);
 	else
 		snprintf(dir, sizeof(dir), "%s", argv[0]);
-	fd = open_pinned(TM_PIN_BE_CAPS);
+	fd = open_pinned(TM_PIN_BW_UPDATE);
 	if (fd < 0)
 		return 1;
 	n = tm_be_cap_set(fd, dir, v, TM_CAP_OPERATOR);
@@ -216,9 +220,91 @@ static int cmd_cap(int argc, char **argv)
 		return 1;
 	}
 	if (v)
-		printf("%s: BE capped at %lu mCPU (%d cgroups)\n", argv[0], v, n);
+		printf("%s: capped at %lu mCPU (%d cgroups)\n", argv[0], v, n);
 	else
-		printf("%s: BE cap removed (%d cgroups)\n", argv[0], n);
+		printf("%s: cap removed (%d cgroups)\n", argv[0], n);
+	return 0;
+}
+
+/*
+ * The CPU limits the scheduler enforces (cpu.max and caps) with cpu.stat-like
+ * counters, one cgroup per line, or one JSON object.
+ */
+static int cmd_bw(int argc, char **argv)
+{
+	struct tm_cg_path *paths = NULL;
+	__u64 key, at, *prev = NULL;
+	bool json = argc == 1 && !strcmp(argv[0], "--json");
+	json_t *o = NULL, *arr = NULL;
+	size_t np = 0;
+	int fd;
+
+	if (argc && !json)
+		return usage(stderr);
+	fd = open_pinned(TM_PIN_CG_BW);
+	if (fd < 0)
+		return 1;
+	if (tm_cgroup_walk(TM_CGROUP_ROOT, &paths, &np))
+		np = 0;
+	if (json) {
+		o = json_object();
+		arr = json_array();
+	} else {
+		printf("%-48s %9s %9s %9s %10s %10s %12s %12s\n", "cgroup", "quota_us", "period_us",
+		       "cap_mcpu", "nr_periods", "throttled", "thr_usec", "usage_usec");
+	}
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		struct tm_cg_bw b;
+		const char *path;
+
+		at = key;
+		prev = &at;
+		if (bpf_map_lookup_elem(fd, &key, &b))
+			continue;
+		path = tm_cgroup_path_of(paths, np, key);
+		if (!path)
+			path = "?";
+		if (json) {
+			json_array_append_new(
+				arr,
+				json_pack(
+					"{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+					"path", path, "id", (json_int_t)key, "quota_us",
+					(json_int_t)(b.quota_ns / 1000), "period_us",
+					(json_int_t)(b.period_ns / 1000), "burst_us",
+					(json_int_t)(b.burst_ns / 1000), "cap_mcpu",
+					(json_int_t)b.cap_mcpu, "limit_us",
+					(json_int_t)(b.eff_ns / 1000), "runtime_us",
+					(json_int_t)(b.runtime_ns / 1000), "nr_periods",
+					(json_int_t)b.nr_periods, "nr_throttled",
+					(json_int_t)b.nr_throttled, "throttled_usec",
+					(json_int_t)(b.throttled_ns / 1000), "nr_bursts",
+					(json_int_t)b.nr_bursts, "burst_usec",
+					(json_int_t)(b.burst_ns_used / 1000), "usage_usec",
+					(json_int_t)(b.usage_ns / 1000)));
+		} else {
+			char q[24];
+
+			if (b.quota_ns)
+				snprintf(q, sizeof(q), "%llu",
+					 (unsigned long long)b.quota_ns / 1000);
+			else
+				snprintf(q, sizeof(q), "max");
+			printf("%-48s %9s %9llu %9u %10llu %10llu %12llu %12llu\n", path, q,
+			       (unsigned long long)b.period_ns / 1000, b.cap_mcpu,
+			       (unsigned long long)b.nr_periods, (unsigned long long)b.nr_throttled,
+			       (unsigned long long)b.throttled_ns / 1000,
+			       (unsigned long long)b.usage_ns / 1000);
+		}
+	}
+	close(fd);
+	tm_cgroup_paths_free(paths, np);
+	if (json) {
+		json_object_set_new(o, "cgroups", arr);
+		json_dumpf(o, stdout, JSON_COMPACT);
+		putchar('\n');
+		json_decref(o);
+	}
 	return 0;
 }
 
@@ -398,6 +484,8 @@ int main(int argc, char **argv)
 		return cmd_cap(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "show"))
 		return cmd_show();
+	if (!strcmp(argv[1], "bw"))
+		return cmd_bw(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "topology"))
 		return cmd_topology(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "stats"))

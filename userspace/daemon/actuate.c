@@ -214,7 +214,7 @@ bool tm_be_cap(struct tm_daemon *d, const char *rel, uint32_t mcpu)
 
 	if (tm_cg_path(dir, sizeof(dir), d->cgroup_root, rel, NULL))
 		return false;
-	fd = tm_pin(d, TM_PIN_BE_CAPS);
+	fd = tm_pin(d, TM_PIN_BW_UPDATE);
 	if (fd < 0)
 		return false;
 	n = tm_be_cap_set(fd, dir, mcpu, TM_CAP_TIDEMARKD);

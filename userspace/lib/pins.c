@@ -19,6 +19,8 @@ const struct tm_pin_desc tm_pins[TM_NR_PINS] = {
 	[TM_PIN_HOMES] = {"homes", 8, sizeof(struct tm_home)},
 	[TM_PIN_BE_CAPS] = {"be_caps", 8, sizeof(struct tm_be_cap)},
 	[TM_PIN_TUNABLES_UPDATE] = {"tunables_update", 0, 0},
+	[TM_PIN_CG_BW] = {"cg_bw", 8, sizeof(struct tm_cg_bw)},
+	[TM_PIN_BW_UPDATE] = {"bw_update", 0, 0},
 };
 
 static int pin_get(const char *dir, enum tm_pin which)
@@ -143,6 +145,29 @@ int tm_tunables_update(int prog_fd, __u32 set, const struct tm_tunables *val, bo
 	if (after)
 		*after = req.val;
 	return 0;
+}
+
+int tm_bw_update(int prog_fd, struct tm_bw_req *req, char *err, size_t len)
+{
+	/* a syscall program's context is copied back to ctx_in */
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = req, .ctx_size_in = sizeof(*req));
+	const char *why;
+
+	if (bpf_prog_test_run_opts(prog_fd, &opts)) {
+		snprintf(err, len, "cannot run the scheduler's bw_update: %s", strerror(errno));
+		return -1;
+	}
+	if (!req->ret)
+		return 0;
+	why = req->ret == -EINVAL && (req->set & TM_BW_SET_MAX)
+		      ? tm_bw_check(req->quota_us, req->period_us, req->burst_us)
+		      : NULL;
+	snprintf(err, len, "cgroup %llu: CPU limit not applied: %s", (unsigned long long)req->cgid,
+		 why		      ? why
+		 : req->ret == -E2BIG ? "the scheduler's cg_bw map is full"
+				      : strerror(-req->ret));
+	errno = -req->ret;
+	return -1;
 }
 
 int tm_class_of(int classes_fd, const char *root, const char *rel, char *from, size_t fromlen)

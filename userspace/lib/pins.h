@@ -23,6 +23,8 @@ enum tm_pin {
 	TM_PIN_HOMES,
 	TM_PIN_BE_CAPS,
 	TM_PIN_TUNABLES_UPDATE, /* a program, not a map */
+	TM_PIN_CG_BW,
+	TM_PIN_BW_UPDATE, /* a program */
 	TM_NR_PINS,
 };
 
@@ -49,6 +51,11 @@ int tm_pin_open(const char *pin_dir, enum tm_pin which, const char *who, char *e
  */
 int tm_tunables_update(int prog_fd, __u32 set, const struct tm_tunables *val, bool bump_class_gen,
 		       struct tm_tunables *after, char *err, size_t len);
+/*
+ * Run the scheduler's bw_update program on @req (a cgroup's cpu.max or
+ * cap). Returns 0; -1 with errno and a message naming the cgroup id.
+ */
+int tm_bw_update(int prog_fd, struct tm_bw_req *req, char *err, size_t len);
 /*
  * The class the scheduler gives cgroup @rel: that of its nearest classified
  * ancestor in map @classes_fd (@rel included), TM_CLASS_SYSTEM when none is.

@@ -105,7 +105,7 @@ int tm_runtime_set_cap(const char *path, __u32 mcpu, char *err, size_t len)
 	return update("caps", path, mcpu ? json_integer(mcpu) : NULL, err, len);
 }
 
-int tm_runtime_apply(int classes_fd, int caps_fd, char *err, size_t len)
+int tm_runtime_apply(int classes_fd, int bw_fd, char *err, size_t len)
 {
 	char file[PATH_MAX], dir[PATH_MAX];
 	const char *rel;
@@ -154,7 +154,7 @@ int tm_runtime_apply(int classes_fd, int caps_fd, char *err, size_t len)
 			continue;
 		}
 		if (tm_cg_path(dir, sizeof(dir), TM_CGROUP_ROOT, rel, NULL) ||
-		    tm_be_cap_set(caps_fd, dir, (__u32)m, TM_CAP_OPERATOR) < 0) {
+		    tm_be_cap_set(bw_fd, dir, (__u32)m, TM_CAP_OPERATOR) < 0) {
 			fprintf(stderr, "scx_tidemark: operator cap of %s not applied: %s\n", rel,
 				strerror(errno ? errno : ENOENT));
 			continue;

@@ -24,9 +24,10 @@ int tm_runtime_set_class(const char *path, int cls, char *err, size_t len);
 int tm_runtime_set_cap(const char *path, __u32 mcpu, char *err, size_t len);
 
 /*
- * Apply every record to a scheduler's "classes" and "be_caps" maps. Records
+ * Apply every record to a scheduler: classes to its "classes" map, caps
+ * through its bw_update program @bw_fd. Records
  * of cgroups that no longer exist are reported on stderr and kept. Returns
  * how many were applied, -1 with a message when the file is unreadable.
  */
-int tm_runtime_apply(int classes_fd, int caps_fd, char *err, size_t len);
+int tm_runtime_apply(int classes_fd, int bw_fd, char *err, size_t len);
 #endif

@@ -369,6 +369,43 @@ int tm_cg_cpu_max(const char *root, const char *rel, __u32 *mcpu)
 	return ret;
 }
 
+int tm_cg_bw_read(const char *root, const char *rel, __u64 *quota_us, __u64 *period_us,
+		  __u64 *burst_us)
+{
+	unsigned long long q, p;
+	char path[PATH_MAX], buf[64], tail;
+	FILE *f;
+	int ret = -1;
+
+	if (tm_cg_path(path, sizeof(path), root, rel, "cpu.max"))
+		return -1;
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f)) {
+		if (sscanf(buf, "max %llu%c", &p, &tail) == 2 && tail == '\n') {
+			*quota_us = 0;
+			*period_us = p;
+			ret = 0;
+		} else if (sscanf(buf, "%llu %llu%c", &q, &p, &tail) == 3 && tail == '\n') {
+			*quota_us = q;
+			*period_us = p;
+			ret = 1;
+		}
+	}
+	fclose(f);
+	*burst_us = 0;
+	if (ret >= 0 && !tm_cg_path(path, sizeof(path), root, rel, "cpu.max.burst")) {
+		f = fopen(path, "r");
+		if (f) {
+			if (fscanf(f, "%llu", &q) == 1)
+				*burst_us = q;
+			fclose(f);
+		}
+	}
+	return ret;
+}
+
 int tm_proc_stat(void (*fn)(int cpu, __u64 busy, __u64 total, void *arg), void *arg)
 {
 	char line[512];

@@ -77,6 +77,11 @@ int tm_cg_rel_norm(const char *in, char *out, size_t len, const char **why);
 /* cgroup @rel's cpu.max in milli-CPUs: 1 with *mcpu when a quota is set, 0
  * for "max" (no limit), -1 when unreadable. */
 int tm_cg_cpu_max(const char *root, const char *rel, __u32 *mcpu);
+/* cgroup @rel's cpu.max as written ("QUOTA PERIOD" or "max PERIOD", in us)
+ * and cpu.max.burst (0 when absent): 1 with a quota, 0 for "max", -1 when
+ * there is no cpu.max (no cpu controller) or it does not parse. */
+int tm_cg_bw_read(const char *root, const char *rel, __u64 *quota_us, __u64 *period_us,
+		  __u64 *burst_us);
 
 /* /proc/stat: @fn gets busy and total jiffies of all CPUs (cpu -1) and of each
  * CPU. 0, or -1 when unreadable. */

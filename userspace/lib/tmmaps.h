@@ -9,6 +9,7 @@
 #include <errno.h>
 #include "tidemark_abi.h"
 #include "tmlib.h"
+#include "pins.h"
 
 /*
  * Sum the per-CPU "stats" map. A per-CPU lookup fills one value per
@@ -39,46 +40,41 @@ static inline int tm_stats_sum(int stats_fd, struct tm_cpu_stats *sum)
 }
 
 /*
- * Cap the BE tasks of the cgroup at @dir (a full path under the cgroup root)
- * and of every cgroup below it to @mcpu per window of the scheduler; 0
- * removes the cap. Every id is collected before the map is touched, so a
- * failed walk applies nothing. Returns the number of cgroups written, or -1.
+ * Cap the cgroup at @dir (a full path under the cgroup root) and every
+ * cgroup below it to @mcpu, a CPU limit like cpu.max (the smaller of the two
+ * holds), through the scheduler's bw_update program @bw_fd; 0 removes the
+ * cap. Every id is collected before anything is changed, so a failed walk
+ * applies nothing. Returns the number of cgroups written, or -1.
  */
-static inline int tm_be_cap_set(int caps_fd, const char *dir, __u32 mcpu, __u32 owner)
+static inline int tm_be_cap_set(int bw_fd, const char *dir, __u32 mcpu, __u32 owner)
 {
 	struct tm_cg_path *v = NULL;
 	size_t n = 0;
 	int done = 0;
+	char err[256];
 
 	if (tm_cgroup_walk(dir, &v, &n) || !n) {
 		tm_cgroup_paths_free(v, n);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct tm_be_cap cap = {};
+		struct tm_bw_req req = {
+			.cgid = v[i].id, .set = TM_BW_SET_CAP, .cap_mcpu = mcpu, .owner = owner};
 
-		if (!mcpu) {
-			if (!bpf_map_delete_elem(caps_fd, &v[i].id) || errno == ENOENT)
-				done++;
-			continue;
-		}
-		/* keep the scheduler's budget and count of an existing entry */
-		bpf_map_lookup_elem(caps_fd, &v[i].id, &cap);
-		cap.cap_mcpu = mcpu;
-		cap.owner = owner;
-		if (!bpf_map_update_elem(caps_fd, &v[i].id, &cap, BPF_ANY))
+		if (!tm_bw_update(bw_fd, &req, err, sizeof(err)))
 			done++;
 	}
 	tm_cgroup_paths_free(v, n);
 	return done;
 }
 
-/* Remove every cap @owner set; returns how many. */
-static inline int tm_be_caps_clear(int caps_fd, __u32 owner)
+/* Remove every cap @owner set (records in @caps_fd); returns how many. */
+static inline int tm_be_caps_clear(int caps_fd, int bw_fd, __u32 owner)
 {
 	static __u64 ids[TM_MAX_BE_CAPS];
 	__u64 key, at, *prev = NULL;
 	int n = 0, done = 0;
+	char err[256];
 
 	/* collect first: deleting while walking restarts a hash map's walk */
 	while (n < TM_MAX_BE_CAPS && !bpf_map_get_next_key(caps_fd, prev, &key)) {
@@ -89,8 +85,11 @@ static inline int tm_be_caps_clear(int caps_fd, __u32 owner)
 		at = key;
 		prev = &at;
 	}
-	for (int i = 0; i < n; i++)
-		done += !bpf_map_delete_elem(caps_fd, &ids[i]);
+	for (int i = 0; i < n; i++) {
+		struct tm_bw_req req = {.cgid = ids[i], .set = TM_BW_SET_CAP, .owner = owner};
+
+		done += !tm_bw_update(bw_fd, &req, err, sizeof(err));
+	}
 	return done;
 }
 

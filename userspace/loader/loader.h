@@ -40,6 +40,17 @@ struct tm_owned {
 	size_t n;
 };
 
+/* The cpu.max each cgroup had when last given to the scheduler (sorted by id). */
+struct tm_bw_applied {
+	__u64 id, quota_us, period_us, burst_us;
+};
+
+struct tm_bw_state {
+	struct tm_bw_applied *v;
+	size_t n;
+	bool full_said; /* the map-full error was said (once per lifetime) */
+};
+
 /* Placement state of one scheduler lifetime. */
 struct tm_place_run {
 	struct tm_placer pl; /* pl.nd == 0: placement off */
@@ -68,6 +79,7 @@ const char *tm_domain_kind(const struct tm_place_run *pr);
 void tm_format_doms(__u64 m, char *buf, size_t len);
 int tm_place_sync(struct tidemark *skel, const struct tm_opts *o, struct tm_place_run *pr,
 		  const struct tm_owned *own, bool first);
+int tm_bw_sync(struct tidemark *skel, struct tm_bw_state *bs);
 void tm_unpin_maps(void);
 int tm_pin_maps(struct tidemark *skel);
 

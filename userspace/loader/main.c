@@ -51,6 +51,7 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 	struct tidemark *skel;
 	struct bpf_link *link = NULL;
 	struct tm_owned own = {};
+	struct tm_bw_state bws = {};
 	struct tm_place_run *pr;
 	struct timespec now;
 	__u64 next_rescan, now_ms;
@@ -96,6 +97,9 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 	skel->rodata->window_ns = o->window_us * 1000;
 	skel->rodata->nr_cpus = tm_nr_cpus_possible();
 	skel->rodata->cap_cpus = tm_nr_cpus();
+	/* a task held by a CPU limit longer than half the watchdog runs anyway */
+	skel->rodata->bw_guard_ns =
+		(__u64)(o->timeout_ms ? o->timeout_ms : TM_TIMEOUT_MS_MAX) * 1000000 / 2;
 	/* a restart after CPU hotplug: the same options, fewer CPUs */
 	if (tm_check_tunables(&o->tun)) {
 		err = -EINVAL;
@@ -116,16 +120,19 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 		goto out;
 	}
 	/* tidemarkctl's class changes and caps survive the scheduler */
-	n = tm_runtime_apply(bpf_map__fd(skel->maps.classes), bpf_map__fd(skel->maps.be_caps),
-			     rt_err, sizeof(rt_err));
+	n = tm_runtime_apply(bpf_map__fd(skel->maps.classes),
+			     bpf_program__fd(skel->progs.bw_update), rt_err, sizeof(rt_err));
 	if (n < 0)
 		fprintf(stderr, "scx_tidemark: runtime changes not applied: %s\n", rt_err);
 	else if (n)
 		fprintf(stderr,
 			"scx_tidemark: %d runtime changes applied again (%s/runtime.json)\n", n,
 			tm_state_dir());
-	/* homes before attaching, so tasks start in them */
+	/* homes and CPU limits before attaching, so tasks start with them */
 	tm_refresh_cg_paths(skel);
+	n = tm_bw_sync(skel, &bws);
+	if (n > 0)
+		fprintf(stderr, "scx_tidemark: %d cgroup CPU limits (cpu.max) enforced\n", n);
 	if (tm_place_sync(skel, o, pr, &own, first)) {
 		err = -EINVAL;
 		goto out;
@@ -162,6 +169,7 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 		if (now_ms >= next_rescan) {
 			tm_sync_rules(skel, o, &own, false);
 			tm_refresh_cg_paths(skel);
+			tm_bw_sync(skel, &bws);
 			tm_place_sync(skel, o, pr, &own, false);
 			next_rescan = now_ms + o->rescan_ms;
 		}
@@ -188,6 +196,7 @@ out:
 	}
 	tidemark__destroy(skel);
 	free(own.v);
+	free(bws.v);
 	tm_placer_free(&pr->pl);
 	free(pr->topo);
 	free(pr);

@@ -254,6 +254,67 @@ int tm_place_sync(struct tidemark *skel, const struct tm_opts *o, struct tm_plac
 	return 0;
 }
 
+static int cmp_applied(const void *a, const void *b)
+{
+	const struct tm_bw_applied *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/*
+ * Give the scheduler every cgroup's cpu.max and cpu.max.burst that changed
+ * since the last call (6.12 tells a BPF scheduler nothing of cpu.max writes),
+ * from the cgroup list tm_refresh_cg_paths just read. Removed cgroups need
+ * nothing: the scheduler drops their limit in cgroup_exit. Returns how many
+ * limits were changed.
+ */
+int tm_bw_sync(struct tidemark *skel, struct tm_bw_state *bs)
+{
+	int fd = bpf_program__fd(skel->progs.bw_update), changed = 0;
+	struct tm_bw_applied *nv;
+	size_t nn = 0;
+	char err[256];
+
+	nv = calloc(tm_nr_cg_paths ? tm_nr_cg_paths : 1, sizeof(*nv));
+	if (!nv)
+		return -1;
+	for (size_t i = 0; i < tm_nr_cg_paths; i++) {
+		struct tm_bw_applied a = {.id = tm_cg_paths[i].id}, key = a, *old;
+		int r = tm_cg_bw_read(TM_CGROUP_ROOT, tm_cg_paths[i].path, &a.quota_us,
+				      &a.period_us, &a.burst_us);
+
+		old = bs->n ? bsearch(&key, bs->v, bs->n, sizeof(*bs->v), cmp_applied) : NULL;
+		if (r < 0 || (r == 0 && !old))
+			continue; /* no cpu controller, or never limited */
+		if (r == 0)
+			a.burst_us = 0;
+		if (!old || old->quota_us != a.quota_us || old->period_us != a.period_us ||
+		    old->burst_us != a.burst_us) {
+			struct tm_bw_req req = {.cgid = a.id,
+						.set = TM_BW_SET_MAX,
+						.quota_us = a.quota_us,
+						.period_us = a.period_us,
+						.burst_us = a.burst_us};
+
+			if (tm_bw_update(fd, &req, err, sizeof(err))) {
+				if (errno != E2BIG || !bs->full_said)
+					fprintf(stderr, "scx_tidemark: %s: %s\n",
+						tm_cg_paths[i].path, err);
+				if (errno == E2BIG)
+					bs->full_said = true;
+				continue;
+			}
+			changed++;
+		}
+		if (a.quota_us)
+			nv[nn++] = a;
+	}
+	free(bs->v);
+	bs->v = nv;
+	bs->n = nn;
+	return changed;
+}
+
 /* Pinned so tidemarkctl (and the daemon) can change classes and tunables. */
 void tm_unpin_maps(void)
 {
@@ -274,6 +335,7 @@ int tm_pin_maps(struct tidemark *skel)
 		[TM_PIN_CLASSES] = skel->maps.classes, [TM_PIN_TUNABLES] = skel->maps.tunables,
 		[TM_PIN_STATS] = skel->maps.stats,     [TM_PIN_CG_WAITS] = skel->maps.cg_waits,
 		[TM_PIN_HOMES] = skel->maps.homes,     [TM_PIN_BE_CAPS] = skel->maps.be_caps,
+		[TM_PIN_CG_BW] = skel->maps.cg_bw,
 	};
 	char path[256];
 
@@ -286,7 +348,8 @@ int tm_pin_maps(struct tidemark *skel)
 			continue;
 		if (i == TM_PIN_TUNABLES_UPDATE
 			    ? bpf_program__pin(skel->progs.tunables_update, path)
-			    : bpf_map__pin(maps[i], path))
+		    : i == TM_PIN_BW_UPDATE ? bpf_program__pin(skel->progs.bw_update, path)
+					    : bpf_map__pin(maps[i], path))
 			goto fail;
 	}
 	snprintf(path, sizeof(path), "%s/%s", TM_PIN_DIR, tm_pins[TM_PIN_ABI].name);

@@ -369,20 +369,26 @@ static void clear_stale_caps(struct tm_daemon *d)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	int fd = tm_pin(d, TM_PIN_BE_CAPS), n;
+	int fd = tm_pin(d, TM_PIN_BE_CAPS), bw = tm_pin(d, TM_PIN_BW_UPDATE), n;
 
-	if (fd < 0)
+	if (fd < 0 || bw < 0) {
+		if (fd >= 0)
+			close(fd);
+		if (bw >= 0)
+			close(bw);
 		return;
+	}
 	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.id != st.caps_map_id) {
 		st.caps_map_id = info.id;
 		if (!st.throttled[0] && !d->cfg.interfere.dry_run) {
-			n = tm_be_caps_clear(fd, TM_CAP_TIDEMARKD);
+			n = tm_be_caps_clear(fd, bw, TM_CAP_TIDEMARKD);
 			if (n)
 				tm_audit(d, NAME, "clear_stale_caps", false,
 					 "cgroups=%d reason=\"left by an earlier tidemarkd\"", n);
 		}
 	}
 	close(fd);
+	close(bw);
 }
 
 static void relax(struct tm_daemon *d, const char *why)

@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * CPU bandwidth: cgroup cpu.max (and cpu.max.burst) and per-cgroup caps,
+ * enforced for every class as CFS enforces cpu.max, which sched_ext tasks
+ * escape on 6.12.
+ *
+ * - Each limited cgroup (map "cg_bw") gets eff_ns of runtime per period,
+ *   refilled by its own timer at the period's boundary; its descendants
+ *   share it. A task runs only while every limited ancestor has runtime left.
+ * - A task starting to run reserves a grant (a slice, at most what its
+ *   tightest ancestor has left) from each limited ancestor, and gives back
+ *   what it did not use when it stops; the CPU's grant timer ends the run
+ *   when the grant does.
+ * - A task whose ancestor is out waits in that ancestor's DSQ: checked at
+ *   wakeup, at enqueue and when a CPU picks it from a shared queue, so a
+ *   released crowd cannot all run on one refill. The refill moves the
+ *   waiting tasks back to their class's queue.
+ * - Exiting and migration-disabled tasks are never held. A task held longer
+ *   than bw_guard_ns (half the watchdog timeout) runs a minimum grant
+ *   anyway: a limit must never eject the scheduler.
+ * Part of tidemark.bpf.c (one translation unit), included in order.
+ */
+#ifndef __TM_BANDWIDTH_BPF_H
+#define __TM_BANDWIDTH_BPF_H
+
+/* from budget.bpf.h, which moves BE through bw_move_to_local */
+static __always_inline bool be_budget_left(void);
+static __always_inline bool floor_owed(void);
+static s32 claim_be_in(struct task_struct *p, u64 home);
+static __always_inline void grant_timer_at(u64 at, u64 now);
+
+static __always_inline bool bw_on(void)
+{
+	return bw_nr > 0;
+}
+
+/* The limited ancestors of @p's cgroup (itself first), looked up again when
+ * its cgroup or the set of limited cgroups changed. */
+static void bw_refresh(struct task_struct *p, struct task_ctx *tctx)
+{
+	struct cgroup *cg = BPF_CORE_READ(p, cgroups, dfl_cgrp);
+	u64 cgid;
+	int level;
+	u32 i, n = 0;
+
+	if (!cg) {
+		tctx->bw_n = 0;
+		return;
+	}
+	cgid = BPF_CORE_READ(cg, kn, id);
+	if (tctx->bw_gen == bw_gen && tctx->bw_cgid == cgid)
+		return;
+	level = BPF_CORE_READ(cg, level);
+	bpf_for (i, 0, TM_MAX_CGROUP_DEPTH) {
+		struct cgroup *anc = NULL;
+		int l = level - (int)i;
+		u64 id;
+
+		if (l < 0)
+			break;
+		if (bpf_probe_read_kernel(&anc, sizeof(anc), &cg->ancestors[l]) || !anc)
+			break;
+		id = BPF_CORE_READ(anc, kn, id);
+		if (!bpf_map_lookup_elem(&cg_bw, &id))
+			continue;
+		if (n >= TM_BW_LEVELS)
+			break;
+		tctx->bw_ids[n & (TM_BW_LEVELS - 1)] = id;
+		n++;
+	}
+	tctx->bw_n = n;
+	tctx->bw_gen = bw_gen;
+	tctx->bw_cgid = cgid;
+}
+
+/*
+ * The limited ancestor holding @p back (0: none may stop it). Exiting and
+ * migration-disabled tasks are never held; one held past bw_guard_ns runs.
+ */
+static u64 bw_throttler(struct task_struct *p, struct task_ctx *tctx, u64 now)
+{
+	u32 i, n;
+
+	if (!tctx || (p->flags & PF_EXITING) || migration_disabled(p))
+		return 0;
+	bw_refresh(p, tctx);
+	n = tctx->bw_n;
+	bpf_for (i, 0, TM_BW_LEVELS) {
+		struct tm_cg_bw *bw;
+		u64 id;
+
+		if (i >= n)
+			break;
+		id = tctx->bw_ids[i & (TM_BW_LEVELS - 1)];
+		bw = bpf_map_lookup_elem(&cg_bw, &id);
+		if (!bw || !bw->eff_ns || bw->runtime_ns > 0)
+			continue;
+		if (tctx->thr_since && now - tctx->thr_since > bw_guard_ns) {
+			stat_inc(TM_STAT_BW_GUARD);
+			return 0;
+		}
+		return id;
+	}
+	return 0;
+}
+
+/* @bw starts being held back: one more throttled period, timed. */
+static __always_inline void bw_hold_start(struct tm_cg_bw *bw, u64 now)
+{
+	if (!bw->throttled_at && !__sync_val_compare_and_swap(&bw->throttled_at, 0, now))
+		__sync_fetch_and_add(&bw->nr_throttled, 1);
+}
+
+/* Queue @p in the DSQ of @thr, the ancestor holding it back. */
+static void bw_hold(struct task_struct *p, struct task_ctx *tctx, u64 thr, u64 enq_flags)
+{
+	struct tm_cg_bw *bw = bpf_map_lookup_elem(&cg_bw, &thr);
+	u64 now = bpf_ktime_get_ns();
+
+	if (bw)
+		bw_hold_start(bw, now);
+	if (!tctx->thr_since)
+		tctx->thr_since = now;
+	stat_inc(TM_STAT_BW_THROTTLED);
+	tm_insert(p, TM_DSQ_BW_BASE | thr, slice_ns, enq_flags);
+}
+
+/*
+ * Move the first task of @dsq this CPU may run and no limit holds back to
+ * the local queue; held tasks met on the way go to their ancestor's DSQ.
+ */
+static bool bw_move_to_local(u64 dsq, s32 cpu)
+{
+	struct task_struct *p;
+	u64 now;
+
+	if (!bw_on())
+		return tm_move_to_local(dsq);
+	now = bpf_ktime_get_ns();
+	bpf_for_each (scx_dsq, p, dsq, 0) {
+		struct task_ctx *tctx;
+		u64 thr;
+
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr) || migration_disabled(p))
+			continue;
+		tctx = task_ctx(p);
+		thr = bw_throttler(p, tctx, now);
+		if (thr && tctx) {
+			struct tm_cg_bw *bw = bpf_map_lookup_elem(&cg_bw, &thr);
+
+			if (bw)
+				bw_hold_start(bw, now);
+			if (!tctx->thr_since)
+				tctx->thr_since = now;
+			stat_inc(TM_STAT_BW_THROTTLED);
+			tm_move(BPF_FOR_EACH_ITER, p, TM_DSQ_BW_BASE | thr);
+			continue;
+		}
+		if (tm_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL))
+			return true;
+	}
+	return false;
+}
+
+/* The refill timer of @bw is started when it has something to refill. */
+static __always_inline void bw_arm(struct tm_cg_bw *bw, u64 now)
+{
+	if (bw->armed || __sync_val_compare_and_swap(&bw->armed, 0, 1))
+		return;
+	bw->next_at = now + bw->period_ns;
+	bpf_timer_start(&bw->timer, bw->period_ns, 0);
+}
+
+/*
+ * @p starts running on this CPU: reserve its grant from each limited
+ * ancestor and end the run when it is used up (@p->scx.slice and the CPU's
+ * grant timer, unless a BE grant ending at @be_until ends it first).
+ */
+static void bw_start(struct task_struct *p, struct task_ctx *tctx, u64 now, u64 be_until)
+{
+	u32 me = bpf_get_smp_processor_id(), i, n;
+	s64 left = (s64)slice_ns;
+	struct bw_cpu *bc;
+	u64 g;
+
+	if (me >= TM_MAX_CPUS)
+		return;
+	bc = &bw_cpus[me];
+	bc->n = 0;
+	if (!bw_on() || !tctx || (p->flags & PF_EXITING))
+		return;
+	tctx->thr_since = 0;
+	bw_refresh(p, tctx);
+	n = tctx->bw_n;
+	if (!n)
+		return;
+	bpf_for (i, 0, TM_BW_LEVELS) {
+		struct tm_cg_bw *bw;
+		u64 id;
+
+		if (i >= n)
+			break;
+		id = tctx->bw_ids[i & (TM_BW_LEVELS - 1)];
+		bw = bpf_map_lookup_elem(&cg_bw, &id);
+		if (bw && bw->eff_ns && bw->runtime_ns < left)
+			left = bw->runtime_ns;
+	}
+	g = tm_bw_grant(left, slice_ns);
+	bpf_for (i, 0, TM_BW_LEVELS) {
+		struct tm_cg_bw *bw;
+		u64 id;
+
+		if (i >= n)
+			break;
+		id = tctx->bw_ids[i & (TM_BW_LEVELS - 1)];
+		bw = bpf_map_lookup_elem(&cg_bw, &id);
+		bc->ids[i & (TM_BW_LEVELS - 1)] = id;
+		if (!bw || !bw->eff_ns)
+			continue; /* no limit now: nothing to reserve or count */
+		__sync_fetch_and_sub(&bw->runtime_ns, g);
+		bw_arm(bw, now);
+	}
+	bc->n = n;
+	bc->grant = g;
+	bc->started = now;
+	bc->until = now + g;
+	if (p->scx.slice > g)
+		p->scx.slice = g;
+	if (!be_until || time_before(bc->until, be_until))
+		grant_timer_at(bc->until, now);
+}
+
+/* The run on this CPU ends (or is renewed): give back what it did not use
+ * of its grant, charge what it used beyond. */
+static void bw_stop(u64 now)
+{
+	u32 me = bpf_get_smp_processor_id(), i, n;
+	struct bw_cpu *bc;
+	u64 used;
+
+	if (me >= TM_MAX_CPUS)
+		return;
+	bc = &bw_cpus[me];
+	n = bc->n;
+	if (!n)
+		return;
+	used = time_before(bc->started, now) ? now - bc->started : 0;
+	bpf_for (i, 0, TM_BW_LEVELS) {
+		struct tm_cg_bw *bw;
+		u64 id;
+
+		if (i >= n)
+			break;
+		id = bc->ids[i & (TM_BW_LEVELS - 1)];
+		bw = bpf_map_lookup_elem(&cg_bw, &id);
+		if (!bw || !bw->eff_ns)
+			continue;
+		__sync_fetch_and_add(&bw->runtime_ns, (s64)bc->grant - (s64)used);
+		__sync_fetch_and_add(&bw->period_used, used);
+		__sync_fetch_and_add(&bw->usage_ns, used);
+	}
+	bc->n = 0;
+}
+
+/*
+ * The task on this CPU would go on (dispatch found nothing to run instead):
+ * false when a limit holds it back (its slice is ended: it is queued again,
+ * ENQ_LAST, and held), else its grant is renewed.
+ */
+static bool bw_renew(struct task_struct *p, struct task_ctx *tctx, u64 be_until)
+{
+	u64 now;
+
+	if (!bw_on())
+		return true;
+	now = bpf_ktime_get_ns();
+	bw_stop(now);
+	if (bw_throttler(p, tctx, now)) {
+		p->scx.slice = 0;
+		return false;
+	}
+	bw_start(p, tctx, now, be_until);
+	return true;
+}
+
+/* Wake a CPU for a task just moved back to the queue of its class. */
+static void bw_kick_for(struct task_struct *p, struct task_ctx *tctx, u32 cls)
+{
+	s32 cpu;
+
+	if (cls == TM_CLASS_BE) {
+		if (!be_budget_left() && !floor_owed())
+			return;
+		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+		if (cpu >= 0)
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		return;
+	}
+	cpu = tctx && tctx->home ? pick_idle_in(NULL, tctx->home)
+				 : scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	if (cpu >= 0) {
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		return;
+	}
+	cpu = claim_be_in(p, tctx ? tctx->home : 0);
+	if (cpu >= 0)
+		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+}
+
+/*
+ * Move every task waiting in the DSQ of @id back to its class's queue (or to
+ * the DSQ of another ancestor still out). Tasks that the runtime cannot all
+ * serve are held again when a CPU picks them (bw_move_to_local).
+ */
+static void bw_release(u64 id, u64 now)
+{
+	struct task_struct *p;
+
+	/* the timer is not an RCU section of its own */
+	bpf_rcu_read_lock();
+	bpf_for_each (scx_dsq, p, TM_DSQ_BW_BASE | id, 0) {
+		struct task_ctx *tctx = task_ctx(p);
+		u32 cls = task_class(p, tctx);
+		u64 thr = bw_throttler(p, tctx, now), vtime;
+
+		if (thr && thr != id) {
+			tm_move(BPF_FOR_EACH_ITER, p, TM_DSQ_BW_BASE | thr);
+			continue;
+		}
+		if (tctx)
+			tctx->enq_at = now; /* held is not waiting for a CPU */
+		if (cls == TM_CLASS_BE) {
+			tm_move(BPF_FOR_EACH_ITER, p, TM_DSQ_BE);
+		} else {
+			vtime = tm_vtime_wakeup(p->scx.dsq_vtime, vtime_now, slice_ns,
+						eff_weight(p, tctx));
+			if (cls == TM_CLASS_ONLINE && tctx && tctx->home) {
+				tctx->q_home = tctx->home;
+				tm_move_vtime(BPF_FOR_EACH_ITER, p,
+					      tm_dom_dsq(home_first(tctx->home), tctx->soft),
+					      vtime);
+			} else {
+				if (tctx)
+					tctx->q_home = 0;
+				tm_move_vtime(BPF_FOR_EACH_ITER, p, TM_DSQ_HI, vtime);
+			}
+		}
+		bw_kick_for(p, tctx, cls);
+	}
+	bpf_rcu_read_unlock();
+}
+
+/*
+ * A period of cgroup @key ends: refill its runtime, count the period, let
+ * its waiting tasks go. The timer stops while the cgroup is idle with its
+ * runtime full, and restarts with its next run (bw_arm).
+ */
+static int bw_timer_fn(void *map, u64 *key, struct tm_cg_bw *bw)
+{
+	u64 now = bpf_ktime_get_ns(), used, eff = bw->eff_ns, id = *key, held;
+	s64 old, next;
+
+	held = scx_bpf_dsq_nr_queued(TM_DSQ_BW_BASE | id) > 0;
+	if (!eff) {
+		/* no longer limited */
+		bw_release(id, now);
+		bw->throttled_at = 0;
+		bw->armed = 0;
+		return 0;
+	}
+	used = __sync_fetch_and_and(&bw->period_used, 0);
+	if (used || held)
+		__sync_fetch_and_add(&bw->nr_periods, 1);
+	if (used > eff) {
+		__sync_fetch_and_add(&bw->nr_bursts, 1);
+		__sync_fetch_and_add(&bw->burst_ns_used, used - eff);
+	}
+	old = bw->runtime_ns;
+	next = tm_bw_refill(old, eff, bw->burst_ns);
+	__sync_fetch_and_add(&bw->runtime_ns, next - old);
+	if (bw->runtime_ns > 0) {
+		u64 at = bw->throttled_at;
+
+		if (at && __sync_val_compare_and_swap(&bw->throttled_at, at, 0) == at &&
+		    time_before(at, now))
+			__sync_fetch_and_add(&bw->throttled_ns, now - at);
+		if (held)
+			bw_release(id, now);
+	}
+	if (!used && !held && bw->runtime_ns >= (s64)eff) {
+		bw->armed = 0;
+		return 0;
+	}
+	/* periods on absolute boundaries: a late timer does not stretch them */
+	bw->next_at += bw->period_ns;
+	if (time_before(bw->next_at, now))
+		bw->next_at = now + bw->period_ns;
+	bpf_timer_start(&bw->timer, bw->next_at, BPF_F_TIMER_ABS);
+	return 0;
+}
+
+/*
+ * The only writer of "cg_bw" and "be_caps" from userspace: a cgroup's
+ * cpu.max (the loader, every --rescan-ms) or cap (tidemarkd, tidemarkctl).
+ * A new entry gets its DSQ first, then its timer: no task is ever queued for
+ * a limit without a queue to wait in.
+ */
+SEC("syscall")
+int bw_update(struct tm_bw_req *req)
+{
+	u64 id = req->cgid, quota = req->quota_us, period = req->period_us, burst = req->burst_us;
+	u32 set = req->set, cap = req->cap_mcpu, owner = req->owner;
+	u64 now = bpf_ktime_get_ns(), eff;
+	struct tm_cg_bw *bw;
+	s32 err;
+
+	barrier();
+	if ((set & TM_BW_SET_MAX) && tm_bw_check(quota, period, burst)) {
+		req->ret = -EINVAL;
+		return 0;
+	}
+	if ((set & TM_BW_SET_CAP) && cap > TM_MCPU_MAX) {
+		req->ret = -EINVAL;
+		return 0;
+	}
+	bw = bpf_map_lookup_elem(&cg_bw, &id);
+	if (!bw) {
+		struct tm_cg_bw zero = {};
+
+		if (!((set & TM_BW_SET_MAX) && quota) && !((set & TM_BW_SET_CAP) && cap)) {
+			if (set & TM_BW_SET_CAP)
+				bpf_map_delete_elem(&be_caps, &id);
+			req->ret = 0;
+			return 0;
+		}
+		err = scx_bpf_create_dsq(TM_DSQ_BW_BASE | id, -1);
+		if (err && err != -EEXIST) {
+			req->ret = err;
+			return 0;
+		}
+		zero.period_ns = TM_BW_PERIOD_DFL_US * 1000ULL;
+		if (bpf_map_update_elem(&cg_bw, &id, &zero, BPF_NOEXIST) ||
+		    !(bw = bpf_map_lookup_elem(&cg_bw, &id))) {
+			req->ret = -E2BIG;
+			return 0;
+		}
+		bpf_timer_init(&bw->timer, &cg_bw, CLOCK_MONOTONIC);
+		bpf_timer_set_callback(&bw->timer, bw_timer_fn);
+		__sync_fetch_and_add(&bw_nr, 1);
+		__sync_fetch_and_add(&bw_gen, 1);
+	}
+	if (set & TM_BW_SET_CAP) {
+		struct tm_be_cap c = {.cap_mcpu = cap, .owner = owner};
+
+		if (cap)
+			bpf_map_update_elem(&be_caps, &id, &c, BPF_ANY);
+		else
+			bpf_map_delete_elem(&be_caps, &id);
+		bw->cap_mcpu = cap;
+	}
+	if (set & TM_BW_SET_MAX) {
+		bw->quota_ns = quota * 1000;
+		bw->burst_ns = quota ? burst * 1000 : 0;
+		bw->period_ns = period * 1000;
+	}
+	eff = tm_bw_eff(bw->quota_ns, bw->period_ns, bw->cap_mcpu);
+	if (eff != bw->eff_ns) {
+		/* a new limit starts with a full period's runtime; a changed one
+		 * keeps what is left, within the new bound */
+		if (!bw->eff_ns || bw->runtime_ns > (s64)(eff + bw->burst_ns))
+			bw->runtime_ns = eff;
+		bw->eff_ns = eff;
+		bw->period_used = 0;
+	}
+	/* the timer refills from the next period; unlimited now, it lets the
+	 * waiting tasks go at once */
+	if (!eff) {
+		bw->armed = 1;
+		bpf_timer_start(&bw->timer, 0, 0);
+	} else if (!bw->armed) {
+		bw->armed = 1;
+		bw->next_at = now + bw->period_ns;
+		bpf_timer_start(&bw->timer, bw->period_ns, 0);
+	}
+	req->ret = 0;
+	return 0;
+}
+
+#endif /* __TM_BANDWIDTH_BPF_H */
