@@ -104,8 +104,8 @@ note "$(grep "strategy=interfere" /tmp/td.log | grep -v detect | head -3)"
 check "dry run: the throttle names the antagonist" grep -q "action=throttle dry_run=true cgroup=/be/antagonist " /tmp/td.log
 expect_eq "dry run: the line is left alone" "suppress_pct=65" "$(build/tidemarkctl show | head -1 | cut -d' ' -f1)"
 if kill -0 $ant 2>/dev/null; then ok "dry run: antagonist still runs"; else not_ok "dry run: antagonist still runs"; fi
-capped=$(grep '^{' /tmp/scx.log | tail -n 1 | sed -n 's/.*"be_capped":\([0-9]*\).*/\1/p')
-expect_eq "dry run: nothing capped (be_capped)" 0 "${capped:-missing}"
+capped=$(grep '^{' /tmp/scx.log | tail -n 1 | sed -n 's/.*"bw_throttled":\([0-9]*\).*/\1/p')
+expect_eq "dry run: nothing held by a cap (bw_throttled)" 0 "${capped:-missing}"
 kill $dpid; wait $dpid 2>/dev/null
 kill $ant 2>/dev/null; wait $ant 2>/dev/null
 pkill -f "stress-ng --temp-path /tmp --fork" 2>/dev/null
