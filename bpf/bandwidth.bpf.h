@@ -126,17 +126,26 @@ static void bw_hold(struct task_struct *p, struct task_ctx *tctx, u64 thr, u64 e
 }
 
 /*
+ * The limited ancestor holding @p back, as bw_throttler(). The helpers below
+ * that run on the scheduling paths are global functions: the verifier checks
+ * each once per program instead of at every call site and state (inlined,
+ * they made dispatch cost it 260k instructions and loading take a minute
+ * under emulation).
+ */
+__noinline u64 bw_held(struct task_struct *p __arg_trusted, u64 now)
+{
+	return bw_throttler(p, task_ctx(p), now);
+}
+
+/*
  * Move the first task of @dsq this CPU may run and no limit holds back to
  * the local queue; held tasks met on the way go to their ancestor's DSQ.
  */
-static bool bw_move_to_local(u64 dsq, s32 cpu)
+__noinline int bw_pick(u64 dsq, s32 cpu)
 {
 	struct task_struct *p;
-	u64 now;
+	u64 now = bpf_ktime_get_ns();
 
-	if (!bw_on())
-		return tm_move_to_local(dsq);
-	now = bpf_ktime_get_ns();
 	bpf_for_each (scx_dsq, p, dsq, 0) {
 		struct task_ctx *tctx;
 		u64 thr;
@@ -144,7 +153,7 @@ static bool bw_move_to_local(u64 dsq, s32 cpu)
 		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr) || migration_disabled(p))
 			continue;
 		tctx = task_ctx(p);
-		thr = bw_throttler(p, tctx, now);
+		thr = bw_held(p, now);
 		if (thr && tctx) {
 			struct tm_cg_bw *bw = bpf_map_lookup_elem(&cg_bw, &thr);
 
@@ -157,9 +166,16 @@ static bool bw_move_to_local(u64 dsq, s32 cpu)
 			continue;
 		}
 		if (tm_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL))
-			return true;
+			return 1;
 	}
-	return false;
+	return 0;
+}
+
+static __always_inline bool bw_move_to_local(u64 dsq, s32 cpu)
+{
+	if (!bw_on())
+		return tm_move_to_local(dsq);
+	return bw_pick(dsq, cpu);
 }
 
 /* The refill timer of @bw is started when it has something to refill. */
@@ -176,24 +192,25 @@ static __always_inline void bw_arm(struct tm_cg_bw *bw, u64 now)
  * ancestor and end the run when it is used up (@p->scx.slice and the CPU's
  * grant timer, unless a BE grant ending at @be_until ends it first).
  */
-static void bw_start(struct task_struct *p, struct task_ctx *tctx, u64 now, u64 be_until)
+__noinline int bw_start(struct task_struct *p __arg_trusted, u64 now, u64 be_until)
 {
 	u32 me = bpf_get_smp_processor_id(), i, n;
+	struct task_ctx *tctx = task_ctx(p);
 	s64 left = (s64)slice_ns;
 	struct bw_cpu *bc;
 	u64 g;
 
 	if (me >= TM_MAX_CPUS)
-		return;
+		return 0;
 	bc = &bw_cpus[me];
 	bc->n = 0;
 	if (!bw_on() || !tctx || (p->flags & PF_EXITING))
-		return;
+		return 0;
 	tctx->thr_since = 0;
 	bw_refresh(p, tctx);
 	n = tctx->bw_n;
 	if (!n)
-		return;
+		return 0;
 	bpf_for (i, 0, TM_BW_LEVELS) {
 		struct tm_cg_bw *bw;
 		u64 id;
@@ -228,22 +245,23 @@ static void bw_start(struct task_struct *p, struct task_ctx *tctx, u64 now, u64 
 		p->scx.slice = g;
 	if (!be_until || time_before(bc->until, be_until))
 		grant_timer_at(bc->until, now);
+	return 0;
 }
 
 /* The run on this CPU ends (or is renewed): give back what it did not use
  * of its grant, charge what it used beyond. */
-static void bw_stop(u64 now)
+__noinline int bw_stop(u64 now)
 {
 	u32 me = bpf_get_smp_processor_id(), i, n;
 	struct bw_cpu *bc;
 	u64 used;
 
 	if (me >= TM_MAX_CPUS)
-		return;
+		return 0;
 	bc = &bw_cpus[me];
 	n = bc->n;
 	if (!n)
-		return;
+		return 0;
 	used = time_before(bc->started, now) ? now - bc->started : 0;
 	bpf_for (i, 0, TM_BW_LEVELS) {
 		struct tm_cg_bw *bw;
@@ -260,6 +278,7 @@ static void bw_stop(u64 now)
 		__sync_fetch_and_add(&bw->usage_ns, used);
 	}
 	bc->n = 0;
+	return 0;
 }
 
 /*
@@ -267,25 +286,26 @@ static void bw_stop(u64 now)
  * false when a limit holds it back (its slice is ended: it is queued again,
  * ENQ_LAST, and held), else its grant is renewed.
  */
-static bool bw_renew(struct task_struct *p, struct task_ctx *tctx, u64 be_until)
+__noinline int bw_renew(struct task_struct *p __arg_trusted, u64 be_until)
 {
 	u64 now;
 
 	if (!bw_on())
-		return true;
+		return 1;
 	now = bpf_ktime_get_ns();
 	bw_stop(now);
-	if (bw_throttler(p, tctx, now)) {
+	if (bw_held(p, now)) {
 		p->scx.slice = 0;
-		return false;
+		return 0;
 	}
-	bw_start(p, tctx, now, be_until);
-	return true;
+	bw_start(p, now, be_until);
+	return 1;
 }
 
 /* Wake a CPU for a task just moved back to the queue of its class. */
-static void bw_kick_for(struct task_struct *p, struct task_ctx *tctx, u32 cls)
+static __always_inline void kick_for(struct task_struct *p, u32 cls)
 {
+	struct task_ctx *tctx = task_ctx(p);
 	s32 cpu;
 
 	if (cls == TM_CLASS_BE) {
@@ -307,6 +327,15 @@ static void bw_kick_for(struct task_struct *p, struct task_ctx *tctx, u32 cls)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 }
 
+/* (the refill timer's; a global function checks no RCU section of its caller) */
+__noinline int bw_kick_for(struct task_struct *p __arg_trusted, u32 cls)
+{
+	bpf_rcu_read_lock();
+	kick_for(p, cls);
+	bpf_rcu_read_unlock();
+	return 0;
+}
+
 /*
  * Move every task waiting in the DSQ of @id back to its class's queue (or to
  * the DSQ of another ancestor still out). Tasks that the runtime cannot all
@@ -321,7 +350,7 @@ static void bw_release(u64 id, u64 now)
 	bpf_for_each (scx_dsq, p, TM_DSQ_BW_BASE | id, 0) {
 		struct task_ctx *tctx = task_ctx(p);
 		u32 cls = task_class(p, tctx);
-		u64 thr = bw_throttler(p, tctx, now), vtime;
+		u64 thr = bw_held(p, now), vtime;
 
 		if (thr && thr != id) {
 			tm_move(BPF_FOR_EACH_ITER, p, TM_DSQ_BW_BASE | thr);
@@ -345,7 +374,7 @@ static void bw_release(u64 id, u64 now)
 				tm_move_vtime(BPF_FOR_EACH_ITER, p, TM_DSQ_HI, vtime);
 			}
 		}
-		bw_kick_for(p, tctx, cls);
+		bw_kick_for(p, cls);
 	}
 	bpf_rcu_read_unlock();
 }

@@ -99,7 +99,7 @@ s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 	if (cls == TM_CLASS_BE && !be_budget_left())
 		return cpu;
 	/* nor a task a CPU limit holds back (enqueue queues it for its refill) */
-	if (bw_on() && bw_throttler(p, tctx, bpf_ktime_get_ns()))
+	if (bw_on() && bw_held(p, bpf_ktime_get_ns()))
 		return cpu;
 	if (tctx) {
 		tctx->enq_at = bpf_ktime_get_ns();
@@ -130,7 +130,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 
 	/* a cgroup CPU limit (cpu.max, cap) holds it until its refill */
 	if (bw_on() && tctx) {
-		u64 thr = bw_throttler(p, tctx, tctx->enq_at);
+		u64 thr = bw_held(p, tctx->enq_at);
 
 		if (thr) {
 			bw_hold(p, tctx, thr, enq_flags);
@@ -299,10 +299,10 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 
 		/* its cgroup or class may have changed while it ran */
 		if (ptx && task_class(prev, ptx) != TM_CLASS_BE && tm_home_has(ptx->home, d) &&
-		    (!bw_on() || !bw_throttler(prev, ptx, bpf_ktime_get_ns())) &&
+		    (!bw_on() || !bw_held(prev, bpf_ktime_get_ns())) &&
 		    keep_hi_prev(prev, ptx, &q)) {
 			/* a limited task goes on with a new grant, or is held */
-			if (bw_renew(prev, ptx, 0))
+			if (bw_renew(prev, 0))
 				stat_inc(TM_STAT_KEEP_RUNNING);
 			return;
 		}
@@ -340,7 +340,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 		if (tctx && !tm_home_has(tctx->home, d))
 			return; /* re-enqueued (ENQ_LAST) towards its home */
 		/* a CPU limit holds it: re-enqueued (ENQ_LAST) and held there */
-		if (bw_on() && bw_throttler(prev, tctx, bpf_ktime_get_ns()))
+		if (bw_on() && bw_held(prev, bpf_ktime_get_ns()))
 			return;
 		if (tctx && tctx->class == TM_CLASS_BE) {
 			u64 now = bpf_ktime_get_ns();
@@ -351,7 +351,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 				charge(c, TM_CLASS_BE, now);
 				be_grant_return(c);
 				be_grant_start(prev, c, be_regular_grant(), false, now);
-				bw_renew(prev, tctx, c->be_until);
+				bw_renew(prev, c->be_until);
 			} else {
 				u64 g;
 
@@ -361,13 +361,13 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 				charge(c, TM_CLASS_BE, now);
 				be_grant_return(c);
 				be_grant_start(prev, c, g, true, now);
-				bw_renew(prev, tctx, c->be_until);
+				bw_renew(prev, c->be_until);
 				stat_inc(TM_STAT_BE_FLOOR_IDLE);
 			}
 		} else {
 			/* ONLINE/SYSTEM behind a queued task it cannot be swapped with */
 			prev->scx.slice = slice_ns;
-			bw_renew(prev, tctx, 0);
+			bw_renew(prev, 0);
 		}
 		stat_inc(TM_STAT_KEEP_RUNNING);
 	}
@@ -436,7 +436,7 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 			be_grant_start(p, c, be_regular_grant(), false, now);
 		c->next_grant = 0;
 	}
-	bw_start(p, tctx, now, c && cls == TM_CLASS_BE ? c->be_until : 0);
+	bw_start(p, now, c && cls == TM_CLASS_BE ? c->be_until : 0);
 	if (cls != TM_CLASS_BE && time_before(vtime_now, p->scx.dsq_vtime))
 		vtime_now = p->scx.dsq_vtime;
 }

@@ -10,7 +10,7 @@ for _ in $(seq 100); do
 	[ "$(cat /sys/kernel/sched_ext/state 2>/dev/null)" = enabled ] && break
 	sleep 0.1
 done
-if ! build/tm-insns tidemark_ tunables_update >"$TM_SHARE/insns.txt"; then
+if ! build/tm-insns tidemark_ tunables_update bw_update >"$TM_SHARE/insns.txt"; then
 	cat /tmp/scx.log >&2
 	exit 1
 fi
