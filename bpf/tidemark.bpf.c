@@ -621,14 +621,73 @@ void BPF_STRUCT_OPS(tidemark_dump_task, struct scx_dump_ctx *dctx, struct task_s
 			     tctx->cgid, tctx->enq_at, tctx->home);
 }
 
-SCX_OPS_DEFINE(tidemark_ops, .select_cpu = (void *)tidemark_select_cpu,
-	       .enqueue = (void *)tidemark_enqueue, .dispatch = (void *)tidemark_dispatch,
-	       .running = (void *)tidemark_running, .stopping = (void *)tidemark_stopping,
-	       .tick = (void *)tidemark_tick, .enable = (void *)tidemark_enable,
-	       .set_cpumask = (void *)tidemark_set_cpumask, .init_task = (void *)tidemark_init_task,
-	       .cgroup_init = (void *)tidemark_cgroup_init,
-	       .cgroup_exit = (void *)tidemark_cgroup_exit,
-	       .cgroup_set_weight = (void *)tidemark_cgroup_set_weight,
-	       .init = (void *)tidemark_init, .exit = (void *)tidemark_exit,
-	       .dump = (void *)tidemark_dump, .dump_task = (void *)tidemark_dump_task,
-	       .name = "tidemark");
+/*
+ * The kernel's struct sched_ext_ops with 6.17's cgroup_set_bandwidth added:
+ * libbpf matches struct_ops members by name and drops the ___ flavour, so
+ * one object loads on 6.12 (where the loader sets the callback to NULL) and
+ * on kernels that have it.
+ */
+struct sched_ext_ops___bw {
+	s32 (*select_cpu)(struct task_struct *, s32, u64);
+	void (*enqueue)(struct task_struct *, u64);
+	void (*dequeue)(struct task_struct *, u64);
+	void (*dispatch)(s32, struct task_struct *);
+	void (*tick)(struct task_struct *);
+	void (*runnable)(struct task_struct *, u64);
+	void (*running)(struct task_struct *);
+	void (*stopping)(struct task_struct *, bool);
+	void (*quiescent)(struct task_struct *, u64);
+	bool (*yield)(struct task_struct *, struct task_struct *);
+	bool (*core_sched_before)(struct task_struct *, struct task_struct *);
+	void (*set_weight)(struct task_struct *, u32);
+	void (*set_cpumask)(struct task_struct *, const struct cpumask *);
+	void (*update_idle)(s32, bool);
+	void (*cpu_acquire)(s32, struct scx_cpu_acquire_args *);
+	void (*cpu_release)(s32, struct scx_cpu_release_args *);
+	s32 (*init_task)(struct task_struct *, struct scx_init_task_args *);
+	void (*exit_task)(struct task_struct *, struct scx_exit_task_args *);
+	void (*enable)(struct task_struct *);
+	void (*disable)(struct task_struct *);
+	void (*dump)(struct scx_dump_ctx *);
+	void (*dump_cpu)(struct scx_dump_ctx *, s32, bool);
+	void (*dump_task)(struct scx_dump_ctx *, struct task_struct *);
+	s32 (*cgroup_init)(struct cgroup *, struct scx_cgroup_init_args *);
+	void (*cgroup_exit)(struct cgroup *);
+	s32 (*cgroup_prep_move)(struct task_struct *, struct cgroup *, struct cgroup *);
+	void (*cgroup_move)(struct task_struct *, struct cgroup *, struct cgroup *);
+	void (*cgroup_cancel_move)(struct task_struct *, struct cgroup *, struct cgroup *);
+	void (*cgroup_set_weight)(struct cgroup *, u32);
+	void (*cgroup_set_bandwidth)(struct cgroup *, u64, u64, u64);
+	void (*cpu_online)(s32);
+	void (*cpu_offline)(s32);
+	s32 (*init)(void);
+	void (*exit)(struct scx_exit_info *);
+	u32 dispatch_max_batch;
+	u64 flags;
+	u32 timeout_ms;
+	u32 exit_dump_len;
+	u64 hotplug_seq;
+	char name[128];
+};
+
+SEC(".struct_ops.link")
+struct sched_ext_ops___bw tidemark_ops = {
+	.select_cpu = (void *)tidemark_select_cpu,
+	.enqueue = (void *)tidemark_enqueue,
+	.dispatch = (void *)tidemark_dispatch,
+	.running = (void *)tidemark_running,
+	.stopping = (void *)tidemark_stopping,
+	.tick = (void *)tidemark_tick,
+	.enable = (void *)tidemark_enable,
+	.set_cpumask = (void *)tidemark_set_cpumask,
+	.init_task = (void *)tidemark_init_task,
+	.cgroup_init = (void *)tidemark_cgroup_init,
+	.cgroup_exit = (void *)tidemark_cgroup_exit,
+	.cgroup_set_weight = (void *)tidemark_cgroup_set_weight,
+	.init = (void *)tidemark_init,
+	.exit = (void *)tidemark_exit,
+	.dump = (void *)tidemark_dump,
+	.dump_task = (void *)tidemark_dump_task,
+	.cgroup_set_bandwidth = (void *)tidemark_cgroup_set_bandwidth,
+	.name = "tidemark",
+};

@@ -115,15 +115,16 @@ struct tm_cg_bw {
 	__u64 nr_periods;    /* periods elapsed while the cgroup ran or waited */
 	__u64 nr_throttled;  /* periods in which it was held back */
 	__u64 throttled_ns;  /* time during which tasks of it were held back */
-	__u64 nr_bursts;     /* periods in which it used more than eff_ns */
-	__u64 burst_ns_used; /* CPU time used above eff_ns in those */
+	__u64 nr_bursts;     /* periods in which it used carried-over runtime (burst) */
+	__u64 burst_ns_used; /* runtime taken above eff_ns in those */
 	__u64 throttled_at;  /* start of the current hold, 0 if none */
 	__u64 next_at;	     /* the next refill */
+	__s64 snap_ns;	     /* runtime at this period's start (what it could use) */
 	__u32 cap_mcpu;	     /* the cap, 0: none */
 	__u32 armed;	     /* the refill timer runs (stopped while idle and full) */
 	struct bpf_timer timer;
 };
-_Static_assert(sizeof(struct tm_cg_bw) == 15 * 8 + 16, "tm_cg_bw layout");
+_Static_assert(sizeof(struct tm_cg_bw) == 16 * 8 + 16, "tm_cg_bw layout");
 
 /*
  * Changes to "cg_bw" and "be_caps" go through the scheduler's pinned

@@ -47,6 +47,23 @@ static inline __s64 tm_bw_refill(__s64 runtime_ns, __u64 eff_ns, __u64 burst_ns)
 	return r;
 }
 
+/*
+ * Runtime a period took beyond its quota @eff_ns (cpu.max.burst use): what
+ * it consumed (@snap_ns at its start, @runtime_ns left) above @eff_ns, and
+ * at most what was carried over into it (@snap_ns above @eff_ns).
+ */
+static inline __u64 tm_bw_burst_used(__s64 snap_ns, __s64 runtime_ns, __u64 eff_ns)
+{
+	__s64 over, carried = snap_ns - (__s64)eff_ns;
+
+	if (carried <= 0 || snap_ns <= runtime_ns)
+		return 0;
+	over = snap_ns - runtime_ns - (__s64)eff_ns;
+	if (over <= 0)
+		return 0;
+	return over < carried ? (__u64)over : (__u64)carried;
+}
+
 /* Shortest run a limited task is given once it is on a CPU (its limit ran
  * out between the check and the run): the overrun is a debt. */
 #define TM_BW_GRANT_MIN_NS 50000ULL

@@ -47,6 +47,22 @@ TEST(refill_keeps_unused_runtime_up_to_the_burst)
 	EXPECT_EQ(60 * MS, tm_bw_refill(10 * MS, 50 * MS, 20 * MS));
 }
 
+/* a burst is runtime taken beyond the quota out of what was carried over;
+ * an overrun paid back as debt is not one */
+TEST(burst_is_carried_runtime_spent_beyond_the_quota)
+{
+	/* 20 ms quota, started with 40 (20 carried), 5 left: 15 beyond */
+	EXPECT_EQ((__u64)15 * MS, tm_bw_burst_used(40 * MS, 5 * MS, 20 * MS));
+	/* all of it and a 2 ms overrun: at most the 20 carried */
+	EXPECT_EQ((__u64)20 * MS, tm_bw_burst_used(40 * MS, -2 * MS, 20 * MS));
+	/* nothing carried: an overrun (debt) is no burst */
+	EXPECT_EQ((__u64)0, tm_bw_burst_used(20 * MS, -3 * MS, 20 * MS));
+	EXPECT_EQ((__u64)0, tm_bw_burst_used(18 * MS, -3 * MS, 20 * MS));
+	/* carried but not needed */
+	EXPECT_EQ((__u64)0, tm_bw_burst_used(40 * MS, 25 * MS, 20 * MS));
+	EXPECT_EQ((__u64)0, tm_bw_burst_used(40 * MS, 40 * MS, 20 * MS));
+}
+
 TEST(grant_is_a_slice_at_most_what_is_left)
 {
 	EXPECT_EQ((__u64)(5 * MS), tm_bw_grant(50 * MS, 5 * MS));

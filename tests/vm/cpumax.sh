@@ -6,8 +6,8 @@
 #   busy threads uses 0.5 CPU within 5% in every second, ONLINE and BE alike;
 # - nested limits hold (a parent at 800m over two children at 600m);
 # - a changed cpu.max acts within --rescan-ms, "max" lifts it;
-# - the per-cgroup counters (tidemarkctl bw) count periods, throttles and
-#   throttled time.
+# - the per-cgroup counters (tidemarkctl bw, tidemarkd's /metrics) count
+#   periods, throttles and throttled time.
 # Usage is measured from outside the scheduler: the cgroup's cpu.stat.
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/vmlib.sh"
@@ -164,6 +164,30 @@ if [ "${np:-0}" -ge 50 ] && [ "${nt:-0}" -ge 40 ] && [ "${tu:-0}" -ge 1000000 ];
 else
 	not_ok "periods, throttles and throttled time counted" "$podline"
 fi
+
+# the same counters on tidemarkd's /metrics, as Prometheus reads them
+cat >/tmp/td.json <<EOC
+{"version": 1, "report": {"listen": "127.0.0.1:9477", "sample_s": 1}}
+EOC
+build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
+dpid=$!
+if wait_log /tmp/td.log "tidemarkd: running" 20; then
+	sleep 2
+	python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:9477/metrics", timeout=5).read().decode(), end="")' >/tmp/metrics.txt
+	label="{cgroup=\"/$pod\"}"
+	mt=$(awk -v k="tidemark_cgroup_cpu_throttled_periods_total$label" '$1 == k {print $2}' /tmp/metrics.txt)
+	ml=$(awk -v k="tidemark_cgroup_cpu_limit_mcpu$label" '$1 == k {print $2}' /tmp/metrics.txt)
+	if [ "$ml" = 500 ] && [ "${mt:-0}" -ge "${nt:-1}" ]; then
+		ok "/metrics: the pod's limit and throttles (${ml}m, $mt throttled periods)"
+	else
+		not_ok "/metrics: the pod's limit and throttles" "$(grep tidemark_cgroup_cpu_ /tmp/metrics.txt | head -20)"
+	fi
+	if promtool check metrics </tmp/metrics.txt >/tmp/promtool.out 2>&1; then ok "/metrics passes promtool check metrics"; else not_ok "/metrics passes promtool" "$(head -5 /tmp/promtool.out)"; fi
+else
+	not_ok "tidemarkd starts" "$(cat /tmp/td.log)"
+fi
+kill $dpid 2>/dev/null
+wait $dpid 2>/dev/null
 
 kill -INT $pid
 wait $pid

@@ -240,8 +240,132 @@ static void dom_usage(struct tm_snapshot *s)
 	}
 }
 
+static void gauge(struct tm_buf *b, const char *name, const char *help)
+{
+	tm_bprintf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+static void counter(struct tm_buf *b, const char *name, const char *help)
+{
+	tm_bprintf(b, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+}
+
+/* The CPU limits the scheduler enforces (map cg_bw) and their cpu.stat-like
+ * counters, one series per limited cgroup, rendered at each sample. */
+static char *bw_section(struct tm_daemon *d)
+{
+	static struct tm_cg_path *paths;
+	static size_t np;
+	static const struct {
+		const char *name, *help;
+		bool counter;
+	} m[] = {
+		{"tidemark_cgroup_cpu_limit_mcpu",
+		 "CPU limit the scheduler enforces on a cgroup (cpu.max or cap, the tighter), "
+		 "milli-CPUs.",
+		 false},
+		{"tidemark_cgroup_cpu_periods_total",
+		 "Enforcement periods a limited cgroup was active in (cpu.stat nr_periods).", true},
+		{"tidemark_cgroup_cpu_throttled_periods_total",
+		 "Periods a limited cgroup ran out of runtime (cpu.stat nr_throttled).", true},
+		{"tidemark_cgroup_cpu_throttled_seconds_total",
+		 "Time a limited cgroup had runnable tasks held back (cpu.stat throttled_usec).",
+		 true},
+		{"tidemark_cgroup_cpu_bursts_total",
+		 "Periods a cgroup used more than its quota (cpu.max.burst; cpu.stat nr_bursts).",
+		 true},
+		{"tidemark_cgroup_cpu_burst_seconds_total",
+		 "CPU time used beyond the quota (cpu.stat burst_usec).", true},
+		{"tidemark_cgroup_cpu_limited_usage_seconds_total",
+		 "CPU time the scheduler charged to a limited cgroup.", true},
+	};
+	struct tm_cg_bw *rows = NULL;
+	__u64 *ids = NULL, key, at, *prev = NULL;
+	size_t n = 0, cap = 0;
+	bool rewalked = false;
+	struct tm_buf b = {};
+	int fd = tm_pin(d, TM_PIN_CG_BW);
+
+	if (fd < 0)
+		return NULL; /* no scheduler, or one without CPU limits */
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		at = key;
+		prev = &at;
+		if (n == cap) {
+			size_t c2 = cap ? 2 * cap : 64;
+			struct tm_cg_bw *r2 = realloc(rows, c2 * sizeof(*r2));
+			__u64 *i2 = r2 ? realloc(ids, c2 * sizeof(*i2)) : NULL;
+
+			if (r2)
+				rows = r2;
+			if (!i2)
+				break;
+			ids = i2;
+			cap = c2;
+		}
+		if (!bpf_map_lookup_elem(fd, &key, &rows[n]))
+			ids[n++] = key;
+	}
+	close(fd);
+	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
+		if (m[k].counter)
+			counter(&b, m[k].name, m[k].help);
+		else
+			gauge(&b, m[k].name, m[k].help);
+		for (size_t i = 0; i < n; i++) {
+			const struct tm_cg_bw *r = &rows[i];
+			const char *path = tm_cgroup_path_of(paths, np, ids[i]);
+			double v;
+
+			/* a cgroup made since the last walk: walk once more */
+			if (!path && !rewalked) {
+				rewalked = true;
+				tm_cgroup_paths_free(paths, np);
+				paths = NULL;
+				if (tm_cgroup_walk(d->cgroup_root, &paths, &np))
+					np = 0;
+				path = tm_cgroup_path_of(paths, np, ids[i]);
+			}
+			if (!path)
+				continue; /* removed: its entry goes with it */
+			switch (k) {
+			case 0:
+				v = r->period_ns ? 1000.0 * r->eff_ns / r->period_ns : 0;
+				break;
+			case 1:
+				v = r->nr_periods;
+				break;
+			case 2:
+				v = r->nr_throttled;
+				break;
+			case 3:
+				v = r->throttled_ns / 1e9;
+				break;
+			case 4:
+				v = r->nr_bursts;
+				break;
+			case 5:
+				v = r->burst_ns_used / 1e9;
+				break;
+			default:
+				v = r->usage_ns / 1e9;
+				break;
+			}
+			tm_bprintf(&b, "%s{cgroup=", m[k].name);
+			tm_bprom_label(&b, path);
+			tm_bprintf(&b,
+				   k == 0 || k == 1 || k == 2 || k == 4 ? "} %.0f\n" : "} %.6f\n",
+				   v);
+		}
+	}
+	free(rows);
+	free(ids);
+	return tm_buf_done(&b);
+}
+
 void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 {
+	char *bw;
 	const struct tm_config *c = &d->cfg;
 	__u64 mtot = 0, mavail = 0;
 	uint64_t busy = 0, total = 0, on_us, be_us, on_mem, be_mem;
@@ -323,8 +447,11 @@ void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 		   (s.mem_total && s.mem_used * 100 >= s.mem_total * c->memory.forbid_pct);
 	s.sched_up = sched_state(d, &s.tun, s.sched_stats);
 	s.line_pct = tm_line_pct(d, &s.line_owner);
+	bw = s.sched_up ? bw_section(d) : NULL;
 	pthread_mutex_lock(&d->lock);
 	d->snap = s;
+	free(d->bw_prom);
+	d->bw_prom = bw;
 	pthread_mutex_unlock(&d->lock);
 }
 
@@ -342,11 +469,6 @@ static bool prom_name(const char *stat, char *out, size_t len)
 	return true;
 }
 
-static void gauge(struct tm_buf *b, const char *name, const char *help)
-{
-	tm_bprintf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
-}
-
 char *tm_report_prometheus(struct tm_daemon *d)
 {
 	static const char *const stat[] = {"avg", "p50", "p90", "p95", "p99"};
@@ -362,6 +484,8 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	memcpy(a, d->actions, sizeof(a));
 	reloads = d->config_reloads;
 	rejects = d->config_rejects;
+	if (d->bw_prom)
+		tm_bprintf(&b, "%s", d->bw_prom);
 	pthread_mutex_unlock(&d->lock);
 
 	gauge(&b, "tidemark_node_cpu_capacity_mcpu", "Online CPUs of the node, milli-CPUs.");

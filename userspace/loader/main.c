@@ -82,6 +82,9 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 	if (hp >= 0)
 		skel->struct_ops.tidemark_ops->hotplug_seq = hp;
 	skel->struct_ops.tidemark_ops->timeout_ms = o->timeout_ms;
+	/* 6.17 reports cpu.max writes; elsewhere the rescan reads them alone */
+	if (!__COMPAT_struct_has_field("sched_ext_ops", "cgroup_set_bandwidth"))
+		skel->struct_ops.tidemark_ops->cgroup_set_bandwidth = NULL;
 	/* a throttle needs the last task re-enqueued, or it would run on */
 	if (!__COMPAT_read_enum("scx_ops_flags", "SCX_OPS_ENQ_LAST", &flag)) {
 		fprintf(stderr,
@@ -132,7 +135,12 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 	tm_refresh_cg_paths(skel);
 	n = tm_bw_sync(skel, &bws);
 	if (n > 0)
-		fprintf(stderr, "scx_tidemark: %d cgroup CPU limits (cpu.max) enforced\n", n);
+		fprintf(stderr,
+			"scx_tidemark: %d cgroup CPU limits (cpu.max) enforced, changes read %s\n",
+			n,
+			skel->struct_ops.tidemark_ops->cgroup_set_bandwidth
+				? "as written (ops.cgroup_set_bandwidth) and every --rescan-ms"
+				: "every --rescan-ms");
 	if (tm_place_sync(skel, o, pr, &own, first)) {
 		err = -EINVAL;
 		goto out;
