@@ -26,6 +26,9 @@ PKGS=(
 	qemu-system-x86 rt-tests stress-ng
 	# tests: tidemarkd's HTTP endpoints from the shell, sysctl and pkill
 	curl procps
+	# tests: the endpoint test reads listening sockets (ss); pindir.sh acts as
+	# another user (setpriv)
+	iproute2 util-linux
 	# make format and its check in make test (Debian's clang-format 14)
 	clang-format
 )

@@ -106,7 +106,13 @@ TEST(bad_input_names_the_field)
 	EXPECT_EQ(-1, parse("{\"version\":1,\"cgroups\":{\"be\":[{\"priority\":1}]}}"));
 	EXPECT_STREQ("cgroups.be[0]: needs a \"path\" string", err);
 	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"listen\":\"localhost:80\"}}"));
-	EXPECT_STREQ("report.listen: address 'localhost' must be an IPv4 address", err);
+	EXPECT_STREQ("report.listen: address 'localhost' must be an IPv4 address (dotted, no "
+		     "leading zeros)",
+		     err);
+	/* sscanf took it and the daemon then listened on 0.0.0.0 */
+	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"listen\":\"127.0.0.01:80\"}}"));
+	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"listen\":\"127.0.0.1: 80\"}}"));
+	EXPECT_EQ(0, parse("{\"version\":1,\"report\":{\"listen\":\"10.1.2.3:80\"}}"));
 	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"listen\":\"127.0.0.1:0\"}}"));
 	EXPECT_STREQ("report.listen: port '0' must be 1-65535", err);
 	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"push_url\":\"https://x\"}}"));

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "kselftest_harness.h"
 #include "actuate.h"
+#include "buf.h"
 #include "strategy.h"
 #include "tmlib.h"
 #include "topo.h"
@@ -165,6 +166,45 @@ TEST(line_arbiter_lowest_wins_owners_withdraw_their_own)
 	EXPECT_EQ(65U, tm_line_pct(&d, &owner));
 	EXPECT_STREQ("config", owner);
 	EXPECT_EQ(0, d.nr_line_req);
+}
+
+/* Cgroup names are a tenant's choice: reports stay valid UTF-8 JSON and
+ * Prometheus text whatever the bytes, and distinct names stay distinct. */
+TEST(report_text_escaping)
+{
+	static const struct {
+		const char *in, *json, *prom;
+	} c[] = {
+		{"/be/pod-1", "\"/be/pod-1\"", "\"/be/pod-1\""},
+		{"/be/caf\xc3\xa9", "\"/be/caf\xc3\xa9\"", "\"/be/caf\xc3\xa9\""},
+		{"/be/\xff\xfe", "\"/be/\\\\xff\\\\xfe\"", "\"/be/\\\\xff\\\\xfe\""},
+		{"/be/\xc3", "\"/be/\\\\xc3\"", "\"/be/\\\\xc3\""}, /* cut short */
+		{"/be/\xc0\xaf", "\"/be/\\\\xc0\\\\xaf\"", "\"/be/\\\\xc0\\\\xaf\""}, /* overlong */
+		{"/be/\xed\xa0\x80", "\"/be/\\\\xed\\\\xa0\\\\x80\"",
+		 "\"/be/\\\\xed\\\\xa0\\\\x80\""}, /* surrogate */
+		{"/be/\xf0\x9f\x98\x80", "\"/be/\xf0\x9f\x98\x80\"", "\"/be/\xf0\x9f\x98\x80\""},
+		{"/be/a\"b\\c\nd", "\"/be/a\\\"b\\\\c\\nd\"", "\"/be/a\\\"b\\\\c\\nd\""},
+		{"/be/\x01", "\"/be/\\u0001\"", "\"/be/\x01\""},
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct tm_buf j = {}, p = {};
+		char *js, *ps;
+
+		tm_bjson_str(&j, c[i].in);
+		tm_bprom_label(&p, c[i].in);
+		js = tm_buf_done(&j);
+		ps = tm_buf_done(&p);
+		ASSERT_NE(NULL, js);
+		ASSERT_NE(NULL, ps);
+		EXPECT_STREQ(c[i].json, js);
+		EXPECT_STREQ(c[i].prom, ps);
+		free(js);
+		free(ps);
+	}
+	EXPECT_EQ(0U, tm_utf8_len("\x80"));
+	EXPECT_EQ(0U, tm_utf8_len("\xf5\x80\x80\x80"));
+	EXPECT_EQ(2U, tm_utf8_len("\xc3\xa9"));
 }
 
 TEST_HARNESS_MAIN

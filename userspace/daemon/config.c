@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* tidemarkd configuration: see config.h. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -58,6 +59,7 @@ void tm_config_defaults(struct tm_config *c)
 	c->interfere.suppress_min_pct = 30;
 	c->interfere.throttle_mcpu = 200;
 	snprintf(c->report.listen_addr, sizeof(c->report.listen_addr), "127.0.0.1");
+	c->report.listen_ip = htonl(INADDR_LOOPBACK);
 	c->report.listen_port = 9477;
 	c->report.sample_s = 10;
 	c->report.reclaim_pct = 100;
@@ -298,8 +300,7 @@ static void listen_field(struct ctx *x, json_t *o, struct tm_config *c)
 {
 	char buf[96], *colon, *end;
 	unsigned long port;
-	unsigned int a, b, d, e;
-	char tail;
+	struct in_addr ia;
 
 	buf[0] = 0;
 	str_field(x, o, "listen", "report.listen", buf, sizeof(buf));
@@ -313,15 +314,19 @@ static void listen_field(struct ctx *x, json_t *o, struct tm_config *c)
 	*colon = 0;
 	errno = 0;
 	port = strtoul(colon + 1, &end, 10);
-	if (errno || *end || !colon[1] || port < 1 || port > 65535) {
+	if (errno || *end || strspn(colon + 1, "0123456789") != strlen(colon + 1) || !colon[1] ||
+	    port < 1 || port > 65535) {
 		fail(x, "report.listen", "port '%s' must be 1-65535", colon + 1);
 		return;
 	}
-	if (sscanf(buf, "%u.%u.%u.%u%c", &a, &b, &d, &e, &tail) != 4 || a > 255 || b > 255 ||
-	    d > 255 || e > 255) {
-		fail(x, "report.listen", "address '%s' must be an IPv4 address", buf);
+	/* inet_pton is strict ("127.0.0.01", "127.1" refused): the address
+	 * bound is the one validated here, never a fallback to 0.0.0.0 */
+	if (inet_pton(AF_INET, buf, &ia) != 1) {
+		fail(x, "report.listen",
+		     "address '%s' must be an IPv4 address (dotted, no leading zeros)", buf);
 		return;
 	}
+	c->report.listen_ip = ia.s_addr;
 	snprintf(c->report.listen_addr, sizeof(c->report.listen_addr), "%s", buf);
 	c->report.listen_port = port;
 }

@@ -100,6 +100,7 @@ struct tm_config {
 	/* node-load report */
 	struct {
 		char listen_addr[64]; /* IPv4 address, 127.0.0.1 by default */
+		uint32_t listen_ip;   /* ... as validated, network order: what is bound */
 		uint16_t listen_port;
 		uint32_t sample_s;    /* usage sampling period for the windows */
 		uint32_t reclaim_pct; /* BE allocatable = capacity x this ... */

@@ -5,34 +5,206 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include "actuate.h"
 #include "daemon.h"
 #include "http.h"
 #include "httpc.h"
 #include "report.h"
 
+/*
+ * Bounds that keep the endpoint answering under slow or many clients:
+ * slots for 512 connections, 128 from one address; a request must have
+ * arrived within 2 s of the connection (or of the previous answer on a
+ * kept-alive one) and its answer gone within 10 s, else the connection is
+ * shut down; idle ones close after 5 s (libmicrohttpd's own time-out).
+ */
+#define HTTP_MAX_CONN	    512u
+#define HTTP_MAX_PER_IP	    128u
+#define HTTP_REQ_DEADLINE   2000 /* ms */
+#define HTTP_REPLY_DEADLINE 10000
+#define HTTP_IDLE_S	    5u
+#define HTTP_LOG_BURST	    5	  /* log lines per window, then counted */
+#define HTTP_LOG_WINDOW	    10000 /* ms */
+
+/* One open connection, from accept to close (MHD's socket context). */
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	uint64_t since_ms; /* accepted, or its last answer went out */
+	bool serving;	   /* a request arrived: the answer's deadline runs */
+	bool cut;
+};
+
 struct tm_http {
 	struct tm_daemon *d;
 	struct MHD_Daemon *mhd;
-	pthread_t pusher;
+	pthread_t pusher, reaper;
 	volatile bool stop;
+	pthread_mutex_t lock; /* guards the list; MHD's close notice takes it */
+	struct conn head;
+	/* rate-limited log of libmicrohttpd's messages */
+	uint64_t log_window_ms;
+	unsigned int log_lines, log_dropped;
 };
+
+/* Everything from the system in a log line is already in the message;
+ * a flood (one per refused connection) prints 5 lines per 10 s. */
+static void http_log(void *cls, const char *fmt, va_list ap)
+{
+	struct tm_http *h = cls;
+	uint64_t now = tm_now_ms();
+	unsigned int dropped = 0;
+	bool print;
+
+	pthread_mutex_lock(&h->lock);
+	if (now - h->log_window_ms >= HTTP_LOG_WINDOW) {
+		dropped = h->log_dropped;
+		h->log_window_ms = now;
+		h->log_lines = h->log_dropped = 0;
+	}
+	print = h->log_lines < HTTP_LOG_BURST;
+	if (print)
+		h->log_lines++;
+	else
+		h->log_dropped++;
+	pthread_mutex_unlock(&h->lock);
+	pthread_mutex_lock(&h->d->lock);
+	h->d->http_log_lines++;
+	pthread_mutex_unlock(&h->d->lock);
+	if (dropped)
+		fprintf(stderr, "tidemarkd: http: %u more messages in the last %u s not shown\n",
+			dropped, HTTP_LOG_WINDOW / 1000);
+	if (!print)
+		return;
+	fprintf(stderr, "tidemarkd: http: ");
+	vfprintf(stderr, fmt, ap);
+	if (!*fmt || fmt[strlen(fmt) - 1] != '\n')
+		fputc('\n', stderr);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct tm_http *h = cls;
+	struct conn *c = *socket_context;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		c = calloc(1, sizeof(*c));
+		if (!c || !ci) {
+			free(c);
+			*socket_context = NULL;
+			return;
+		}
+		c->fd = ci->connect_fd;
+		c->since_ms = tm_now_ms();
+		pthread_mutex_lock(&h->lock);
+		c->next = h->head.next;
+		c->prev = &h->head;
+		h->head.next->prev = c;
+		h->head.next = c;
+		pthread_mutex_unlock(&h->lock);
+		*socket_context = c;
+	} else if (c) {
+		/* before libmicrohttpd closes the socket: once unlinked under the
+		 * lock, the reaper can no longer shut down a reused descriptor */
+		pthread_mutex_lock(&h->lock);
+		c->prev->next = c->next;
+		c->next->prev = c->prev;
+		pthread_mutex_unlock(&h->lock);
+		free(c);
+		*socket_context = NULL;
+	}
+}
+
+static struct conn *conn_of(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* An answer went out (or the request ended): a kept-alive connection gets a
+ * fresh request deadline. */
+static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct tm_http *h = cls;
+	struct conn *c = conn_of(mc);
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&h->lock);
+	c->serving = false;
+	c->since_ms = tm_now_ms();
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* Shuts down connections past their deadline; libmicrohttpd then sees the
+ * end of the stream and closes them (and tells on_connection). */
+static void *reaper_thread(void *arg)
+{
+	struct tm_http *h = arg;
+
+	while (!h->stop) {
+		uint64_t now = tm_now_ms();
+		unsigned int cut = 0;
+
+		pthread_mutex_lock(&h->lock);
+		for (struct conn *c = h->head.next; c != &h->head; c = c->next) {
+			uint64_t limit = c->serving ? HTTP_REPLY_DEADLINE : HTTP_REQ_DEADLINE;
+
+			if (c->cut || now - c->since_ms < limit)
+				continue;
+			shutdown(c->fd, SHUT_RDWR);
+			c->cut = true;
+			cut++;
+		}
+		pthread_mutex_unlock(&h->lock);
+		if (cut) {
+			pthread_mutex_lock(&h->d->lock);
+			h->d->http_cut += cut;
+			pthread_mutex_unlock(&h->d->lock);
+		}
+		usleep(100000);
+	}
+	return NULL;
+}
 
 static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
 			     const char *method, const char *version, const char *upload_data,
 			     size_t *upload_data_size, void **con_cls)
 {
-	struct tm_daemon *d = cls;
+	struct tm_http *h = cls;
+	struct tm_daemon *d = h->d;
 	struct MHD_Response *r;
 	const char *type = "text/plain; version=0.0.4; charset=utf-8";
 	unsigned int code = MHD_HTTP_OK;
 	enum MHD_Result ret;
+	struct conn *c;
 	char *body = NULL;
 
+	if (!*con_cls) {
+		/* the request is in: from now on the answer's deadline runs */
+		*con_cls = h;
+		if ((c = conn_of(conn))) {
+			pthread_mutex_lock(&h->lock);
+			c->serving = true;
+			c->since_ms = tm_now_ms();
+			pthread_mutex_unlock(&h->lock);
+		}
+	}
 	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
 		body = strdup("read-only: GET /metrics or GET /report\n");
 		code = MHD_HTTP_METHOD_NOT_ALLOWED;
@@ -61,22 +233,27 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char 
 	return ret;
 }
 
-static struct MHD_Daemon *start_http(struct tm_daemon *d)
+static struct MHD_Daemon *start_http(struct tm_http *h)
 {
+	struct tm_daemon *d = h->d;
+	/* the address the configuration validated, never a default */
 	struct sockaddr_in sa = {.sin_family = AF_INET,
-				 .sin_port = htons(d->cfg.report.listen_port)};
-	struct MHD_Daemon *h;
+				 .sin_port = htons(d->cfg.report.listen_port),
+				 .sin_addr.s_addr = d->cfg.report.listen_ip};
+	struct MHD_Daemon *m;
 
-	inet_pton(AF_INET, d->cfg.report.listen_addr, &sa.sin_addr);
-	h = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
-			     d->cfg.report.listen_port, NULL, NULL, serve, d, MHD_OPTION_SOCK_ADDR,
-			     (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, 32u,
-			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
-			     MHD_OPTION_CONNECTION_TIMEOUT, 5u, MHD_OPTION_END);
-	if (!h)
+	m = MHD_start_daemon(
+		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG, d->cfg.report.listen_port, NULL,
+		NULL, serve, h, MHD_OPTION_EXTERNAL_LOGGER, http_log, h, /* first: all messages */
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT,
+		HTTP_MAX_CONN, MHD_OPTION_PER_IP_CONNECTION_LIMIT, HTTP_MAX_PER_IP,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_CONNECTION_TIMEOUT,
+		HTTP_IDLE_S, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
+	if (!m)
 		fprintf(stderr, "tidemarkd: cannot listen on %s:%u: %s\n",
 			d->cfg.report.listen_addr, d->cfg.report.listen_port, strerror(errno));
-	return h;
+	return m;
 }
 
 /* Optional push of the JSON report, from its own thread (a slow receiver
@@ -123,24 +300,36 @@ struct tm_http *tm_http_start(struct tm_daemon *d)
 	if (!h)
 		return NULL;
 	h->d = d;
-	h->mhd = start_http(d);
-	if (!h->mhd) {
-		free(h);
-		return NULL;
+	h->head.next = h->head.prev = &h->head;
+	pthread_mutex_init(&h->lock, NULL);
+	h->mhd = start_http(h);
+	if (!h->mhd)
+		goto err;
+	if (pthread_create(&h->reaper, NULL, reaper_thread, h)) {
+		fprintf(stderr, "tidemarkd: cannot start the connection reaper\n");
+		MHD_stop_daemon(h->mhd);
+		goto err;
 	}
 	if (pthread_create(&h->pusher, NULL, push_thread, h)) {
 		fprintf(stderr, "tidemarkd: cannot start the push thread\n");
+		h->stop = true;
+		pthread_join(h->reaper, NULL);
 		MHD_stop_daemon(h->mhd);
-		free(h);
-		return NULL;
+		goto err;
 	}
 	return h;
+err:
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+	return NULL;
 }
 
 void tm_http_stop(struct tm_http *h)
 {
 	h->stop = true;
+	pthread_join(h->reaper, NULL);
 	MHD_stop_daemon(h->mhd);
 	pthread_join(h->pusher, NULL);
+	pthread_mutex_destroy(&h->lock);
 	free(h);
 }

@@ -475,7 +475,7 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	struct tm_buf b = {};
 	struct tm_snapshot s;
 	struct tm_action_count a[TM_MAX_ACTION_KINDS];
-	uint64_t reloads, rejects;
+	uint64_t reloads, rejects, http_cut, http_log;
 	int na;
 
 	pthread_mutex_lock(&d->lock);
@@ -484,6 +484,8 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	memcpy(a, d->actions, sizeof(a));
 	reloads = d->config_reloads;
 	rejects = d->config_rejects;
+	http_cut = d->http_cut;
+	http_log = d->http_log_lines;
 	if (d->bw_prom)
 		tm_bprintf(&b, "%s", d->bw_prom);
 	pthread_mutex_unlock(&d->lock);
@@ -600,6 +602,13 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	tm_bprintf(&b, "# HELP tidemark_config_rejects_total Configurations refused on SIGHUP (the "
 		       "last good one stays).\n# TYPE tidemark_config_rejects_total counter\n");
 	tm_bprintf(&b, "tidemark_config_rejects_total %" PRIu64 "\n", rejects);
+	counter(&b, "tidemark_http_connections_cut_total",
+		"Report connections shut down for not sending a request within 2 s or not "
+		"taking the answer within 10 s.");
+	tm_bprintf(&b, "tidemark_http_connections_cut_total %" PRIu64 "\n", http_cut);
+	counter(&b, "tidemark_http_log_messages_total",
+		"Messages of the HTTP server (at most 5 per 10 s are printed, the rest counted).");
+	tm_bprintf(&b, "tidemark_http_log_messages_total %" PRIu64 "\n", http_log);
 	return tm_buf_done(&b);
 }
 

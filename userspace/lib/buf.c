@@ -37,32 +37,75 @@ void tm_bprintf(struct tm_buf *b, const char *fmt, ...)
 	}
 }
 
-void tm_bjson_str(struct tm_buf *b, const char *s)
+/* Length of the well-formed UTF-8 sequence at @s (1-4), or 0 when the byte
+ * there starts none (stray continuation, overlong form, surrogate, above
+ * U+10FFFF, cut short). */
+size_t tm_utf8_len(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	unsigned int n, cp, min;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f, min = 0x80;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f, min = 0x800;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07, min = 0x10000;
+	else
+		return 0;
+	for (unsigned int i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0; /* NUL included: cut short */
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/*
+ * Text from the system (cgroup names a tenant chose) in a report: valid
+ * UTF-8 is kept, each byte that is not is written as the four characters
+ * "\xHH" (systemd's convention), so distinct names stay distinct and the
+ * document stays valid. @json picks JSON escapes, else Prometheus's.
+ */
+static void put_text(struct tm_buf *b, const char *s, bool json)
 {
 	tm_bprintf(b, "\"");
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			tm_bprintf(b, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			tm_bprintf(b, "\\u%04x", *s);
-		else
-			tm_bprintf(b, "%c", *s);
+	while (*s) {
+		size_t n = tm_utf8_len(s);
+		unsigned char c = (unsigned char)*s;
+
+		if (!n) {
+			tm_bprintf(b, "\\\\x%02x", c); /* "\\" decodes to one backslash */
+			s++;
+		} else if (c == '"' || c == '\\') {
+			tm_bprintf(b, "\\%c", c);
+			s++;
+		} else if (c == '\n') {
+			tm_bprintf(b, "\\n");
+			s++;
+		} else if (json && c < 0x20) {
+			tm_bprintf(b, "\\u%04x", c);
+			s++;
+		} else {
+			tm_bprintf(b, "%.*s", (int)n, s);
+			s += n;
+		}
 	}
 	tm_bprintf(b, "\"");
 }
 
+void tm_bjson_str(struct tm_buf *b, const char *s)
+{
+	put_text(b, s, true);
+}
+
 void tm_bprom_label(struct tm_buf *b, const char *s)
 {
-	tm_bprintf(b, "\"");
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			tm_bprintf(b, "\\%c", *s);
-		else if (*s == '\n')
-			tm_bprintf(b, "\\n");
-		else
-			tm_bprintf(b, "%c", *s);
-	}
-	tm_bprintf(b, "\"");
+	put_text(b, s, false);
 }
 
 char *tm_buf_done(struct tm_buf *b)

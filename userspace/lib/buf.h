@@ -14,9 +14,12 @@ struct tm_buf {
 };
 
 void tm_bprintf(struct tm_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* @s as a JSON string, quotes included. */
+/* Length of the well-formed UTF-8 sequence at @s (1-4), 0 if none starts there. */
+size_t tm_utf8_len(const char *s);
+/* @s as a JSON string, quotes included; bytes that are not UTF-8 become
+ * "\\xHH" (a backslash, x, two hex digits), in both forms. */
 void tm_bjson_str(struct tm_buf *b, const char *s);
-/* @s as a Prometheus label value, quotes included. */
+/* @s as a Prometheus label value, quotes included, UTF-8 as above. */
 void tm_bprom_label(struct tm_buf *b, const char *s);
 /* The text (caller frees), or NULL after an allocation failure. */
 char *tm_buf_done(struct tm_buf *b);

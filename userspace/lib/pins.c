@@ -81,6 +81,36 @@ static int abi_check(const char *dir, const char *who, char *err, size_t len)
 	return 0;
 }
 
+int tm_pin_dir_check(const char *dir, char *err, size_t len)
+{
+	struct stat st;
+	int e;
+
+	if (lstat(dir, &st)) {
+		e = errno;
+		snprintf(err, len, "%s: %s", dir, strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, len, "%s is not a directory (a link or file put there): refused",
+			 dir);
+		errno = EPERM;
+		return -1;
+	}
+	/* whoever owns it, or may write in it, can swap the scheduler's maps
+	 * for their own: only root's, writable by root alone, is trusted */
+	if (st.st_uid != 0 || (st.st_mode & 022)) {
+		snprintf(err, len,
+			 "%s is owned by uid %u with mode %04o; it must be root's and writable "
+			 "by root only: refused (remove it; scx_tidemark creates it 0700)",
+			 dir, (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
 int tm_pin_open(const char *dir, enum tm_pin which, const char *who, char *err, size_t len)
 {
 	const struct tm_pin_desc *p = &tm_pins[which];
@@ -90,6 +120,8 @@ int tm_pin_open(const char *dir, enum tm_pin which, const char *who, char *err, 
 
 	if (!dir)
 		dir = TM_PIN_DIR;
+	if (tm_pin_dir_check(dir, err, len) && errno != ENOENT)
+		return -1;
 	if (abi_check(dir, who, err, len))
 		return -1;
 	fd = pin_get(dir, which);

@@ -36,6 +36,13 @@ struct tm_pin_desc {
 extern const struct tm_pin_desc tm_pins[TM_NR_PINS];
 
 /*
+ * The pin directory @dir may be trusted: a directory owned by root and
+ * writable by root only. 0; -1 with errno (ENOENT: absent; EPERM: someone
+ * else's, group- or world-writable, or not a directory) and a message.
+ */
+int tm_pin_dir_check(const char *dir, char *err, size_t len);
+
+/*
  * Open pinned object @which under @pin_dir (NULL: TM_PIN_DIR) for program
  * @who. Returns an fd, or -1 with errno ENOENT (no scheduler pinned there)
  * or EPROTO (ABI version or map layout differs) and a message in @err.

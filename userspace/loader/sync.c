@@ -318,7 +318,11 @@ int tm_bw_sync(struct tidemark *skel, struct tm_bw_state *bs)
 /* Pinned so tidemarkctl (and the daemon) can change classes and tunables. */
 void tm_unpin_maps(void)
 {
-	char path[256];
+	char path[256], err[512];
+
+	/* only in our own directory: one someone else made stays as it was */
+	if (tm_pin_dir_check(TM_PIN_DIR, err, sizeof(err)))
+		return;
 
 	for (int i = 0; i < TM_NR_PINS; i++) {
 		snprintf(path, sizeof(path), "%s/%s", TM_PIN_DIR, tm_pins[i].name);
@@ -337,11 +341,20 @@ int tm_pin_maps(struct tidemark *skel)
 		[TM_PIN_HOMES] = skel->maps.homes,     [TM_PIN_BE_CAPS] = skel->maps.be_caps,
 		[TM_PIN_CG_BW] = skel->maps.cg_bw,
 	};
-	char path[256];
+	char path[256], err[512];
 
+	/* a directory someone else made first is left alone, not used */
+	if (tm_pin_dir_check(TM_PIN_DIR, err, sizeof(err)) && errno != ENOENT) {
+		fprintf(stderr, "scx_tidemark: %s\n", err);
+		return -1;
+	}
 	tm_unpin_maps();
 	if (mkdir(TM_PIN_DIR, 0700) && errno != EEXIST)
 		goto fail;
+	if (tm_pin_dir_check(TM_PIN_DIR, err, sizeof(err))) {
+		fprintf(stderr, "scx_tidemark: %s\n", err);
+		return -1;
+	}
 	for (int i = 0; i < TM_NR_PINS; i++) {
 		snprintf(path, sizeof(path), "%s/%s", TM_PIN_DIR, tm_pins[i].name);
 		if (i == TM_PIN_ABI)

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# tidemarkd's report endpoint against hostile clients and tenants, on the
+# host (every strategy off, a stand-in cgroup tree): the address bound is the
+# one validated, slow clients neither hold the slots nor stay, the server's
+# messages are rate-limited, and whatever a tenant names a cgroup, /report is
+# valid UTF-8 JSON and /metrics passes promtool.
+. "$(dirname "$0")/../lib/lib.sh"
+bin=build/tidemarkd
+tmp=$(mktemp -d)
+d=
+trap '[ -n "$d" ] && kill $d 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+port=$((20000 + RANDOM % 20000))
+
+refused() { # desc listen expected-message
+	local err rc
+	printf '{"version":1,"report":{"listen":"%s"}}\n' "$2" >"$tmp/c.json"
+	err=$("$bin" --config "$tmp/c.json" --check 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc -eq 2 ] && grep -qF -- "$3" <<<"$err"; then ok "$1"; else not_ok "$1" "exit $rc (want 2): $err"; fi
+}
+# inet_pton's strict form: before, "127.0.0.01" passed --check and the
+# daemon listened on 0.0.0.0
+refused "listen 127.0.0.01 refused" "127.0.0.01:$port" "address '127.0.0.01' must be an IPv4 address"
+refused "listen 127.1 refused" "127.1:$port" "address '127.1' must be an IPv4 address"
+refused "listen with a host name refused" "localhost:$port" "address 'localhost' must be an IPv4 address"
+refused "listen port +80 refused" "127.0.0.1:+80" "port '+80' must be 1-65535"
+refused "listen port 0 refused" "127.0.0.1:0" "port '0' must be 1-65535"
+
+# cgroup names a tenant may choose: not UTF-8, cut-short UTF-8, quotes,
+# backslashes, a newline
+cg=$tmp/cg
+mkdir -p "$cg/be/ok" "$cg/be/$(printf 'bad\xff\xfe')" "$cg/be/$(printf 'q"b\\s\nl')" \
+	"$cg/online/$(printf 'web\xc3')" "$cg/online/$(printf 'caf\xc3\xa9')"
+cat >"$tmp/d.json" <<JSON
+{"version":1,"memory_eviction":{"enabled":false},"cpu_eviction":{"enabled":false},
+ "interference":{"enabled":false},"fallback":{"enabled":false},
+ "cgroups":{"be":["/be/*"],"online":["/online/*"]},
+ "report":{"listen":"127.0.0.1:$port","sample_s":1}}
+JSON
+"$bin" --config "$tmp/d.json" --cgroup-root "$cg" --state-dir "$tmp/state" 2>"$tmp/d.log" &
+d=$!
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/metrics" && break; sleep 0.05; done
+sleep 1.2 # a sample with every cgroup
+listening=$(ss -Hltn "sport = :$port" | awk '{print $4}' | sort -u | tr '\n' ' ')
+expect_eq "bound to the validated address only" "127.0.0.1:$port " "$listening"
+
+curl -s "http://127.0.0.1:$port/report" >"$tmp/report.json"
+if python3 - "$tmp/report.json" <<'PY'; then ok "/report is valid UTF-8 JSON with every cgroup, bytes kept as \\xHH"; else not_ok "/report is valid UTF-8 JSON with every cgroup" "$(head -c 600 "$tmp/report.json")"; fi
+import json, sys
+doc = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+names = {c["cgroup"] for c in doc["cgroups"]}
+want = {"/be/ok", "/be/bad\\xff\\xfe", '/be/q"b\\s\nl', "/online/web\\xc3", "/online/caf\u00e9"}
+missing = want - names
+if missing:
+    print("missing:", missing, "have:", names, file=sys.stderr)
+    sys.exit(1)
+PY
+curl -s "http://127.0.0.1:$port/metrics" >"$tmp/metrics.txt"
+if out=$(promtool check metrics <"$tmp/metrics.txt" 2>&1); then ok "/metrics passes promtool with those names"; else not_ok "/metrics passes promtool" "$out"; fi
+if python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$tmp/metrics.txt" 2>/dev/null &&
+	grep -qF 'cgroup="/be/bad\\xff\\xfe"' "$tmp/metrics.txt"; then
+	ok "/metrics is UTF-8, the name's bytes as \\xHH"
+else
+	not_ok "/metrics is UTF-8, the name's bytes as \\xHH" "$(grep -a 'cgroup="/be/bad' "$tmp/metrics.txt" | head -2)"
+fi
+
+# fresh requests while slow clients hold connections: each answered in
+# under a second (the slots outnumber the slow clients, whose connections
+# are shut down 2 s after they opened with no complete request)
+fresh() { # src count -> "worst_s failures"
+	local worst=0 bad=0 out
+	for _ in $(seq "$2"); do
+		out=$(curl -s -o /dev/null --interface "$1" --max-time 5 -w '%{http_code} %{time_total}' \
+			"http://127.0.0.1:$port/metrics")
+		[ "${out%% *}" = 200 ] || bad=$((bad + 1))
+		worst=$(awk -v a="$worst" -v b="${out#* }" 'BEGIN { print (b > a ? b : a) }')
+		sleep 0.2
+	done
+	echo "$worst $bad"
+}
+tests/lib/slowclient.py 127.0.0.1 "$port" 127.0.0.1 64 7 >"$tmp/slow.out" &
+slow=$!
+sleep 1
+read -r worst bad < <(fresh 127.0.0.1 20)
+wait $slow
+if [ "$bad" -eq 0 ] && awk -v w="$worst" 'BEGIN { exit !(w < 1) }'; then
+	ok "64 slow connections: 20 fresh /metrics answered, slowest ${worst} s"
+else
+	not_ok "64 slow connections: fresh /metrics answered within 1 s" "failures $bad, slowest $worst s"
+fi
+res=$(tail -1 "$tmp/slow.out")
+note "slow clients: $res"
+if python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(not (r["opened"] == 64 and r["closed_by_server"] == 64 and r["max_open_s"] <= 4))' "$res"; then
+	ok "every slow connection shut down by the server within 4 s (deadline 2 s, client checks each second)"
+else
+	not_ok "every slow connection shut down by the server within 4 s" "$res"
+fi
+
+# one address over its share (128): another address is still served, and the
+# refusals are logged at most 5 times per 10 s
+before=$(grep -c "tidemarkd: http:" "$tmp/d.log")
+tests/lib/slowclient.py 127.0.0.1 "$port" 127.0.0.1 400 4 >"$tmp/slow2.out" &
+slow=$!
+sleep 1
+read -r worst bad < <(fresh 127.0.0.2 10)
+wait $slow
+if [ "$bad" -eq 0 ] && awk -v w="$worst" 'BEGIN { exit !(w < 1) }'; then
+	ok "400 connections from one address: another address answered, slowest ${worst} s"
+else
+	not_ok "400 connections from one address: another address answered within 1 s" "failures $bad, slowest $worst s"
+fi
+after=$(grep -c "tidemarkd: http:" "$tmp/d.log")
+logged=$(curl -s "http://127.0.0.1:$port/metrics" | awk '$1 == "tidemark_http_log_messages_total" { print $2 }')
+note "server messages: $logged, lines printed: $((after - before))"
+if [ $((after - before)) -le 12 ] && [ "${logged:-0}" -ge 200 ]; then
+	ok "refusals rate-limited: $((after - before)) lines for $logged messages"
+else
+	not_ok "refusals rate-limited (at most 12 lines, at least 200 counted)" "lines $((after - before)), counted ${logged:-none}" "$(tail -5 "$tmp/d.log")"
+fi
+cut=$(curl -s "http://127.0.0.1:$port/metrics" | awk '$1 == "tidemark_http_connections_cut_total" { print $2 }')
+if [ "${cut:-0}" -ge 64 ]; then ok "connections cut counted ($cut)"; else not_ok "connections cut counted" "${cut:-none}"; fi
+kill $d
+wait $d
+expect_eq "tidemarkd stops cleanly" 0 "$?"
+d=
+tap_done
