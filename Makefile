@@ -118,10 +118,10 @@ $(BUILD)/scx_tidemark: $(call obj,$(LOADER_SRCS)) $(LIBTM)
 	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lsystemd
 
 $(BUILD)/tidemarkd: $(call obj,$(DAEMON_SRCS)) $(LIBTM)
-	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -ljansson -lmicrohttpd -lhwloc $(NL_LIBS) -lm -lsystemd
+	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -ljansson -lmicrohttpd -lcurl -lhwloc $(NL_LIBS) -lm -lsystemd
 
 $(BUILD)/tidemarkctl: $(call obj,$(CTL_SRCS)) $(LIBTM)
-	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson
+	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lcurl
 
 # The verifier's instruction count per program (make verifier).
 $(BUILD)/tm-insns: tools/verifier/insns.c $(LIBBPF_A)

@@ -12,7 +12,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(wildcard bpf/*.h userspace/*/*.h topology/*.h
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(CFLAGS) $(WARN) -Wno-clobbered -std=gnu11 -D_GNU_SOURCE $(USER_INC) -Iuserspace/daemon \
 		-I$(KSRC)/tools/testing/selftests -o $@ $< $(UNIT_DAEMON) $(LIBTM) $(USER_LIBS) \
-		-lhwloc -ljansson -lm
+		-lhwloc -ljansson -lcurl -lm
 
 # The whole suite, VM tests included (the kernel is built or reused first).
 test: all $(UNIT_BINS) kernel

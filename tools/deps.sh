@@ -15,6 +15,8 @@ PKGS=(
 	libhwloc-dev hwloc libnl-3-dev libnl-genl-3-dev
 	# tidemarkd: JSON configuration, HTTP reports; promtool checks /metrics
 	libjansson-dev libmicrohttpd-dev prometheus
+	# the report push and tidemarkctl status: HTTP(S) through libcurl
+	libcurl4-openssl-dev
 	# sd_notify (readiness, watchdog) for the systemd units; systemd-analyze
 	# verifies them in the tests
 	libsystemd-dev systemd

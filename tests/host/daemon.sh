@@ -22,6 +22,17 @@ refused "memory lower line not below evict" '{"version":1,"watermarks":{"memory"
 refused "unknown field named" '{"version":1,"report":{"port":1}}' "report.port: unknown field"
 refused "syntax error located" '{"version":1,' "line 2"
 refused "wrong version" '{"version":3}' "version: must be 1"
+# --check refuses what the daemon would refuse or misapply on this node
+refused "a floor above the node's capacity" \
+	"{\"version\":1,\"scheduler\":{\"be_floor_mcpu\":$(($(nproc) * 1000 + 1))}}" \
+	"scheduler.be_floor_mcpu: $(($(nproc) * 1000 + 1)) with $(nproc) online CPUs"
+refused "a BE glob over every top-level cgroup" '{"version":1,"cgroups":{"be":["/*"]}}' \
+	"cgroups.be[0]: '/*' takes in /system.slice"
+refused "a BE root cgroup" '{"version":1,"cgroups":{"be":[{"path":"/","priority":1}]}}' \
+	"cgroups.be[0]: '/' is the root cgroup"
+refused "a 600-byte object-form path" \
+	"{\"version\":1,\"cgroups\":{\"be\":[{\"path\":\"/$(printf 'a%.0s' $(seq 600))\"}]}}" \
+	"cgroups.be[0]: path longer than 511 bytes"
 err=$("$bin" --config "$tmp/missing.json" 2>&1)
 rc=$?
 if [ $rc -eq 2 ] && grep -q "missing.json: No such file" <<<"$err"; then ok "missing file named"; else not_ok "missing file named" "exit $rc: $err"; fi

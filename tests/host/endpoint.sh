@@ -7,8 +7,8 @@
 . "$(dirname "$0")/../lib/lib.sh"
 bin=build/tidemarkd
 tmp=$(mktemp -d)
-d=
-trap '[ -n "$d" ] && kill $d 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+d= sink= slowsrv=
+trap 'kill $d $sink $slowsrv 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 port=$((20000 + RANDOM % 20000))
 
 refused() { # desc listen expected-message
@@ -35,9 +35,13 @@ cat >"$tmp/d.json" <<JSON
 {"version":1,"memory_eviction":{"enabled":false},"cpu_eviction":{"enabled":false},
  "interference":{"enabled":false},"fallback":{"enabled":false},
  "cgroups":{"be":["/be/*"],"online":["/online/*"]},
- "report":{"listen":"127.0.0.1:$port","sample_s":1}}
+ "report":{"listen":"127.0.0.1:$port","sample_s":1,
+  "push_url":"http://localhost:$((port + 1))/nodemetric","push_interval_s":1}}
 JSON
-"$bin" --config "$tmp/d.json" --cgroup-root "$cg" --state-dir "$tmp/state" 2>"$tmp/d.log" &
+# the push goes to a host name (before: never pushed, never logged)
+tests/lib/httpsink.py sink $((port + 1)) "$tmp/pushed" 60 >/dev/null 2>&1 &
+sink=$!
+"$bin" --config "$tmp/d.json" --cgroup-root "$cg" --state-dir "$tmp/state" >/dev/null 2>"$tmp/d.log" &
 d=$!
 for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/metrics" && break; sleep 0.05; done
 sleep 1.2 # a sample with every cgroup
@@ -78,7 +82,7 @@ fresh() { # src count -> "worst_s failures"
 	done
 	echo "$worst $bad"
 }
-tests/lib/slowclient.py 127.0.0.1 "$port" 127.0.0.1 64 7 >"$tmp/slow.out" &
+tests/lib/slowclient.py 127.0.0.1 "$port" 127.0.0.1 64 7 >"$tmp/slow.out" 2>&1 &
 slow=$!
 sleep 1
 read -r worst bad < <(fresh 127.0.0.1 20)
@@ -99,7 +103,7 @@ fi
 # one address over its share (128): another address is still served, and the
 # refusals are logged at most 5 times per 10 s
 before=$(grep -c "tidemarkd: http:" "$tmp/d.log")
-tests/lib/slowclient.py 127.0.0.1 "$port" 127.0.0.1 400 4 >"$tmp/slow2.out" &
+tests/lib/slowclient.py 127.0.0.1 "$port" 127.0.0.1 400 4 >"$tmp/slow2.out" 2>&1 &
 slow=$!
 sleep 1
 read -r worst bad < <(fresh 127.0.0.2 10)
@@ -119,8 +123,31 @@ else
 fi
 cut=$(curl -s "http://127.0.0.1:$port/metrics" | awk '$1 == "tidemark_http_connections_cut_total" { print $2 }')
 if [ "${cut:-0}" -ge 64 ]; then ok "connections cut counted ($cut)"; else not_ok "connections cut counted" "${cut:-none}"; fi
+pushes=$(wc -l <"$tmp/pushed" 2>/dev/null || echo 0)
+pushed_ok=$(curl -s "http://127.0.0.1:$port/metrics" | awk '$1 == "tidemark_report_pushes_total{result=\"ok\"}" { print $2 }')
+if [ "$pushes" -ge 3 ] && grep -q "^/nodemetric [1-9][0-9]* application/json$" "$tmp/pushed" && [ "${pushed_ok:-0}" -ge 3 ]; then
+	ok "reports pushed to a host name (localhost): $pushes received, $pushed_ok counted"
+else
+	not_ok "reports pushed to a host name" "received $pushes, counted ${pushed_ok:-none}" "$(grep push "$tmp/d.log" | tail -3)"
+fi
 kill $d
 wait $d
 expect_eq "tidemarkd stops cleanly" 0 "$?"
+
+# tidemarkctl status against a server that answers one byte a second: one
+# deadline for the whole exchange (before: per read, 26 s)
+tests/lib/httpsink.py slow $((port + 2)) /dev/null 40 >/dev/null 2>&1 &
+slowsrv=$!
+sleep 0.5
+t0=$(date +%s%N)
+out=$(build/tidemarkctl status --addr 127.0.0.1:$((port + 2)) 2>&1)
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+kill $slowsrv 2>/dev/null
+if [ $rc -ne 0 ] && [ $ms -lt 5000 ] && grep -qi "timeout\|timed out" <<<"$out"; then
+	ok "tidemarkctl status gives up on a trickling server after ${ms} ms (deadline 3 s): $out"
+else
+	not_ok "tidemarkctl status gives up on a trickling server within 5 s" "exit $rc after $ms ms: $out"
+fi
 d=
 tap_done

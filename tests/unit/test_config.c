@@ -115,8 +115,20 @@ TEST(bad_input_names_the_field)
 	EXPECT_EQ(0, parse("{\"version\":1,\"report\":{\"listen\":\"10.1.2.3:80\"}}"));
 	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"listen\":\"127.0.0.1:0\"}}"));
 	EXPECT_STREQ("report.listen: port '0' must be 1-65535", err);
-	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"push_url\":\"https://x\"}}"));
-	EXPECT_STREQ("report.push_url: must start with http://", err);
+	/* libcurl's URL parser: host names and https go, CRLF never reaches a
+	 * request line */
+	EXPECT_EQ(0,
+		  parse("{\"version\":1,\"report\":{\"push_url\":\"https://koord.example/x\"}}"));
+	EXPECT_EQ(0, parse("{\"version\":1,\"report\":{\"push_url\":\"http://localhost:8080/\"}}"));
+	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"push_url\":\"ftp://x/y\"}}"));
+	EXPECT_STREQ("report.push_url: 'ftp://x/y': the scheme must be http or https", err);
+	EXPECT_EQ(-1,
+		  parse("{\"version\":1,\"report\":{\"push_url\":\"http://x/a\\r\\nHost: y\"}}"));
+	EXPECT_STREQ("report.push_url: has a space or control character (byte 0x0d)", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"push_url\":\"http://u:p@x/\"}}"));
+	EXPECT_NE(NULL, strstr(err, "no user name or password"));
+	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"push_url\":\"http://x:99999/\"}}"));
+	EXPECT_NE(NULL, strstr(err, "is not a URL"));
 	EXPECT_EQ(-1, parse("{\"version\":1,\"version\":1}"));
 	EXPECT_NE(NULL, strstr(err, "duplicate"));
 	EXPECT_EQ(-1, parse("{\"version\":1,"));
@@ -209,6 +221,68 @@ TEST(a_refused_config_leaves_the_old_one_untouched)
 	EXPECT_EQ(-1, parse("{\"version\":1,\"watermarks\":{\"cpu\":{\"suppress_pct\":55}},"
 			    "\"bogus\":1}"));
 	EXPECT_EQ(50U, c.cpu.suppress_pct);
+}
+
+/* What --check accepted and the daemon then refused or misapplied on the
+ * node: one path (tm_config_parse_node) for --check, start and SIGHUP. */
+static int parse_on(const char *json, uint32_t cpus, const char *self)
+{
+	struct tm_node_facts n = {.nr_cpus = cpus};
+
+	snprintf(n.self_cgroup, sizeof(n.self_cgroup), "%s", self);
+	err[0] = 0;
+	return tm_config_parse_node(json, &c, &n, err, sizeof(err));
+}
+
+TEST(node_checks_floor_and_be_patterns)
+{
+	tm_config_defaults(&c);
+	/* a floor above 2 CPUs: the scheduler refused it, /report claimed it */
+	EXPECT_EQ(-1, parse_on("{\"version\":1,\"scheduler\":{\"be_floor_mcpu\":2500}}", 2, "/"));
+	EXPECT_NE(NULL, strstr(err, "scheduler.be_floor_mcpu: 2500 with 2 online CPUs"));
+	EXPECT_NE(NULL, strstr(err, "capacity"));
+	EXPECT_EQ(100U, c.be_floor_mcpu); /* untouched */
+	/* above the line interference may lower it to (30% of 2 CPUs) */
+	EXPECT_EQ(-1, parse_on("{\"version\":1,\"scheduler\":{\"be_floor_mcpu\":700}}", 2, "/"));
+	EXPECT_NE(NULL, strstr(err, "suppress_min_pct (30)"));
+	EXPECT_EQ(0, parse_on("{\"version\":1,\"scheduler\":{\"be_floor_mcpu\":700},"
+			      "\"interference\":{\"enabled\":false}}",
+			      2, "/"));
+	EXPECT_EQ(0, parse_on("{\"version\":1,\"scheduler\":{\"be_floor_mcpu\":700}}", 4, "/"));
+
+	EXPECT_EQ(-1, parse_on("{\"version\":1,\"cgroups\":{\"be\":[\"/*\"]}}", 2, "/"));
+	EXPECT_STREQ("cgroups.be[0]: '/*' takes in /system.slice (the node's services): never a "
+		     "BE cgroup",
+		     err);
+	EXPECT_EQ(-1, parse_on("{\"version\":1,\"cgroups\":{\"be\":[\"/be\",\"/\"]}}", 2, "/"));
+	EXPECT_NE(NULL, strstr(err, "cgroups.be[1]: '/' is the root cgroup"));
+	EXPECT_EQ(-1, parse_on("{\"version\":1,\"cgroups\":{\"be\":[\"/user.slice/*\"]}}", 2, "/"));
+	EXPECT_EQ(-1, parse_on("{\"version\":1,\"cgroups\":{\"be\":[\"/init.scope\"]}}", 2, "/"));
+	EXPECT_EQ(-1, parse_on("{\"version\":1,\"cgroups\":{\"be\":[\"/s*/x\"]}}", 2, "/"));
+	/* the daemon's own cgroup and its parents */
+	EXPECT_EQ(-1, parse_on("{\"version\":1,\"cgroups\":{\"be\":[\"/batch/*\"]}}", 2,
+			       "/batch/tidemarkd"));
+	EXPECT_NE(NULL, strstr(err, "tidemarkd's own cgroup"));
+	EXPECT_EQ(-1, parse_on("{\"version\":1,\"cgroups\":{\"be\":[\"/batch\"]}}", 2,
+			       "/batch/tidemarkd"));
+	EXPECT_EQ(0, parse_on("{\"version\":1,\"cgroups\":{\"be\":[\"/batch/jobs/*\"]}}", 2,
+			      "/batch/tidemarkd"));
+	EXPECT_EQ(0, parse_on("{\"version\":1,\"cgroups\":{\"be\":[\"/kubepods.slice/"
+			      "kubepods-besteffort.slice/*\"]}}",
+			      2, "/system.slice/tidemarkd.service"));
+}
+
+TEST(object_form_path_length_refused_not_cut)
+{
+	char json[1200], path[600];
+
+	memset(path, 'a', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = 0;
+	snprintf(json, sizeof(json), "{\"version\":1,\"cgroups\":{\"be\":[{\"path\":\"%s\"}]}}",
+		 path);
+	EXPECT_EQ(-1, parse(json));
+	EXPECT_STREQ("cgroups.be[0]: path longer than 511 bytes", err);
 }
 
 TEST_HARNESS_MAIN

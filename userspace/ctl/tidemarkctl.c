@@ -13,6 +13,7 @@
  *
  * Every change is validated in full before anything is written.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -381,12 +382,13 @@ static double jnum(json_t *root, const char *path)
 /* tidemarkd's JSON report, at a glance. */
 static int cmd_status(int argc, char **argv)
 {
-	char addr[64] = "127.0.0.1", err[256], *resp, *colon;
+	char addr[64] = "127.0.0.1", err[512], url[128], *resp, *colon;
 	unsigned long port = 9477;
+	struct in_addr ia;
 	bool json = false;
 	json_error_t je;
+	long status;
 	json_t *r;
-	int status;
 
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
@@ -397,7 +399,8 @@ static int cmd_status(int argc, char **argv)
 			snprintf(addr, sizeof(addr), "%s", argv[++i]);
 			colon = strrchr(addr, ':');
 			if (!colon || (*colon = 0, port = strtoul(colon + 1, &end, 10), *end) ||
-			    port < 1 || port > 65535) {
+			    !colon[1] || port < 1 || port > 65535 ||
+			    inet_pton(AF_INET, addr, &ia) != 1) {
 				fprintf(stderr, "tidemarkctl: --addr '%s': expected IPv4:PORT\n",
 					argv[i]);
 				return 2;
@@ -406,13 +409,14 @@ static int cmd_status(int argc, char **argv)
 			return usage(stderr);
 		}
 	}
-	if (tm_http_request(addr, port, "GET", "/report", NULL, 3000, &resp, &status, err,
-			    sizeof(err))) {
+	snprintf(url, sizeof(url), "http://%s:%lu/report", addr, port);
+	if (tm_http_global_init(err, sizeof(err)) ||
+	    tm_http_request(url, "GET", NULL, 3000, &resp, &status, err, sizeof(err))) {
 		fprintf(stderr, "tidemarkctl: cannot reach tidemarkd: %s\n", err);
 		return 1;
 	}
 	if (status != 200) {
-		fprintf(stderr, "tidemarkctl: tidemarkd answered HTTP %d\n", status);
+		fprintf(stderr, "tidemarkctl: tidemarkd answered HTTP %ld\n", status);
 		free(resp);
 		return 1;
 	}

@@ -2,6 +2,7 @@
 /* tidemarkd configuration: see config.h. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,6 +10,8 @@
 #include <string.h>
 
 #include "config.h"
+#include "httpc.h"
+#include "tidemark_policy.h"
 #include "tmlib.h"
 
 void tm_config_defaults(struct tm_config *c)
@@ -231,7 +234,8 @@ static void cgroups(struct ctx *x, json_t *o, struct tm_config *c)
 			memset(g, 0, sizeof(*g));
 			if (json_is_string(v)) {
 				if (strlen(json_string_value(v)) >= sizeof(g->path)) {
-					fail(x, f, "path too long");
+					fail(x, f, "path longer than %zu bytes",
+					     sizeof(g->path) - 1);
 					return;
 				}
 				snprintf(g->path, sizeof(g->path), "%s", json_string_value(v));
@@ -244,6 +248,12 @@ static void cgroups(struct ctx *x, json_t *o, struct tm_config *c)
 				known_keys(x, f, v, gk);
 				if (!json_is_string(json_object_get(v, "path"))) {
 					fail(x, f, "needs a \"path\" string");
+					return;
+				}
+				if (strlen(json_string_value(json_object_get(v, "path"))) >=
+				    sizeof(g->path)) {
+					fail(x, f, "path longer than %zu bytes",
+					     sizeof(g->path) - 1);
 					return;
 				}
 				snprintf(g->path, sizeof(g->path), "%s",
@@ -436,6 +446,7 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 					  NULL};
 	struct ctx x = {err, errlen, 0};
 	struct tm_config *c;
+	char why[384];
 	json_error_t je;
 	json_t *root, *o, *w;
 	int ret = -1;
@@ -563,8 +574,9 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 			  &c->report.system_reserved_mib);
 		str_field(&x, o, "push_url", "report.push_url", c->report.push_url,
 			  sizeof(c->report.push_url));
-		if (c->report.push_url[0] && strncmp(c->report.push_url, "http://", 7))
-			fail(&x, "report.push_url", "must start with http://");
+		if (c->report.push_url[0] &&
+		    tm_http_url_check(c->report.push_url, why, sizeof(why)))
+			fail(&x, "report.push_url", "%s", why);
 		u32_field(&x, o, "push_interval_s", "report.push_interval_s", 1, 3600,
 			  &c->report.push_interval_s);
 	}
@@ -580,6 +592,118 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 out:
 	json_decref(root);
 	free(c);
+	return ret;
+}
+
+/* Does BE pattern @pat (normalised, "/a/b*") take in a cgroup the daemon
+ * must never act on? "/" itself, anything in the system's own slices, the
+ * daemon's cgroup or one of its ancestors (a kill there would kill it). */
+static const char *be_pattern_unsafe(const char *pat, const char *self)
+{
+	static const char *const sys[] = {"system.slice", "user.slice", "init.scope", NULL};
+	char first[TM_CFG_PATH_MAX], anc[TM_CFG_PATH_MAX];
+	const char *p = pat + 1, *slash;
+
+	if (!strcmp(pat, "/"))
+		return "is the root cgroup (every process of the node)";
+	slash = strchr(p, '/');
+	snprintf(first, sizeof(first), "%.*s", slash ? (int)(slash - p) : (int)strlen(p), p);
+	for (int i = 0; sys[i]; i++)
+		if (!fnmatch(first, sys[i], 0))
+			return sys[i][0] == 's'	  ? "takes in /system.slice (the node's services)"
+			       : sys[i][0] == 'u' ? "takes in /user.slice (login sessions)"
+						  : "takes in /init.scope (systemd itself)";
+	if (!self || !self[0] || !strcmp(self, "/"))
+		return NULL;
+	/* every ancestor of the daemon's cgroup, itself included */
+	for (const char *q = self + 1;; q++) {
+		if (*q == '/' || !*q) {
+			snprintf(anc, sizeof(anc), "%.*s", (int)(q - self), self);
+			if (!fnmatch(pat, anc, FNM_PATHNAME))
+				return "takes in tidemarkd's own cgroup or one of its parents";
+		}
+		if (!*q)
+			break;
+	}
+	return NULL;
+}
+
+int tm_config_check_node(const struct tm_config *c, const struct tm_node_facts *n, char *err,
+			 size_t errlen)
+{
+	struct ctx x = {.err = err, .errlen = errlen};
+	struct tm_tunables t = {.suppress_pct = c->cpu.suppress_pct,
+				.max_be_wait_ms = c->max_be_wait_ms,
+				.be_floor_mcpu = c->be_floor_mcpu};
+	const char *why;
+	char f[64];
+
+	/* the scheduler refuses a set whose floor is above its line; the
+	 * interference ladder may lower the line to suppress_min_pct */
+	if ((why = tm_tunables_check(&t, n->nr_cpus)))
+		return fail(&x, "scheduler.be_floor_mcpu", "%u with %u online CPUs: %s",
+			    c->be_floor_mcpu, n->nr_cpus, why),
+		       -1;
+	if (c->interfere.enabled) {
+		t.suppress_pct = c->interfere.suppress_min_pct;
+		if ((why = tm_tunables_check(&t, n->nr_cpus)))
+			return fail(&x, "scheduler.be_floor_mcpu",
+				    "%u with %u online CPUs: %s when interference lowers it to "
+				    "suppress_min_pct (%u)",
+				    c->be_floor_mcpu, n->nr_cpus, why,
+				    c->interfere.suppress_min_pct),
+			       -1;
+	}
+	for (int i = 0; i < c->nr_be; i++) {
+		if (!(why = be_pattern_unsafe(c->be[i].path, n->self_cgroup)))
+			continue;
+		snprintf(f, sizeof(f), "cgroups.be[%d]", i);
+		return fail(&x, f, "'%s' %s: never a BE cgroup", c->be[i].path, why), -1;
+	}
+	return 0;
+}
+
+int tm_node_facts_read(struct tm_node_facts *n)
+{
+	char line[TM_CFG_PATH_MAX + 8];
+	FILE *f;
+
+	memset(n, 0, sizeof(*n));
+	n->nr_cpus = tm_nr_cpus();
+	f = fopen("/proc/self/cgroup", "r");
+	if (!f)
+		return 0; /* no cgroup: nothing to protect */
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = 0;
+			if (strlen(line + 3) < sizeof(n->self_cgroup))
+				memcpy(n->self_cgroup, line + 3, strlen(line + 3) + 1);
+		}
+	fclose(f);
+	return 0;
+}
+
+int tm_config_parse_node(const char *text, struct tm_config *c, const struct tm_node_facts *n,
+			 char *err, size_t errlen)
+{
+	struct tm_node_facts here;
+	struct tm_config *nc = malloc(sizeof(*nc));
+	int ret = -1;
+
+	if (!nc) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (!n) {
+		tm_node_facts_read(&here);
+		n = &here;
+	}
+	/* *c changes only when both stages accept */
+	if (!tm_config_parse(text, nc, err, errlen) && !tm_config_check_node(nc, n, err, errlen)) {
+		*c = *nc;
+		ret = 0;
+	}
+	free(nc);
 	return ret;
 }
 
@@ -611,7 +735,7 @@ int tm_config_load(const char *path, struct tm_config *c, char *err, size_t errl
 	}
 	fclose(f);
 	buf[len] = 0;
-	ret = tm_config_parse(buf, c, err, errlen);
+	ret = tm_config_parse_node(buf, c, NULL, err, errlen);
 	free(buf);
 	return ret;
 }

@@ -121,6 +121,31 @@ void tm_config_defaults(struct tm_config *c);
  */
 int tm_config_parse(const char *text, struct tm_config *c, char *err, size_t errlen);
 
-/* Read @path and parse it. */
+/* What the checks that depend on the node need: its online CPUs and the
+ * daemon's own cgroup ("/system.slice/tidemarkd.service"). */
+struct tm_node_facts {
+	uint32_t nr_cpus;
+	char self_cgroup[TM_CFG_PATH_MAX];
+};
+
+/* This node's facts; 0 (an unreadable /proc/self/cgroup leaves "" ). */
+int tm_node_facts_read(struct tm_node_facts *n);
+
+/*
+ * What the daemon would refuse or misapply on node @n: a BE floor above the
+ * line (or above the lowest line interference may set), a BE pattern that
+ * takes in "/", the system's slices or the daemon's own cgroup. 0, or -1
+ * with the field named in @err.
+ */
+int tm_config_check_node(const struct tm_config *c, const struct tm_node_facts *n, char *err,
+			 size_t errlen);
+
+/* tm_config_parse then tm_config_check_node (@n NULL: this node); *c is
+ * untouched unless both accept. The one validation --check, start and
+ * SIGHUP share. */
+int tm_config_parse_node(const char *text, struct tm_config *c, const struct tm_node_facts *n,
+			 char *err, size_t errlen);
+
+/* Read @path and parse it (tm_config_parse_node on this node). */
 int tm_config_load(const char *path, struct tm_config *c, char *err, size_t errlen);
 #endif

@@ -83,9 +83,10 @@ struct tm_daemon {
 	struct tm_action_count actions[TM_MAX_ACTION_KINDS];
 	int nr_actions;
 	uint64_t config_reloads, config_rejects;
-	uint64_t http_cut;	 /* connections shut down past their deadline */
-	uint64_t http_log_lines; /* libmicrohttpd messages logged (rate-limited) */
-	char *bw_prom;		 /* the CPU limits' counters, as /metrics text (last sample) */
+	uint64_t http_cut;	       /* connections shut down past their deadline */
+	uint64_t http_log_lines;       /* libmicrohttpd messages logged (rate-limited) */
+	uint64_t push_ok, push_failed; /* report pushes to report.push_url */
+	char *bw_prom; /* the CPU limits' counters, as /metrics text (last sample) */
 	/* BE-line requests (actuate.h: tm_line_request); main thread only */
 	struct tm_line_req line_req[TM_MAX_LINE_REQS];
 	int nr_line_req;

@@ -264,10 +264,10 @@ static void *push_thread(void *arg)
 	struct tm_daemon *d = h->d;
 
 	while (!h->stop) {
-		char addr[64], path[256], url[256], err[256], *resp = NULL, *body;
+		char url[256], err[512], *resp = NULL, *body;
 		uint32_t every;
-		uint16_t port;
-		int status;
+		long status = 0;
+		bool ok;
 
 		pthread_mutex_lock(&d->lock);
 		snprintf(url, sizeof(url), "%s", d->cfg.report.push_url);
@@ -277,16 +277,24 @@ static void *push_thread(void *arg)
 			usleep(100000);
 		if (!url[0] || h->stop)
 			continue;
-		if (tm_http_parse_url(url, addr, sizeof(addr), &port, path, sizeof(path)))
-			continue; /* validated on load */
 		body = tm_report_json(d);
 		if (!body)
 			continue;
-		if (tm_http_request(addr, port, "POST", path, body, 2000, &resp, &status, err,
-				    sizeof(err)))
-			fprintf(stderr, "tidemarkd: push to %s: %s\n", url, err);
-		else if (status / 100 != 2)
-			fprintf(stderr, "tidemarkd: push to %s: HTTP %d\n", url, status);
+		/* bounded below the interval: a slow receiver delays nothing else */
+		ok = !tm_http_request(url, "POST", body,
+				      every * 1000 < 10000 ? every * 1000 : 10000, &resp, &status,
+				      err, sizeof(err)) &&
+		     status / 100 == 2;
+		if (!ok && !resp)
+			fprintf(stderr, "tidemarkd: push: %s\n", err);
+		else if (!ok)
+			fprintf(stderr, "tidemarkd: push to %s: HTTP %ld\n", url, status);
+		pthread_mutex_lock(&d->lock);
+		if (ok)
+			d->push_ok++;
+		else
+			d->push_failed++;
+		pthread_mutex_unlock(&d->lock);
 		free(resp);
 		free(body);
 	}

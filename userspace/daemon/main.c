@@ -25,6 +25,7 @@
 #include "actuate.h"
 #include "daemon.h"
 #include "http.h"
+#include "httpc.h"
 #include "report.h"
 #include "strategy.h"
 #include "tmlib.h"
@@ -134,6 +135,10 @@ int main(int argc, char **argv)
 			argv[optind]);
 		usage(stderr);
 		return 2;
+	}
+	if (tm_http_global_init(err, sizeof(err))) {
+		fprintf(stderr, "tidemarkd: %s\n", err);
+		return 1;
 	}
 	if (tm_config_load(d.config_path, &d.cfg, err, sizeof(err))) {
 		fprintf(stderr, "tidemarkd: %s: %s\n", d.config_path, err);

@@ -475,7 +475,7 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	struct tm_buf b = {};
 	struct tm_snapshot s;
 	struct tm_action_count a[TM_MAX_ACTION_KINDS];
-	uint64_t reloads, rejects, http_cut, http_log;
+	uint64_t reloads, rejects, http_cut, http_log, push_ok, push_failed;
 	int na;
 
 	pthread_mutex_lock(&d->lock);
@@ -486,6 +486,8 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	rejects = d->config_rejects;
 	http_cut = d->http_cut;
 	http_log = d->http_log_lines;
+	push_ok = d->push_ok;
+	push_failed = d->push_failed;
 	if (d->bw_prom)
 		tm_bprintf(&b, "%s", d->bw_prom);
 	pthread_mutex_unlock(&d->lock);
@@ -609,6 +611,11 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	counter(&b, "tidemark_http_log_messages_total",
 		"Messages of the HTTP server (at most 5 per 10 s are printed, the rest counted).");
 	tm_bprintf(&b, "tidemark_http_log_messages_total %" PRIu64 "\n", http_log);
+	counter(&b, "tidemark_report_pushes_total",
+		"JSON reports pushed to report.push_url, by result (error: not sent or not "
+		"answered 2xx).");
+	tm_bprintf(&b, "tidemark_report_pushes_total{result=\"ok\"} %" PRIu64 "\n", push_ok);
+	tm_bprintf(&b, "tidemark_report_pushes_total{result=\"error\"} %" PRIu64 "\n", push_failed);
 	return tm_buf_done(&b);
 }
 

@@ -1,126 +1,145 @@
 // SPDX-License-Identifier: GPL-2.0
-/* A minimal HTTP/1.0 client for plain http:// to an IPv4 address: tidemarkd
- * pushes its report with it, tidemarkctl status reads the report. */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netinet/in.h>
+/* HTTP(S) client: libcurl's easy interface, one handle per request. */
+#include <curl/curl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
-
 #include "httpc.h"
 
-int tm_http_parse_url(const char *url, char *addr, size_t addrlen, uint16_t *port, char *path,
-		      size_t pathlen)
-{
-	const char *h, *slash, *colon;
-	char *end;
-	unsigned long p = 80;
-	struct in_addr ia;
-	size_t hl;
+#define RESP_MAX (4u << 20)
 
-	if (strncmp(url, "http://", 7))
+int tm_http_global_init(char *err, size_t errlen)
+{
+	CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+
+	if (rc) {
+		snprintf(err, errlen, "libcurl: %s", curl_easy_strerror(rc));
 		return -1;
-	h = url + 7;
-	slash = strchr(h, '/');
-	hl = slash ? (size_t)(slash - h) : strlen(h);
-	colon = memchr(h, ':', hl);
-	if (colon) {
-		p = strtoul(colon + 1, &end, 10);
-		if (end != h + hl || p < 1 || p > 65535)
-			return -1;
-		hl = colon - h;
 	}
-	if (hl == 0 || hl >= addrlen)
-		return -1;
-	memcpy(addr, h, hl);
-	addr[hl] = 0;
-	if (inet_pton(AF_INET, addr, &ia) != 1)
-		return -1;
-	snprintf(path, pathlen, "%s", slash ? slash : "/");
-	*port = p;
 	return 0;
 }
 
-int tm_http_request(const char *addr, uint16_t port, const char *method, const char *path,
-		    const char *body, unsigned int timeout_ms, char **resp, int *status, char *err,
-		    size_t errlen)
+int tm_http_url_check(const char *url, char *err, size_t errlen)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
-	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-	size_t len = 0, cap = 0, bl = body ? strlen(body) : 0;
-	char hdr[512], *buf = NULL, *p;
-	ssize_t n;
-	int fd, hl;
+	char *scheme = NULL, *host = NULL, *user = NULL, *pw = NULL;
+	CURLU *u;
+	CURLUcode rc;
+	int ret = -1;
+
+	if (!*url) {
+		snprintf(err, errlen, "empty URL");
+		return -1;
+	}
+	if (strlen(url) > 255) {
+		snprintf(err, errlen, "longer than 255 bytes");
+		return -1;
+	}
+	/* a CR or LF would end up in the request line */
+	for (const unsigned char *p = (const unsigned char *)url; *p; p++)
+		if (*p <= 0x20 || *p == 0x7f) {
+			snprintf(err, errlen, "has a space or control character (byte 0x%02x)", *p);
+			return -1;
+		}
+	u = curl_url();
+	if (!u) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rc = curl_url_set(u, CURLUPART_URL, url, 0);
+	if (rc) {
+		snprintf(err, errlen, "'%s' is not a URL: %s", url, curl_url_strerror(rc));
+		goto out;
+	}
+	curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+	curl_url_get(u, CURLUPART_HOST, &host, 0);
+	curl_url_get(u, CURLUPART_USER, &user, 0);
+	curl_url_get(u, CURLUPART_PASSWORD, &pw, 0);
+	if (!scheme || (strcmp(scheme, "http") && strcmp(scheme, "https")))
+		snprintf(err, errlen, "'%s': the scheme must be http or https", url);
+	else if (!host || !*host)
+		snprintf(err, errlen, "'%s' names no host", url);
+	else if (user || pw)
+		snprintf(err, errlen, "'%s': no user name or password in the URL", url);
+	else
+		ret = 0;
+out:
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(user);
+	curl_free(pw);
+	curl_url_cleanup(u);
+	return ret;
+}
+
+struct sink {
+	char *p;
+	size_t len;
+	bool over;
+};
+
+static size_t on_data(char *data, size_t size, size_t n, void *arg)
+{
+	struct sink *s = arg;
+	size_t add = size * n;
+	char *np;
+
+	if (s->len + add > RESP_MAX) {
+		s->over = true;
+		return 0; /* ends the transfer */
+	}
+	np = realloc(s->p, s->len + add + 1);
+	if (!np)
+		return 0;
+	memcpy(np + s->len, data, add);
+	s->p = np;
+	s->len += add;
+	s->p[s->len] = 0;
+	return add;
+}
+
+int tm_http_request(const char *url, const char *method, const char *body, unsigned int timeout_ms,
+		    char **resp, long *status, char *err, size_t errlen)
+{
+	char ebuf[CURL_ERROR_SIZE] = "";
+	struct curl_slist *hdr = NULL;
+	struct sink s = {};
+	CURLcode rc;
+	CURL *c;
 
 	*resp = NULL;
-	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
-		snprintf(err, errlen, "'%s' is not an IPv4 address", addr);
+	c = curl_easy_init();
+	if (!c) {
+		snprintf(err, errlen, "libcurl: cannot make a handle");
 		return -1;
 	}
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms); /* the whole exchange */
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);		   /* threads: no SIGALRM */
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "tidemark");
+	if (!strcmp(method, "POST")) {
+		hdr = curl_slist_append(hdr, "Content-Type: application/json");
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
+	}
+	rc = curl_easy_perform(c);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(c);
+	if (rc != CURLE_OK) {
+		if (s.over)
+			snprintf(err, errlen, "%s: answer larger than %u bytes", url, RESP_MAX);
+		else
+			snprintf(err, errlen, "%s: %s", url,
+				 ebuf[0] ? ebuf : curl_easy_strerror(rc));
+		free(s.p);
 		return -1;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		snprintf(err, errlen, "connect %s:%u: %s", addr, port, strerror(errno));
-		goto fail;
-	}
-	hl = snprintf(hdr, sizeof(hdr),
-		      "%s %s HTTP/1.0\r\nHost: %s:%u\r\nUser-Agent: tidemark\r\n"
-		      "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
-		      method, path, addr, port, bl);
-	if (hl >= (int)sizeof(hdr) || send(fd, hdr, hl, MSG_NOSIGNAL) != hl ||
-	    (bl && send(fd, body, bl, MSG_NOSIGNAL) != (ssize_t)bl)) {
-		snprintf(err, errlen, "send to %s:%u: %s", addr, port, strerror(errno));
-		goto fail;
-	}
-	for (;;) {
-		if (len + 4096 + 1 > cap) {
-			char *nb;
-
-			if (cap >= (8u << 20)) {
-				snprintf(err, errlen, "response larger than 8 MiB");
-				goto fail;
-			}
-			cap = cap ? cap * 2 : 16384;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				snprintf(err, errlen, "out of memory");
-				goto fail;
-			}
-			buf = nb;
-		}
-		n = recv(fd, buf + len, cap - len - 1, 0);
-		if (n < 0) {
-			snprintf(err, errlen, "receive from %s:%u: %s", addr, port,
-				 strerror(errno));
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		len += n;
-	}
-	close(fd);
-	if (!buf || sscanf(buf, "HTTP/%*s %d", status) != 1) {
-		snprintf(err, errlen, "no HTTP response from %s:%u", addr, port);
-		free(buf);
-		return -1;
-	}
-	buf[len] = 0;
-	p = strstr(buf, "\r\n\r\n");
-	p = p ? p + 4 : buf + len;
-	memmove(buf, p, strlen(p) + 1);
-	*resp = buf;
-	return 0;
-fail:
-	close(fd);
-	free(buf);
-	return -1;
+	*resp = s.p ? s.p : calloc(1, 1);
+	return *resp ? 0 : -1;
 }

@@ -1,18 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * HTTP(S) requests through libcurl (DNS, TLS, one deadline for the whole
+ * exchange). Call tm_http_global_init() once, before any thread starts.
+ */
 #ifndef __TM_HTTPC_H
 #define __TM_HTTPC_H
 #include <stddef.h>
-#include <stdint.h>
 
-/* "http://1.2.3.4:8080/path" -> parts; -1 if not that form (IPv4 only). */
-int tm_http_parse_url(const char *url, char *addr, size_t addrlen, uint16_t *port, char *path,
-		      size_t pathlen);
+/* libcurl's process-wide set-up; -1 with a message when it fails. */
+int tm_http_global_init(char *err, size_t errlen);
 
 /*
- * One request (HTTP/1.0, the server closes). On success *resp is the
- * malloc'd body and *status the HTTP status; -1 with a message otherwise.
+ * @url is one tidemark may send requests to: http or https, a host, no
+ * user name or password, no spaces or control characters, at most 255
+ * bytes. 0; -1 with what is wrong in @err.
  */
-int tm_http_request(const char *addr, uint16_t port, const char *method, const char *path,
-		    const char *body, unsigned int timeout_ms, char **resp, int *status, char *err,
-		    size_t errlen);
+int tm_http_url_check(const char *url, char *err, size_t errlen);
+
+/*
+ * One request: @method "GET" or "POST" (with @body as JSON). The whole
+ * exchange, connecting included, ends within @timeout_ms; a body over
+ * 4 MiB is refused. On success *resp is the malloc'd body (NUL-ended) and
+ * *status the HTTP status; -1 with a message otherwise.
+ */
+int tm_http_request(const char *url, const char *method, const char *body, unsigned int timeout_ms,
+		    char **resp, long *status, char *err, size_t errlen);
 #endif
