@@ -14,11 +14,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(wildcard bpf/*.h userspace/*/*.h topology/*.h
 		-I$(KSRC)/tools/testing/selftests -o $@ $< $(UNIT_DAEMON) $(LIBTM) $(USER_LIBS) \
 		-lhwloc -ljansson -lcurl -lm
 
+include tests/fuzz/fuzz.mk
+
 # The whole suite, VM tests included (the kernel is built or reused first).
-test: all $(UNIT_BINS) kernel
+test: all $(UNIT_BINS) fuzz-build kernel
 	tests/run $(UNIT_BINS) $(wildcard tests/host/*.sh) $(wildcard tests/vm/*.sh)
 
-test-unit: all $(UNIT_BINS)
+test-unit: all $(UNIT_BINS) fuzz-build
 	tests/run $(UNIT_BINS) $(wildcard tests/host/*.sh)
 
 test-vm: all kernel

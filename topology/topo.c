@@ -20,6 +20,34 @@ static void from_hwloc(hwloc_const_bitmap_t in, struct tm_cpuset *out)
 	hwloc_bitmap_foreach_end();
 }
 
+/* The PUs a synthetic description makes, saturated above TM_TOPO_MAX_CPUS:
+ * the product of its arities, the numbers after a ':' or opening a word
+ * ("pack:2 l3:4 core:8 pu:2", "2 4 8 2"; hwloc also takes "co:32L3:4");
+ * may count too many, never too few. hwloc would build every object before we
+ * could refuse the result (24,000 PUs took tens of seconds). */
+static unsigned long synthetic_pus(const char *d)
+{
+	unsigned long n = 1;
+
+	for (const char *p = d; *p; p++) {
+		unsigned long a;
+
+		/* attributes ("(memory=1GB)", "indexes=0,1") follow '=' or ',';
+		 * brackets are not trusted to close */
+		if (!isdigit((unsigned char)*p) ||
+		    (p > d && p[-1] != ':' && !isspace((unsigned char)p[-1]) && p[-1] != '(' &&
+		     p[-1] != '['))
+			continue;
+		a = strtoul(p, NULL, 10);
+		if (a > TM_TOPO_MAX_CPUS || (a && n > TM_TOPO_MAX_CPUS / a))
+			return TM_TOPO_MAX_CPUS + 1UL;
+		n *= a;
+		while (isdigit((unsigned char)p[1]))
+			p++;
+	}
+	return n;
+}
+
 int tm_topo_load(const char *input, struct tm_topology *t, char *err, size_t errlen)
 {
 	static const struct {
@@ -48,6 +76,9 @@ int tm_topo_load(const char *input, struct tm_topology *t, char *err, size_t err
 			}
 		} else if (strchr(input, '/') || strstr(input, ".xml")) {
 			snprintf(err, errlen, "%s: %s", input, strerror(errno));
+			goto fail;
+		} else if (synthetic_pus(input) > TM_TOPO_MAX_CPUS) {
+			snprintf(err, errlen, "'%s': more than %d CPUs", input, TM_TOPO_MAX_CPUS);
 			goto fail;
 		} else if (hwloc_topology_set_synthetic(topo, input)) {
 			snprintf(err, errlen,

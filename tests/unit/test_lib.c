@@ -47,6 +47,19 @@ TEST(rel_norm_one_form)
 	EXPECT_STREQ("cgroup path too long", why);
 }
 
+/* fuzz_rules: the one form read again named another cgroup */
+TEST(rel_norm_refuses_the_ambiguous)
+{
+	const char *why = NULL;
+	char out[128];
+
+	EXPECT_EQ(-1, tm_cg_rel_norm("/sys/fs/cgroup/sys/fs/cgroup/x", out, sizeof(out), &why));
+	EXPECT_NE(NULL, strstr(why, "ambiguous"));
+	EXPECT_EQ(-1, tm_cg_rel_norm("//sys/fs/cgroup/x", out, sizeof(out), &why));
+	EXPECT_EQ(0, tm_cg_rel_norm("/sys/fs/cgroup/sys/x", out, sizeof(out), &why));
+	EXPECT_STREQ("/sys/x", out);
+}
+
 TEST(path_join)
 {
 	char out[64];
@@ -95,7 +108,33 @@ TEST(cpu_max_as_mcpu)
 	EXPECT_EQ(1U, m);
 	ASSERT_EQ(0, write_file(dir, "cpu.max", "max 100000\n"));
 	EXPECT_EQ(0, tm_cg_cpu_max(root, "/c", &m));
+
 	EXPECT_EQ(-1, tm_cg_cpu_max(root, "/missing", &m));
+	snprintf(dir, sizeof(dir), "rm -rf %s", root);
+	EXPECT_EQ(0, system(dir));
+}
+
+/* What the kernel never holds is refused, not passed on (fuzz_cgfiles: a
+ * period of 0 came back as a limit). */
+TEST(cpu_max_outside_the_kernel_ranges_refused)
+{
+	static const char *const bad[] = {"1500010010 0\n", "-5 100000\n",  "50000 -100000\n",
+					  "50000 100\n",    "500 100000\n", "max 0\n"};
+	char root[] = "/tmp/tm-lib.XXXXXX", dir[64];
+	__u64 q, per, b;
+
+	ASSERT_NE(NULL, mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/c", root);
+	ASSERT_EQ(0, mkdir(dir, 0755));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int w = write_file(dir, "cpu.max", bad[i]);
+
+		EXPECT_EQ(0, w);
+		EXPECT_EQ(-1, tm_cg_bw_read(root, "/c", &q, &per, &b));
+	}
+	ASSERT_EQ(0, write_file(dir, "cpu.max", "50000 100000\n"));
+	EXPECT_EQ(1, tm_cg_bw_read(root, "/c", &q, &per, &b));
+	EXPECT_EQ(100000ULL, per);
 	snprintf(dir, sizeof(dir), "rm -rf %s", root);
 	EXPECT_EQ(0, system(dir));
 }

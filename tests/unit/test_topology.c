@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Unit tests for L3-domain discovery on synthetic AMD Zen layouts. */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -145,6 +146,20 @@ TEST(sysfs_cross_check_finds_disagreement)
 	EXPECT_EQ(0, system(cmd));
 	/* no sysfs L3 at all */
 	EXPECT_EQ(-1, tm_topo_check_sysfs(&t, "/nonexistent", report, sizeof(report)));
+}
+
+/* fuzz_cpuset: hwloc built every object of a huge description before it
+ * could be refused (tens of seconds); now refused up front. */
+TEST(synthetic_above_the_cpu_limit_refused_before_building)
+{
+	EXPECT_EQ(-1, tm_topo_load("pack:2 l3:400 pu:2", &t, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "more than 512 CPUs"));
+	EXPECT_EQ(-1, tm_topo_load("31616", &t, err, sizeof(err)));
+	EXPECT_EQ(-1, tm_topo_load("pack:2 co:32L3:32L3:44 pu:2", &t, err, sizeof(err)));
+	EXPECT_EQ(0,
+		  tm_topo_load("pack:1 l3:2 core:4 pu:2(indexes=2*8:1*2)", &t, err, sizeof(err)));
+	EXPECT_EQ(16U, t.nr_cpus);
+	EXPECT_EQ(0, tm_topo_load("pack:2 die:4 l3:2 core:4 pu:2", &t, err, sizeof(err)));
 }
 
 TEST_HARNESS_MAIN

@@ -341,6 +341,13 @@ int tm_cg_rel_norm(const char *in, char *out, size_t len, const char **why)
 		out[o++] = '/'; /* the root */
 	}
 	out[o] = 0;
+	/* "/sys/fs/cgroup/sys/fs/cgroup/x" or "//sys/fs/cgroup/x": read again,
+	 * the one form would name another cgroup */
+	if (!strncmp(out, TM_CGROUP_ROOT, rl) && (out[rl] == '/' || !out[rl])) {
+		*why = "ambiguous: the path still starts with " TM_CGROUP_ROOT
+		       " once the mount is taken off; give it relative to the cgroup root";
+		return -1;
+	}
 	return 0;
 }
 
@@ -369,6 +376,9 @@ int tm_cg_cpu_max(const char *root, const char *rel, __u32 *mcpu)
 	return ret;
 }
 
+/* the kernel's largest cpu.max quota (MAX_BW, kernel/sched/sched.h), us */
+#define CG_QUOTA_MAX_US ((1ULL << 44) - 1)
+
 int tm_cg_bw_read(const char *root, const char *rel, __u64 *quota_us, __u64 *period_us,
 		  __u64 *burst_us)
 {
@@ -382,12 +392,17 @@ int tm_cg_bw_read(const char *root, const char *rel, __u64 *quota_us, __u64 *per
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
-	if (fgets(buf, sizeof(buf), f)) {
-		if (sscanf(buf, "max %llu%c", &p, &tail) == 2 && tail == '\n') {
+	/* only what the kernel can hold (period 1 ms-1 s, quota 1 ms-2^44 us,
+	 * no sign): a period of 0 would divide by zero downstream */
+	if (fgets(buf, sizeof(buf), f) && !strpbrk(buf, "+-")) {
+		if (sscanf(buf, "max %llu%c", &p, &tail) == 2 && tail == '\n' &&
+		    p >= TM_BW_PERIOD_MIN_US && p <= TM_BW_PERIOD_MAX_US) {
 			*quota_us = 0;
 			*period_us = p;
 			ret = 0;
-		} else if (sscanf(buf, "%llu %llu%c", &q, &p, &tail) == 3 && tail == '\n') {
+		} else if (sscanf(buf, "%llu %llu%c", &q, &p, &tail) == 3 && tail == '\n' &&
+			   p >= TM_BW_PERIOD_MIN_US && p <= TM_BW_PERIOD_MAX_US &&
+			   q >= TM_BW_QUOTA_MIN_US && q <= CG_QUOTA_MAX_US) {
 			*quota_us = q;
 			*period_us = p;
 			ret = 1;
@@ -398,7 +413,7 @@ int tm_cg_bw_read(const char *root, const char *rel, __u64 *quota_us, __u64 *per
 	if (ret >= 0 && !tm_cg_path(path, sizeof(path), root, rel, "cpu.max.burst")) {
 		f = fopen(path, "r");
 		if (f) {
-			if (fscanf(f, "%llu", &q) == 1)
+			if (fscanf(f, "%llu", &q) == 1 && q <= CG_QUOTA_MAX_US)
 				*burst_us = q;
 			fclose(f);
 		}
