@@ -7,6 +7,8 @@ set -euo pipefail
 PKGS=(
 	# BPF toolchain: clang >= 16 (clang 14 truncates 64-bit enum values)
 	clang-16 llvm-16
+	# libFuzzer and the sanitizers' runtimes (tests/fuzz, make fuzz)
+	libclang-rt-16-dev
 	# kernel source: libbpf, bpftool, sched_ext headers and the test kernel
 	linux-source-6.12
 	# libbpf / bpftool build and link deps
