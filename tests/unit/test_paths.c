@@ -111,18 +111,19 @@ TEST(eviction_the_same_for_every_form)
 	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
 		/* "be" lists the ONLINE cgroup too: protection wins */
 		ASSERT_EQ(0, setup(forms[i], "online/*"));
-		struct tm_be_cg cg[8];
+		struct tm_be_cg *cg;
 
-		EXPECT_EQ(0, tm_be_cgroups(&d, cg, 8));
+		EXPECT_EQ(0, tm_be_cgroups(&d, &cg));
+		free(cg);
 		EXPECT_FALSE(tm_evict(&d, "test", "kill", "/online/x", false, "why=test"));
 		snprintf(p, sizeof(p), "%s/online/x/cgroup.kill", root);
 		EXPECT_NE(0, access(p, F_OK));
 		cleanup();
 	}
 	ASSERT_EQ(0, setup("/online/x", "be/y/"));
-	struct tm_be_cg cg[8];
+	struct tm_be_cg *cg;
 
-	ASSERT_EQ(1, tm_be_cgroups(&d, cg, 8));
+	ASSERT_EQ(1, tm_be_cgroups(&d, &cg));
 	EXPECT_STREQ("/be/y", cg[0].path);
 	EXPECT_TRUE(tm_evict(&d, "test", "kill", cg[0].path, false, "why=test"));
 	snprintf(p, sizeof(p), "%s/be/y/cgroup.kill", root);
@@ -131,6 +132,7 @@ TEST(eviction_the_same_for_every_form)
 	EXPECT_NE(NULL, fgets(buf, sizeof(buf), f));
 	fclose(f);
 	EXPECT_STREQ("1", buf);
+	free(cg);
 	cleanup();
 }
 

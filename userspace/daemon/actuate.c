@@ -158,34 +158,72 @@ bool tm_protected(const struct tm_daemon *d, const char *rel)
 	return cls >= 0 && cls != TM_CLASS_BE;
 }
 
-int tm_be_cgroups(struct tm_daemon *d, struct tm_be_cg *out, int max)
+int tm_be_cgroups(struct tm_daemon *d, struct tm_be_cg **out)
 {
 	size_t rl = strlen(d->cgroup_root);
-	int n = 0;
+	struct tm_be_cg *v = NULL;
+	int n = 0, cap = 0;
 
 	for (int i = 0; i < d->cfg.nr_be; i++) {
 		char pat[PATH_MAX];
 		glob_t g;
 
 		if (tm_cg_path(pat, sizeof(pat), d->cgroup_root, d->cfg.be[i].path, NULL) ||
-		    glob(pat, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g))
+		    glob(pat, GLOB_ONLYDIR, NULL, &g))
 			continue;
-		for (size_t k = 0; k < g.gl_pathc && n < max; k++) {
+		for (size_t k = 0; k < g.gl_pathc; k++) {
 			const char *p = g.gl_pathv[k] + rl;
 			bool dup = false;
 
 			if (!*p || strlen(p) >= TM_CFG_PATH_MAX)
 				continue;
-			for (int j = 0; j < n && !dup; j++)
-				dup = !strcmp(out[j].path, p);
+			/* globs are sorted: an earlier entry's match, if any, is
+			 * among the first i entries' results */
+			for (int j = 0; j < n && !dup && i; j++)
+				dup = !strcmp(v[j].path, p);
 			if (dup || tm_protected(d, p))
 				continue; /* ONLINE/SYSTEM: never touched */
-			snprintf(out[n].path, sizeof(out[n].path), "%s", p);
-			out[n++].cfg = &d->cfg.be[i];
+			if (n == cap) {
+				struct tm_be_cg *nv = realloc(v, sizeof(*v) * (cap ? cap * 2 : 64));
+
+				if (!nv) {
+					globfree(&g);
+					free(v);
+					*out = NULL;
+					return -1;
+				}
+				v = nv;
+				cap = cap ? cap * 2 : 64;
+			}
+			snprintf(v[n].path, sizeof(v[n].path), "%s", p);
+			v[n++].cfg = &d->cfg.be[i];
 		}
 		globfree(&g);
 	}
+	*out = v;
 	return n;
+}
+
+void tm_limit_hit(struct tm_daemon *d, const char *what, unsigned int limit)
+{
+	int i;
+
+	pthread_mutex_lock(&d->lock);
+	for (i = 0; i < d->nr_limits && strcmp(d->limits[i].what, what); i++)
+		;
+	if (i == d->nr_limits && i < TM_MAX_LIMITS) {
+		d->limits[i].what = what;
+		d->limits[i].limit = limit;
+		d->nr_limits++;
+	}
+	if (i < d->nr_limits)
+		d->limits[i].hits++;
+	pthread_mutex_unlock(&d->lock);
+	if (i < d->nr_limits && d->limits[i].hits == 1)
+		fprintf(stderr,
+			"tidemarkd: %s holds at most %u cgroups and more were found: the rest "
+			"are not considered (said once; counted in tidemark_limit_hits_total)\n",
+			what, limit);
 }
 
 int tm_cg_write(const struct tm_daemon *d, const char *rel, const char *file, const char *val)

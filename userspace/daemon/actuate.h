@@ -99,6 +99,12 @@ struct tm_be_cg {
 	const struct tm_cfg_cgroup *cfg; /* the entry that named it (first match) */
 };
 
-/* Every BE cgroup of the configuration, at most @max, without duplicates. */
-int tm_be_cgroups(struct tm_daemon *d, struct tm_be_cg *out, int max);
+/* Every BE cgroup of the configuration, without duplicates, in a malloc'd
+ * array (*out, caller frees; NULL when none). Returns how many; -1 when out
+ * of memory. Nothing is left out: it grows with the node. */
+int tm_be_cgroups(struct tm_daemon *d, struct tm_be_cg **out);
+
+/* Table @what (e.g. "interference.be") holds at most @limit and more were
+ * there: logged once per table, counted in tidemark_limit_hits_total. */
+void tm_limit_hit(struct tm_daemon *d, const char *what, unsigned int limit);
 #endif

@@ -15,6 +15,7 @@
 
 #define TM_MAX_ACTION_KINDS 16
 #define TM_MAX_LINE_REQS    8
+#define TM_MAX_LIMITS	    16
 
 /* A request to hold the BE line at or below @pct, by strategy @owner. */
 struct tm_line_req {
@@ -31,14 +32,14 @@ struct tm_action_count {
 };
 
 /* What the reports show; written by the sampler under @lock. */
-#define TM_REPORT_MAX_CGROUPS 64
-#define TM_REPORT_MAX_DOMS    64
+#define TM_REPORT_MAX_DOMS 64
 
 struct tm_cg_usage {
-	char path[160];
+	char path[TM_CFG_PATH_MAX];
 	int cls; /* TM_CLASS_*, from the scheduler when it runs, else the config */
 	double cpu_mcpu;
 	uint64_t mem;
+	uint64_t usage_us, at_us; /* cpu.stat at the sample, for the next rate */
 };
 
 struct tm_dom_usage {
@@ -66,8 +67,6 @@ struct tm_snapshot {
 	const char *line_owner; /* "config" or the strategy that lowered it */
 	struct tm_tunables tun;
 	uint64_t sched_stats[TM_NR_STATS];
-	struct tm_cg_usage cg[TM_REPORT_MAX_CGROUPS];
-	int nr_cg;
 	char dom_kind[8]; /* "L3", "L2", "package"; "" when unknown */
 	struct tm_dom_usage dom[TM_REPORT_MAX_DOMS];
 	int nr_dom;
@@ -80,12 +79,20 @@ struct tm_daemon {
 	const char *state_dir; /* records that outlive the process (/run/tidemark) */
 	pthread_mutex_t lock;  /* guards snap and actions (HTTP thread reads them) */
 	struct tm_snapshot snap;
+	struct tm_cg_usage *cg; /* every reported cgroup at the last sample (grows) */
+	int nr_cg;
 	struct tm_action_count actions[TM_MAX_ACTION_KINDS];
 	int nr_actions;
 	uint64_t config_reloads, config_rejects;
 	uint64_t http_cut;	       /* connections shut down past their deadline */
 	uint64_t http_log_lines;       /* libmicrohttpd messages logged (rate-limited) */
 	uint64_t push_ok, push_failed; /* report pushes to report.push_url */
+	struct {
+		const char *what; /* a table: "interference.be" */
+		unsigned int limit;
+		uint64_t hits; /* rounds that found more than it holds */
+	} limits[TM_MAX_LIMITS];
+	int nr_limits;
 	char *bw_prom; /* the CPU limits' counters, as /metrics text (last sample) */
 	/* BE-line requests (actuate.h: tm_line_request); main thread only */
 	struct tm_line_req line_req[TM_MAX_LINE_REQS];

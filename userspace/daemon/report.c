@@ -74,53 +74,56 @@ static uint64_t cg_u64(const char *root, const char *rel, const char *file, cons
 
 /* Sum over the cgroups matching @pats (no nested double counting: a match
  * inside an earlier match is skipped). */
-/* Usage of each reported cgroup at the last sample, for its rate. */
+/* The cgroups of the sample being taken (main thread); swapped into d->cg
+ * at its end, the previous list giving each cgroup's rate. */
 static struct {
-	char path[160];
-	uint64_t usage_us, at_us;
-} prev_cg[TM_REPORT_MAX_CGROUPS];
-static int nr_prev_cg;
+	struct tm_cg_usage *v;
+	int n, cap;
+} cur;
+static int prev_cap; /* allocated length of d->cg */
 
 /* One cgroup's line in the report: its class and usage since last time. */
-static void record_cg(struct tm_daemon *d, struct tm_snapshot *s, const char *path, int cls,
-		      uint64_t usage_us, uint64_t mem, uint64_t now_us)
+static void record_cg(struct tm_daemon *d, const char *path, int cls, uint64_t usage_us,
+		      uint64_t mem, uint64_t now_us)
 {
+	const struct tm_cg_usage *prev = NULL;
 	struct tm_cg_usage *u;
-	int sc, i;
+	int sc;
 
-	if (s->nr_cg >= TM_REPORT_MAX_CGROUPS || strlen(path) >= sizeof(u->path))
-		return;
-	u = &s->cg[s->nr_cg++];
+	if (strlen(path) >= sizeof(u->path))
+		return; /* longer than any configured path: cannot be matched */
+	if (cur.n == cur.cap) {
+		int nc = cur.cap ? cur.cap * 2 : 64;
+		struct tm_cg_usage *nv = realloc(cur.v, sizeof(*nv) * nc);
+
+		if (!nv)
+			return;
+		cur.v = nv;
+		cur.cap = nc;
+	}
+	u = &cur.v[cur.n++];
+	memset(u, 0, sizeof(*u));
 	snprintf(u->path, sizeof(u->path), "%s", path);
 	sc = tm_sched_class_of(d, path);
 	u->cls = sc >= 0 ? sc : cls;
 	u->mem = mem;
-	u->cpu_mcpu = 0;
-	for (i = 0; i < nr_prev_cg; i++)
-		if (!strcmp(prev_cg[i].path, path))
-			break;
-	if (i < nr_prev_cg && now_us > prev_cg[i].at_us && usage_us >= prev_cg[i].usage_us)
-		u->cpu_mcpu =
-			1000.0 * (usage_us - prev_cg[i].usage_us) / (now_us - prev_cg[i].at_us);
-	if (i == nr_prev_cg) {
-		if (nr_prev_cg == TM_REPORT_MAX_CGROUPS)
-			i = 0; /* full: reuse (its rate restarts) */
-		else
-			nr_prev_cg++;
-		snprintf(prev_cg[i].path, sizeof(prev_cg[i].path), "%s", path);
-	}
-	prev_cg[i].usage_us = usage_us;
-	prev_cg[i].at_us = now_us;
+	u->usage_us = usage_us;
+	u->at_us = now_us;
+	/* d->cg is written by this thread only: read without the lock */
+	for (int i = 0; i < d->nr_cg && !prev; i++)
+		if (!strcmp(d->cg[i].path, path))
+			prev = &d->cg[i];
+	if (prev && now_us > prev->at_us && usage_us >= prev->usage_us)
+		u->cpu_mcpu = 1000.0 * (usage_us - prev->usage_us) / (now_us - prev->at_us);
 }
 
-static void cg_sum(struct tm_daemon *d, struct tm_snapshot *s, int cls,
-		   const char (*pats)[TM_CFG_PATH_MAX], int npat, const struct tm_cfg_cgroup *be,
-		   int nbe, uint64_t *cpu_us, uint64_t *mem, uint64_t now_us)
+static void cg_sum(struct tm_daemon *d, int cls, const char (*pats)[TM_CFG_PATH_MAX], int npat,
+		   const struct tm_cfg_cgroup *be, int nbe, uint64_t *cpu_us, uint64_t *mem,
+		   uint64_t now_us)
 {
 	const char *root = d->cgroup_root;
-	char seen[64][TM_CFG_PATH_MAX];
 	size_t rl = strlen(root);
-	int ns = 0;
+	int first = cur.n; /* this class's matches so far: cur.v[first..] */
 
 	*cpu_us = *mem = 0;
 	for (int i = 0; i < (pats ? npat : nbe); i++) {
@@ -137,21 +140,19 @@ static void cg_sum(struct tm_daemon *d, struct tm_snapshot *s, int cls,
 			const char *p = g.gl_pathv[k] + rl;
 			bool nested = false;
 
-			for (int j = 0; j < ns && !nested; j++) {
-				size_t l = strlen(seen[j]);
+			for (int j = first; j < cur.n && !nested; j++) {
+				size_t l = strlen(cur.v[j].path);
 
-				nested = !strncmp(seen[j], p, l) && (p[l] == '/' || !p[l]);
+				nested = !strncmp(cur.v[j].path, p, l) && (p[l] == '/' || !p[l]);
 			}
 			if (nested || strlen(p) >= TM_CFG_PATH_MAX)
 				continue;
-			if (ns < 64)
-				snprintf(seen[ns++], TM_CFG_PATH_MAX, "%s", p);
 			uint64_t u = cg_u64(root, p, "cpu.stat", "usage_usec");
 			uint64_t m = cg_u64(root, p, "memory.current", NULL);
 
 			*cpu_us += u;
 			*mem += m;
-			record_cg(d, s, p, cls, u, m, now_us);
+			record_cg(d, p, cls, u, m, now_us);
 		}
 		globfree(&g);
 	}
@@ -376,8 +377,9 @@ void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 	s.nr_cpus = tm_nr_cpus();
 	if (read_proc_stat(&busy, &total) || tm_read_meminfo(&mtot, &mavail))
 		return;
-	cg_sum(d, &s, TM_CLASS_ONLINE, c->online, c->nr_online, NULL, 0, &on_us, &on_mem, now_us);
-	cg_sum(d, &s, TM_CLASS_BE, NULL, 0, c->be, c->nr_be, &be_us, &be_mem, now_us);
+	cur.n = 0;
+	cg_sum(d, TM_CLASS_ONLINE, c->online, c->nr_online, NULL, 0, &on_us, &on_mem, now_us);
+	cg_sum(d, TM_CLASS_BE, NULL, 0, c->be, c->nr_be, &be_us, &be_mem, now_us);
 	dom_usage(&s);
 	if (S.cpu_total && total > S.cpu_total)
 		used_mcpu = 1000.0 * s.nr_cpus * (busy - S.cpu_busy) / (total - S.cpu_total);
@@ -452,6 +454,18 @@ void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 	d->snap = s;
 	free(d->bw_prom);
 	d->bw_prom = bw;
+	/* this sample's list becomes the reported one; the old one is reused */
+	{
+		struct tm_cg_usage *old = d->cg;
+		int oldcap = prev_cap;
+
+		d->cg = cur.v;
+		d->nr_cg = cur.n;
+		prev_cap = cur.cap;
+		cur.v = old;
+		cur.cap = oldcap;
+		cur.n = 0;
+	}
 	pthread_mutex_unlock(&d->lock);
 }
 
@@ -473,13 +487,21 @@ char *tm_report_prometheus(struct tm_daemon *d)
 {
 	static const char *const stat[] = {"avg", "p50", "p90", "p95", "p99"};
 	struct tm_buf b = {};
+	struct tm_cg_usage *cg;
 	struct tm_snapshot s;
+	int ncg;
 	struct tm_action_count a[TM_MAX_ACTION_KINDS];
 	uint64_t reloads, rejects, http_cut, http_log, push_ok, push_failed;
 	int na;
 
 	pthread_mutex_lock(&d->lock);
 	s = d->snap;
+	ncg = d->nr_cg;
+	cg = ncg ? malloc(sizeof(*cg) * ncg) : NULL;
+	if (cg)
+		memcpy(cg, d->cg, sizeof(*cg) * ncg);
+	else
+		ncg = 0;
 	na = d->nr_actions;
 	memcpy(a, d->actions, sizeof(a));
 	reloads = d->config_reloads;
@@ -535,18 +557,16 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	}
 	gauge(&b, "tidemark_cgroup_cpu_used_mcpu",
 	      "CPU used by a configured cgroup since the last sample, milli-CPUs.");
-	for (int i = 0; i < s.nr_cg; i++) {
+	for (int i = 0; i < ncg; i++) {
 		tm_bprintf(&b, "tidemark_cgroup_cpu_used_mcpu{cgroup=");
-		tm_bprom_label(&b, s.cg[i].path);
-		tm_bprintf(&b, ",class=\"%s\"} %.0f\n", tm_class_name(s.cg[i].cls),
-			   s.cg[i].cpu_mcpu);
+		tm_bprom_label(&b, cg[i].path);
+		tm_bprintf(&b, ",class=\"%s\"} %.0f\n", tm_class_name(cg[i].cls), cg[i].cpu_mcpu);
 	}
 	gauge(&b, "tidemark_cgroup_memory_used_bytes", "memory.current of a configured cgroup.");
-	for (int i = 0; i < s.nr_cg; i++) {
+	for (int i = 0; i < ncg; i++) {
 		tm_bprintf(&b, "tidemark_cgroup_memory_used_bytes{cgroup=");
-		tm_bprom_label(&b, s.cg[i].path);
-		tm_bprintf(&b, ",class=\"%s\"} %" PRIu64 "\n", tm_class_name(s.cg[i].cls),
-			   s.cg[i].mem);
+		tm_bprom_label(&b, cg[i].path);
+		tm_bprintf(&b, ",class=\"%s\"} %" PRIu64 "\n", tm_class_name(cg[i].cls), cg[i].mem);
 	}
 	gauge(&b, "tidemark_domain_cpu_free_mcpu",
 	      "Free CPU per cache domain since the last sample, milli-CPUs.");
@@ -611,11 +631,31 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	counter(&b, "tidemark_http_log_messages_total",
 		"Messages of the HTTP server (at most 5 per 10 s are printed, the rest counted).");
 	tm_bprintf(&b, "tidemark_http_log_messages_total %" PRIu64 "\n", http_log);
+	counter(&b, "tidemark_limit_hits_total",
+		"Rounds in which a fixed-size table had no room for a cgroup found (each table "
+		"said once in the log).");
+	{
+		/* the fixed-size tables, at 0 until hit; every other list grows */
+		static const char *const tables[] = {"interference.online", "interference.be"};
+
+		for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+			uint64_t hits = 0;
+
+			pthread_mutex_lock(&d->lock);
+			for (int i = 0; i < d->nr_limits; i++)
+				if (!strcmp(d->limits[i].what, tables[t]))
+					hits = d->limits[i].hits;
+			pthread_mutex_unlock(&d->lock);
+			tm_bprintf(&b, "tidemark_limit_hits_total{table=\"%s\"} %" PRIu64 "\n",
+				   tables[t], hits);
+		}
+	}
 	counter(&b, "tidemark_report_pushes_total",
 		"JSON reports pushed to report.push_url, by result (error: not sent or not "
 		"answered 2xx).");
 	tm_bprintf(&b, "tidemark_report_pushes_total{result=\"ok\"} %" PRIu64 "\n", push_ok);
 	tm_bprintf(&b, "tidemark_report_pushes_total{result=\"error\"} %" PRIu64 "\n", push_failed);
+	free(cg);
 	return tm_buf_done(&b);
 }
 
@@ -635,10 +675,18 @@ static void jwin(struct tm_buf *b, const char *name, const struct tm_wstat *w)
 char *tm_report_json(struct tm_daemon *d)
 {
 	struct tm_buf b = {};
+	struct tm_cg_usage *cg;
 	struct tm_snapshot s;
+	int ncg;
 
 	pthread_mutex_lock(&d->lock);
 	s = d->snap;
+	ncg = d->nr_cg;
+	cg = ncg ? malloc(sizeof(*cg) * ncg) : NULL;
+	if (cg)
+		memcpy(cg, d->cg, sizeof(*cg) * ncg);
+	else
+		ncg = 0;
 	pthread_mutex_unlock(&d->lock);
 
 	tm_bprintf(&b, "{\"kind\":\"NodeMetric\",\"version\":1,\"at_ms\":%" PRIu64 ",", s.at_ms);
@@ -664,11 +712,11 @@ char *tm_report_json(struct tm_daemon *d)
 		   s.be_alloc_mcpu, s.be_alloc_mem);
 	tm_bprintf(&b, "\"forbidScheduling\":%s,", s.forbid ? "true" : "false");
 	tm_bprintf(&b, "\"cgroups\":[");
-	for (int i = 0; i < s.nr_cg; i++) {
+	for (int i = 0; i < ncg; i++) {
 		tm_bprintf(&b, "%s{\"cgroup\":", i ? "," : "");
-		tm_bjson_str(&b, s.cg[i].path);
+		tm_bjson_str(&b, cg[i].path);
 		tm_bprintf(&b, ",\"class\":\"%s\",\"cpu_mcpu\":%.0f,\"memory_bytes\":%" PRIu64 "}",
-			   tm_class_name(s.cg[i].cls), s.cg[i].cpu_mcpu, s.cg[i].mem);
+			   tm_class_name(cg[i].cls), cg[i].cpu_mcpu, cg[i].mem);
 	}
 	tm_bprintf(&b, "],\"domains\":{\"kind\":\"%s\",\"list\":[", s.dom_kind);
 	for (int k = 0; k < s.nr_dom; k++) {
@@ -699,5 +747,6 @@ char *tm_report_json(struct tm_daemon *d)
 		tm_bprintf(&b, "%s\"%s\":%" PRIu64, i ? "," : "", tm_stat_names[i],
 			   s.sched_stats[i]);
 	tm_bprintf(&b, "}}}\n");
+	free(cg);
 	return tm_buf_done(&b);
 }

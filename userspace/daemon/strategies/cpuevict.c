@@ -35,7 +35,6 @@
 
 #define NAME	    "cpuevict"
 #define MAX_SAMPLES 3600
-#define MAX_CG	    256
 
 static struct {
 	uint64_t last_ns[TM_NR_CLASSES], last_at;
@@ -80,11 +79,22 @@ static uint32_t read_request(const struct tm_daemon *d, const char *rel, uint32_
 	return d->cfg.cpuevict.default_request_mcpu;
 }
 
-/* The configured BE cgroups that have tasks, with their requests. */
-static int be_cgroups(struct tm_daemon *d, struct bcg *c)
+/* The configured BE cgroups that have tasks, with their requests, in a
+ * malloc'd *out (all of them: the list grows with the node). */
+static int be_cgroups(struct tm_daemon *d, struct bcg **out)
 {
-	static struct tm_be_cg be[MAX_CG];
-	int nb = tm_be_cgroups(d, be, MAX_CG), n = 0;
+	struct tm_be_cg *be;
+	int nb = tm_be_cgroups(d, &be), n = 0;
+	struct bcg *c;
+
+	*out = NULL;
+	if (nb <= 0)
+		return 0;
+	c = calloc(nb, sizeof(*c));
+	if (!c) {
+		free(be);
+		return 0;
+	}
 
 	for (int i = 0; i < nb; i++) {
 		char p[PATH_MAX];
@@ -105,6 +115,8 @@ static int be_cgroups(struct tm_daemon *d, struct bcg *c)
 		c[n].request = read_request(d, be[i].path, be[i].cfg->request_mcpu, &c[n].dflt);
 		n++;
 	}
+	free(be);
+	*out = c;
 	return n;
 }
 
@@ -133,14 +145,14 @@ static void configure(struct tm_daemon *d)
 
 static void tick(struct tm_daemon *d, uint64_t now)
 {
-	static struct bcg c[MAX_CG];
+	struct tm_victim *v = NULL;
+	struct bcg *c = NULL;
+	int *order = NULL, n, m;
 	const struct tm_config *cfg = &d->cfg;
 	uint64_t ns[TM_NR_CLASSES];
 	double be, allowed, request = 0, sat = -1, cur, avg = 0, release;
 	__u64 dt_ns, hi_ns, allow_ns;
 	uint32_t counted = 0, want, k;
-	struct tm_victim v[MAX_CG];
-	int order[MAX_CG], n, m;
 
 	if (!cfg->cpuevict.enabled)
 		return;
@@ -165,7 +177,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	be = 1000.0 * (ns[TM_CLASS_BE] - st.last_ns[TM_CLASS_BE]) / dt_ns;
 	memcpy(st.last_ns, ns, sizeof(ns));
 	st.last_at = now;
-	n = be_cgroups(d, c);
+	n = be_cgroups(d, &c);
 	for (int i = 0; i < n; i++)
 		request += c[i].request;
 	if (!tm_satisfaction(allowed, be, request, cfg->cpuevict.usage_gate_pct, &sat))
@@ -177,7 +189,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 
 	want = cfg->cpuevict.window_s < MAX_SAMPLES ? cfg->cpuevict.window_s : MAX_SAMPLES;
 	if (st.n < want || now < st.cooldown_until)
-		return;
+		goto out;
 	for (k = 0; k < want; k++) {
 		double x = st.sat[(st.head + MAX_SAMPLES - 1 - k) % MAX_SAMPLES];
 
@@ -188,11 +200,15 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	}
 	cur = sat;
 	if (counted * 100 < want * cfg->cpuevict.min_coverage_pct || cur < 0)
-		return;
+		goto out;
 	avg /= counted;
 	if (avg * 100 >= cfg->cpuevict.lower_pct || cur * 100 >= cfg->cpuevict.lower_pct)
-		return;
+		goto out;
 	release = tm_sat_release_mcpu(request, cur, cfg->cpuevict.upper_pct);
+	v = malloc(sizeof(*v) * (n ? n : 1));
+	order = malloc(sizeof(*order) * (n ? n : 1));
+	if (!v || !order)
+		goto out;
 	for (int i = 0; i < n; i++)
 		v[i] = (struct tm_victim){
 			.id = i, .priority = c[i].priority, .bytes = c[i].request};
@@ -214,6 +230,10 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		st.cooldown_until = now + cfg->cpuevict.cooldown_s * 1000ULL;
 		st.n = 0; /* judge the next round on fresh samples */
 	}
+out:
+	free(v);
+	free(order);
+	free(c);
 }
 
 /* satisfaction is sampled once a second: the window is counted in seconds */

@@ -28,7 +28,6 @@
 
 #define NAME	    "cpuhigh"
 #define MAX_SAMPLES 600
-#define MAX_CG	    256
 
 struct cg_use {
 	char path[TM_CFG_PATH_MAX];
@@ -47,7 +46,8 @@ static struct {
 	double pct[MAX_SAMPLES];
 	uint32_t head, n;
 	uint64_t cooldown_until;
-	struct cg_use cg[MAX_CG];
+	struct cg_use *cg; /* every BE cgroup: grows with the node */
+	int cap_cg;
 	int ncg;
 	double last_avg; /* for the report, -1 until a window is full */
 } st = {.last_avg = -1};
@@ -98,8 +98,15 @@ static struct cg_use *cg_find(const char path[TM_CFG_PATH_MAX])
 	for (int i = 0; i < st.ncg; i++)
 		if (!strcmp(st.cg[i].path, path))
 			return &st.cg[i];
-	if (st.ncg == MAX_CG)
-		return NULL;
+	if (st.ncg == st.cap_cg) {
+		int nc = st.cap_cg ? st.cap_cg * 2 : 64;
+		struct cg_use *ng = realloc(st.cg, sizeof(*ng) * nc);
+
+		if (!ng)
+			return NULL;
+		st.cg = ng;
+		st.cap_cg = nc;
+	}
 	memset(&st.cg[st.ncg], 0, sizeof(st.cg[0]));
 	memcpy(st.cg[st.ncg].path, path, sizeof(st.cg[0].path));
 	st.cg[st.ncg].path[sizeof(st.cg[0].path) - 1] = 0;
@@ -109,8 +116,8 @@ static struct cg_use *cg_find(const char path[TM_CFG_PATH_MAX])
 /* What each BE cgroup used over the last period; forgets those gone. */
 static void be_use(struct tm_daemon *d, uint64_t now)
 {
-	static struct tm_be_cg be[MAX_CG];
-	int nb = tm_be_cgroups(d, be, MAX_CG), k = 0;
+	struct tm_be_cg *be;
+	int nb = tm_be_cgroups(d, &be), k = 0;
 
 	for (int i = 0; i < st.ncg; i++)
 		st.cg[i].seen = false;
@@ -133,6 +140,7 @@ static void be_use(struct tm_daemon *d, uint64_t now)
 		u->priority = be[i].cfg->priority;
 		u->seen = true;
 	}
+	free(be);
 	for (int i = 0; i < st.ncg; i++)
 		if (st.cg[i].seen)
 			st.cg[k++] = st.cg[i];
@@ -151,8 +159,8 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	const struct tm_config *cfg = &d->cfg;
 	uint32_t want =
 		cfg->cpu.evict_window_s < MAX_SAMPLES ? cfg->cpu.evict_window_s : MAX_SAMPLES;
-	struct tm_victim v[MAX_CG];
-	int order[MAX_CG], m, n = 0;
+	struct tm_victim *v;
+	int *order, m, n = 0;
 	uint64_t need, be_mcpu = 0, cap = (uint64_t)tm_nr_cpus() * 1000;
 	double pct, avg = 0;
 
@@ -177,6 +185,10 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	need = tm_cpu_high_need_mcpu(avg, cfg->cpu.evict_pct, cfg->cpu.evict_lower_pct, cap);
 	if (!need || now < st.cooldown_until)
 		return;
+	v = malloc(sizeof(*v) * (st.ncg ? st.ncg : 1));
+	order = malloc(sizeof(*order) * (st.ncg ? st.ncg : 1));
+	if (!v || !order)
+		goto out;
 	for (int i = 0; i < st.ncg; i++) {
 		if (!st.cg[i].mcpu)
 			continue; /* idle: killing it frees nothing */
@@ -186,7 +198,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		n++;
 	}
 	if (!n)
-		return; /* no BE is running: ONLINE and SYSTEM alone are above the line */
+		goto out; /* no BE is running: ONLINE and SYSTEM alone are above the line */
 	m = tm_evict_pick(v, n, need, order);
 	if (m > (int)cfg->cpuevict.max_per_round)
 		m = cfg->cpuevict.max_per_round;
@@ -205,6 +217,9 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		st.cooldown_until = now + cfg->cpuevict.cooldown_s * 1000ULL;
 		st.n = 0; /* judge the next round on fresh samples */
 	}
+out:
+	free(v);
+	free(order);
 }
 
 static uint32_t period_ms(const struct tm_daemon *d)

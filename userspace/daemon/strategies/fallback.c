@@ -26,7 +26,6 @@
 #include "tmlib.h"
 
 #define NAME	     "fallback"
-#define MAX_CG	     256
 #define PERIOD_US    100000 /* cpu.max period written */
 #define RECOMPUTE_MS 1000
 
@@ -139,9 +138,9 @@ static bool under_other(const struct tm_be_cg *be, int n, int i)
 /* Put the BE cgroups under CFS, sized from the last second's use. */
 static void apply(struct tm_daemon *d, uint64_t now)
 {
-	static struct tm_be_cg be[MAX_CG];
 	const struct tm_config *cfg = &d->cfg;
-	int nb = tm_be_cgroups(d, be, MAX_CG), n = 0;
+	struct tm_be_cg *be;
+	int nb = tm_be_cgroups(d, &be), n = 0;
 	uint64_t root_us = 0, be_us = 0, cap_mcpu = (uint64_t)tm_nr_cpus() * 1000;
 	uint64_t hi_mcpu = 0, line_mcpu, allow_mcpu, quota_us;
 	char val[64];
@@ -173,8 +172,10 @@ static void apply(struct tm_daemon *d, uint64_t now)
 	allow_mcpu = line_mcpu > hi_mcpu ? line_mcpu - hi_mcpu : 0;
 	if (allow_mcpu < cfg->be_floor_mcpu)
 		allow_mcpu = cfg->be_floor_mcpu;
-	if (!n)
+	if (!n) {
+		free(be);
 		return;
+	}
 	/* mCPU over a 100 ms period: 1000 mCPU is 100000 us; at least 1 ms */
 	quota_us = allow_mcpu * (PERIOD_US / 1000) / n;
 	if (quota_us < 1000)
@@ -190,6 +191,7 @@ static void apply(struct tm_daemon *d, uint64_t now)
 			fprintf(stderr, "tidemarkd: %s: cannot limit %s: %s\n", NAME, be[i].path,
 				strerror(errno));
 	}
+	free(be);
 }
 
 static void leave(struct tm_daemon *d, uint64_t now, const char *why)

@@ -34,16 +34,17 @@
 #include "tmlib.h"
 #include "tmmaps.h"
 
-#define NAME   "interfere"
-#define RING   64
-#define MAX_BE 64
+#define NAME "interfere"
+#define RING 64
+/* sized for a 1,000-pod node; more is logged once and counted */
+#define MAX_BE 1024
 #define NSIG   TM_IF_SIGNALS
 
 enum { SIG_WAIT, SIG_DELAY, SIG_PSI_CPU, SIG_PSI_MEM, SIG_CPI };
 
 /* What the reports show, copied at the end of every tick under d->lock. */
 #define TM_IF_SIGNALS	  5
-#define TM_IF_MAX_VICTIMS 32
+#define TM_IF_MAX_VICTIMS 1024
 struct if_row {
 	char path[160];
 	double value[TM_IF_SIGNALS];	/* last sample; NAN when not measured */
@@ -245,6 +246,8 @@ static void find_victims(struct tm_daemon *d, int waits_fd, struct tm_cg_path *p
 		v = victim_get(key, p);
 		if (v)
 			v->seen_k = st.k;
+		else
+			tm_limit_hit(d, "interference.online", TM_IF_MAX_VICTIMS);
 	}
 	for (size_t j = 0; j < np; j++) {
 		struct victim *v;
@@ -254,14 +257,16 @@ static void find_victims(struct tm_daemon *d, int waits_fd, struct tm_cg_path *p
 		v = victim_get(paths[j].id, paths[j].path);
 		if (v)
 			v->seen_k = st.k;
+		else
+			tm_limit_hit(d, "interference.online", TM_IF_MAX_VICTIMS);
 	}
 }
 
 /* BE cgroups of the configuration and their CPU use this sample, mCPU. */
 static void sample_be(struct tm_daemon *d, uint64_t now)
 {
-	static struct tm_be_cg be[MAX_BE];
-	int n = tm_be_cgroups(d, be, MAX_BE);
+	struct tm_be_cg *be;
+	int n = tm_be_cgroups(d, &be);
 
 	for (int i = 0; i < n; i++) {
 		struct be_track *t = NULL, *free_slot = NULL;
@@ -275,8 +280,10 @@ static void sample_be(struct tm_daemon *d, uint64_t now)
 				free_slot = &st.b[j];
 		}
 		if (!t) {
-			if (!free_slot)
+			if (!free_slot) {
+				tm_limit_hit(d, "interference.be", MAX_BE);
 				continue;
+			}
 			t = free_slot;
 			memset(t, 0, sizeof(*t));
 			t->used = true;
@@ -298,6 +305,7 @@ static void sample_be(struct tm_daemon *d, uint64_t now)
 		t->prev_ms = now;
 		t->prev_ok = true;
 	}
+	free(be);
 	for (int j = 0; j < MAX_BE; j++)
 		if (st.b[j].used && st.b[j].seen_k != st.k)
 			st.b[j].used = false;

@@ -24,8 +24,7 @@
 #include "evict.h"
 #include "tmlib.h"
 
-#define MAX_CANDIDATES 256
-#define NAME	       "memevict"
+#define NAME "memevict"
 
 struct throttled {
 	char path[TM_CFG_PATH_MAX];
@@ -36,13 +35,14 @@ struct killed {
 	uint64_t at_ms;
 };
 
+/* Lists that grow with the node (every BE cgroup may be in them). */
 static struct {
 	int phase; /* 0 idle, 1 throttled, 2 killed (cooling down) */
 	uint64_t throttle_at, cooldown_until;
-	struct throttled thr[MAX_CANDIDATES];
-	int nr_thr;
-	struct killed kil[MAX_CANDIDATES];
-	int nr_kil;
+	struct throttled *thr;
+	int nr_thr, cap_thr;
+	struct killed *kil;
+	int nr_kil, cap_kil;
 } st;
 
 struct cand {
@@ -69,32 +69,91 @@ static int cg_read_u64(const struct tm_daemon *d, const char *rel, const char *f
 	return ok ? 0 : -1;
 }
 
-/* Killed in the last DYING_MS: its tasks are still exiting and freeing
- * memory. Longer would mistake a new job started in the same cgroup for it. */
-#define DYING_MS 2000
+/*
+ * A cgroup whose kill was written is dying while it still has tasks, for
+ * at most KILL_RETRY_MS: its memory counts as being released and its
+ * cgroup.kill is not written again. Once empty it is done; a job started
+ * there afterwards is a new candidate.
+ */
+#define KILL_RETRY_MS 10000
 
-static bool recently_killed(const char *path, uint64_t now)
+static bool populated(const struct tm_daemon *d, const char *rel)
+{
+	char p[PATH_MAX], line[64];
+	bool pop = false;
+	FILE *f;
+
+	if (tm_cg_path(p, sizeof(p), d->cgroup_root, rel, "cgroup.events"))
+		return false;
+	f = fopen(p, "r");
+	if (!f)
+		return false; /* gone */
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "populated ", 10))
+			pop = line[10] == '1';
+	fclose(f);
+	return pop;
+}
+
+/* Forget kills that are done (the cgroup is empty or gone) or timed out. */
+static void prune_kills(const struct tm_daemon *d, uint64_t now)
+{
+	int w = 0;
+
+	for (int i = 0; i < st.nr_kil; i++)
+		if (now - st.kil[i].at_ms < KILL_RETRY_MS && populated(d, st.kil[i].path))
+			st.kil[w++] = st.kil[i];
+	st.nr_kil = w;
+}
+
+static bool dying(const char *path)
 {
 	for (int i = 0; i < st.nr_kil; i++)
-		if (!strcmp(st.kil[i].path, path) && now - st.kil[i].at_ms < DYING_MS)
+		if (!strcmp(st.kil[i].path, path))
 			return true;
 	return false;
 }
 
-/* The configured BE cgroups with their memory. */
-static int candidates(struct tm_daemon *d, struct cand *c, uint64_t now)
+static int grow(void **v, int *cap, int n, size_t size)
 {
-	static struct tm_be_cg be[MAX_CANDIDATES];
-	int nb = tm_be_cgroups(d, be, MAX_CANDIDATES), n = 0;
+	void *nv;
 
+	if (n < *cap)
+		return 0;
+	nv = realloc(*v, size * (*cap ? *cap * 2 : 64));
+	if (!nv)
+		return -1;
+	*v = nv;
+	*cap = *cap ? *cap * 2 : 64;
+	return 0;
+}
+
+/* Every configured BE cgroup with its memory (caller frees *out). */
+static int candidates(struct tm_daemon *d, struct cand **out, uint64_t now)
+{
+	struct tm_be_cg *be;
+	int nb = tm_be_cgroups(d, &be), n = 0;
+	struct cand *c;
+
+	*out = NULL;
+	prune_kills(d, now);
+	if (nb <= 0)
+		return 0;
+	c = calloc(nb, sizeof(*c));
+	if (!c) {
+		free(be);
+		return 0;
+	}
 	for (int i = 0; i < nb; i++) {
 		memcpy(c[n].path, be[i].path, sizeof(c[n].path));
 		c[n].v = (struct tm_victim){.id = n, .priority = be[i].cfg->priority};
 		if (cg_read_u64(d, be[i].path, "memory.current", &c[n].v.bytes))
 			continue; /* no memory controller there */
-		c[n].v.dying = recently_killed(be[i].path, now);
+		c[n].v.dying = dying(be[i].path);
 		n++;
 	}
+	free(be);
+	*out = c;
 	return n;
 }
 
@@ -103,7 +162,7 @@ static void remember_throttled(const char *path)
 	for (int i = 0; i < st.nr_thr; i++)
 		if (!strcmp(st.thr[i].path, path))
 			return;
-	if (st.nr_thr < MAX_CANDIDATES)
+	if (!grow((void **)&st.thr, &st.cap_thr, st.nr_thr, sizeof(st.thr[0])))
 		memcpy(st.thr[st.nr_thr++].path, path, sizeof(st.thr[0].path));
 }
 
@@ -135,12 +194,13 @@ static void configure(struct tm_daemon *d)
 
 static void tick(struct tm_daemon *d, uint64_t now)
 {
-	static struct cand c[MAX_CANDIDATES];
 	const struct tm_config *cfg = &d->cfg;
 	__u64 total = 0, avail = 0;
 	uint64_t used, need, sum = 0;
 	uint32_t pct;
-	int order[MAX_CANDIDATES], n, k;
+	struct tm_victim *v;
+	struct cand *c;
+	int *order, n, k;
 
 	if (!cfg->memevict.enabled || tm_read_meminfo(&total, &avail))
 		return;
@@ -157,12 +217,12 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	/* an episode starts at evict_pct and goes on until evict_lower_pct */
 	if ((st.phase == 0 && pct < cfg->memory.evict_pct) || now < st.cooldown_until)
 		return;
-	n = candidates(d, c, now);
+	n = candidates(d, &c, now);
 	for (int i = 0; i < n; i++)
 		if (!c[i].v.dying)
 			sum += c[i].v.bytes;
 	if (cfg->memevict.throttle_first && st.phase == 0 && sum) {
-		for (int i = 0; i < n && st.nr_thr < MAX_CANDIDATES; i++) {
+		for (int i = 0; i < n; i++) {
 			uint64_t share, high;
 			char val[32];
 
@@ -185,18 +245,26 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		}
 		st.phase = 1;
 		st.throttle_at = now;
+		free(c);
 		return;
 	}
 	/* the throttle gets a moment to work before anything is killed */
-	if (st.phase == 1 && now - st.throttle_at < 3ULL * cfg->memevict.poll_ms + 200)
+	if (st.phase == 1 && now - st.throttle_at < 3ULL * cfg->memevict.poll_ms + 200) {
+		free(c);
 		return;
-	{
-		struct tm_victim v[MAX_CANDIDATES];
-
-		for (int i = 0; i < n; i++)
-			v[i] = c[i].v;
-		k = tm_evict_pick(v, n, need, order);
 	}
+	v = malloc(sizeof(*v) * (n ? n : 1));
+	order = malloc(sizeof(*order) * (n ? n : 1));
+	if (!v || !order) {
+		free(v);
+		free(order);
+		free(c);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		v[i] = c[i].v;
+	k = tm_evict_pick(v, n, need, order);
+	free(v);
 	for (int j = 0; j < k; j++) {
 		struct cand *x = &c[order[j]];
 
@@ -204,11 +272,13 @@ static void tick(struct tm_daemon *d, uint64_t now)
 			 "priority=%d memory_current=%" PRIu64
 			 " node_used_pct=%u evict_pct=%u need_bytes=%" PRIu64,
 			 x->v.priority, x->v.bytes, pct, cfg->memory.evict_pct, need);
-		if (st.nr_kil == MAX_CANDIDATES)
-			memmove(st.kil, st.kil + 1, sizeof(st.kil[0]) * --st.nr_kil);
+		if (grow((void **)&st.kil, &st.cap_kil, st.nr_kil, sizeof(st.kil[0])))
+			continue;
 		memcpy(st.kil[st.nr_kil].path, x->path, sizeof(st.kil[0].path));
 		st.kil[st.nr_kil++].at_ms = now;
 	}
+	free(order);
+	free(c);
 	if (!k && !cfg->memevict.throttle_first)
 		return;
 	st.phase = 2;
