@@ -39,7 +39,14 @@ static unsigned long synthetic_pus(const char *d)
 		     p[-1] != '['))
 			continue;
 		a = strtoul(p, NULL, 10);
-		if (a > TM_TOPO_MAX_CPUS || (a && n > TM_TOPO_MAX_CPUS / a))
+		/* a 0 here is an attribute hwloc skips ("(0..."), not a count
+		 * that empties the machine: it must not zero the product */
+		if (!a) {
+			while (isdigit((unsigned char)p[1]))
+				p++;
+			continue;
+		}
+		if (a > TM_TOPO_MAX_CPUS || n > TM_TOPO_MAX_CPUS / a)
 			return TM_TOPO_MAX_CPUS + 1UL;
 		n *= a;
 		while (isdigit((unsigned char)p[1]))

@@ -130,6 +130,32 @@ if [ "$pushes" -ge 3 ] && grep -q "^/nodemetric [1-9][0-9]* application/json$" "
 else
 	not_ok "reports pushed to a host name" "received $pushes, counted ${pushed_ok:-none}" "$(grep push "$tmp/d.log" | tail -3)"
 fi
+# A client that ends its stream before its request is complete is done:
+# its slot must come back at once, not at the request deadline.
+half=$(python3 - "$port" <<'PYEND'
+import socket, sys, time
+worst = 0.0
+for req in (b"GET /metrics HTTP/1.1\r\nHost: x\r\n", b"GX", b""):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    s.sendall(req)
+    t = time.monotonic()
+    s.shutdown(socket.SHUT_WR)
+    s.settimeout(5)
+    try:
+        while s.recv(4096):
+            pass
+    except OSError:
+        pass
+    worst = max(worst, time.monotonic() - t)
+    s.close()
+print("%.3f" % worst)
+PYEND
+)
+if awk -v w="$half" 'BEGIN { exit !(w < 0.5) }'; then
+	ok "a partial request whose client ends its stream is closed at once (slowest ${half} s)"
+else
+	not_ok "a partial request whose client ends its stream is closed within 0.5 s" "slowest ${half} s"
+fi
 kill $d
 wait $d
 expect_eq "tidemarkd stops cleanly" 0 "$?"

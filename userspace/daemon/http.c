@@ -243,7 +243,7 @@ static struct MHD_Daemon *start_http(struct tm_http *h)
 	struct MHD_Daemon *m;
 
 	m = MHD_start_daemon(
-		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG, d->cfg.report.listen_port, NULL,
+		MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG, d->cfg.report.listen_port, NULL,
 		NULL, serve, h, MHD_OPTION_EXTERNAL_LOGGER, http_log, h, /* first: all messages */
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT,
 		HTTP_MAX_CONN, MHD_OPTION_PER_IP_CONNECTION_LIMIT, HTTP_MAX_PER_IP,
