@@ -21,6 +21,7 @@
 #include "tmmaps.h"
 #include "loader.h"
 #include "runtime.h"
+#include "tidemark_policy.h"
 
 static volatile sig_atomic_t exit_req;
 
@@ -41,12 +42,20 @@ static void on_signal(int sig)
 	exit_req = 1;
 }
 
+/* The tunables an instance ran with (tidemarkd's line, a tidemarkctl set):
+ * the next instance after a restart (CPU hotplug) starts with them when they
+ * still fit the CPUs online. Not an option: the options stay as parsed. */
+struct tm_carry {
+	struct tm_tunables tun;
+	bool have;
+};
+
 /*
  * One scheduler lifetime: open, configure, load, attach, wait for a signal
  * or an exit from the kernel. Returns the exit code the kernel recorded (or a
  * negative errno when loading failed); *restart says whether to go again.
  */
-static int run_once(const struct tm_opts *o, bool first, bool *restart)
+static int run_once(const struct tm_opts *o, bool first, bool *restart, struct tm_carry *carry)
 {
 	struct tidemark *skel;
 	struct bpf_link *link = NULL;
@@ -60,6 +69,7 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 	u64 flag = 0;
 	long hp;
 	__u32 zero = 0;
+	struct tm_tunables tun;
 	char rt_err[512];
 	int err, n;
 
@@ -103,8 +113,26 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 	/* a task held by a CPU limit longer than half the watchdog runs anyway */
 	skel->rodata->bw_guard_ns =
 		(__u64)(o->timeout_ms ? o->timeout_ms : TM_TIMEOUT_MS_MAX) * 1000000 / 2;
-	/* a restart after CPU hotplug: the same options, fewer CPUs */
-	if (tm_check_tunables(&o->tun)) {
+	/* a restart after CPU hotplug: the same options, fewer CPUs; the values
+	 * set at runtime carry over when they still fit the CPUs now online */
+	tun = o->tun;
+	if (carry->have) {
+		const char *why = tm_tunables_check(&carry->tun, tm_nr_cpus());
+
+		if (!why) {
+			tun = carry->tun;
+			fprintf(stderr,
+				"scx_tidemark: tunables kept from the previous instance "
+				"(suppress_pct=%u max_be_wait_ms=%u be_floor_mcpu=%u)\n",
+				tun.suppress_pct, tun.max_be_wait_ms, tun.be_floor_mcpu);
+		} else {
+			fprintf(stderr,
+				"scx_tidemark: the previous instance's tunables no longer fit (%s, "
+				"%d online CPUs): back to the command line's\n",
+				why, tm_nr_cpus());
+		}
+	}
+	if (tm_check_tunables(&tun)) {
 		err = -EINVAL;
 		goto out;
 	}
@@ -117,7 +145,7 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 		fprintf(stderr, "scx_tidemark: load failed: %s\n", strerror(-err));
 		goto out;
 	}
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.tunables), &zero, &o->tun, BPF_ANY) ||
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.tunables), &zero, &tun, BPF_ANY) ||
 	    tm_sync_rules(skel, o, &own, first)) {
 		err = -EINVAL;
 		goto out;
@@ -197,6 +225,9 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart)
 	if (skel->data->uei.kind >= TM_EXIT_KIND_ERROR)
 		err = -EIO;
 	*restart = !exit_req && UEI_ECODE_RESTART(ecode);
+	/* what ran (tidemarkd's line included) is what the next instance starts with */
+	carry->have = *restart &&
+		      !bpf_map_lookup_elem(bpf_map__fd(skel->maps.tunables), &zero, &carry->tun);
 out:
 	if (link) {
 		tm_unpin_maps();
@@ -231,10 +262,11 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
+	struct tm_carry carry = {};
 	bool first = true;
 
 	do {
-		ret = run_once(&opts, first, &restart);
+		ret = run_once(&opts, first, &restart, &carry);
 		first = false;
 		if (restart) {
 			fprintf(stderr, "scx_tidemark: kernel asked for a restart; reloading\n");
