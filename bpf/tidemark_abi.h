@@ -28,7 +28,10 @@ struct tm_abi {
 	__u32 version;	/* TM_ABI_VERSION the scheduler was built with */
 	__u32 nr_stats; /* TM_NR_STATS of that build */
 	__u32 cap_cpus; /* CPUs the watermark's capacity counts */
-	__u32 pad;
+	/* low 32 bits of sched_ext's enable_seq once attached (written by the
+	 * loader before it pins this map; 0: not recorded): readers refuse the
+	 * maps of an instance that is no longer the one running */
+	__u32 enable_seq;
 };
 _Static_assert(sizeof(struct tm_abi) == 16, "tm_abi layout");
 

@@ -2,7 +2,8 @@
 # vm: --cpus 2 --timeout 200
 # A scheduler restart keeps the operator's runtime changes: tidemarkctl class
 # and cap are recorded in /run/tidemark/runtime.json and applied again to
-# the next scheduler, after its class rules.
+# the next scheduler, after its class rules. The maps a scheduler killed
+# with -9 leaves pinned are refused by the tools.
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/vmlib.sh"
 
@@ -46,6 +47,26 @@ stop
 scx || { not_ok "scheduler loads a third time" "$(cat /tmp/scx.log)"; tap_done; }
 expect_eq "/x has no class of its own" "system" "$(build/tidemarkctl class /x | awk '{print $2}')"
 expect_eq "/be has no cap" "" "$(capof /be)"
+
+note "kill -9: the maps stay pinned, and the tools refuse them"
+recs() { python3 -c 'import json; o=json.load(open("/run/tidemark/runtime.json")); print(o["classes"], o["caps"])'; }
+before=$(recs)
+kill -9 $spid
+wait $spid 2>/dev/null
+check "the dead scheduler's pins are still there" test -e /sys/fs/bpf/tidemark/tunables
+for c in "set suppress_pct=30" "show" "class /x be" "cap /be 100"; do
+	out=$(build/tidemarkctl $c 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ] && grep -q "the scheduler that pinned /sys/fs/bpf/tidemark is gone" <<<"$out"; then
+		ok "tidemarkctl $c refused: the scheduler is gone"
+	else
+		not_ok "tidemarkctl $c refused: the scheduler is gone" "$rc: $out"
+	fi
+done
+expect_eq "nothing recorded by the refused commands" "$before" "$(recs)"
+: >/tmp/scx.log
+scx || { not_ok "scheduler loads after a kill -9" "$(cat /tmp/scx.log)"; tap_done; }
+check "a new instance's maps are taken" bash -c "build/tidemarkctl show >/dev/null"
 
 note "a damaged record does not stop the scheduler, and says so"
 stop

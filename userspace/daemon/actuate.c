@@ -426,16 +426,34 @@ uint32_t tm_line_pct(const struct tm_daemon *d, const char **owner)
 	return pct;
 }
 
-/* Saved cgroup values (tm_cg_write_saved), at most TM_SAVED_MAX. */
-#define TM_SAVED_MAX 512
-
-static struct saved {
+/* Saved cgroup values (tm_cg_write_saved): as many as there are cgroups
+ * (the fallback records three values of every BE cgroup). */
+struct saved {
 	char owner[16];
 	char rel[TM_CFG_PATH_MAX];
 	char file[32];
 	char orig[128];
-} saved[TM_SAVED_MAX];
-static int nr_saved;
+};
+static struct saved *saved;
+static int nr_saved, cap_saved;
+/* records [nr_stored, nr_saved) are in memory only (tm_cg_record) */
+static int nr_stored;
+
+/* Room for one more record. */
+static int saved_grow(void)
+{
+	int n = cap_saved ? cap_saved * 2 : 64;
+	struct saved *p;
+
+	if (nr_saved < cap_saved)
+		return 0;
+	p = realloc(saved, n * sizeof(*p));
+	if (!p)
+		return -1;
+	saved = p;
+	cap_saved = n;
+	return 0;
+}
 
 static int saved_find(const char *owner, const char *rel, const char *file)
 {
@@ -482,38 +500,57 @@ static int cg_read_line(const struct tm_daemon *d, const char *rel, const char *
 	return tm_read_line(p, out, len);
 }
 
+int tm_cg_record(struct tm_daemon *d, const char *owner, const char *rel, const char *file)
+{
+	struct saved *r;
+
+	if (saved_find(owner, rel, file) >= 0)
+		return 0;
+	if (saved_grow())
+		return -1;
+	r = &saved[nr_saved];
+	memset(r, 0, sizeof(*r));
+	if (cg_read_line(d, rel, file, r->orig, sizeof(r->orig)))
+		return -1;
+	snprintf(r->owner, sizeof(r->owner), "%s", owner);
+	snprintf(r->rel, sizeof(r->rel), "%s", rel);
+	snprintf(r->file, sizeof(r->file), "%s", file);
+	nr_saved++;
+	return 0;
+}
+
+int tm_saved_sync(struct tm_daemon *d)
+{
+	if (nr_stored == nr_saved)
+		return 0;
+	if (saved_store(d)) {
+		nr_saved = nr_stored; /* not on disk: as if never recorded */
+		errno = EIO;
+		return -1;
+	}
+	nr_stored = nr_saved;
+	return 0;
+}
+
 int tm_cg_write_saved(struct tm_daemon *d, const char *owner, const char *rel, const char *file,
 		      const char *val)
 {
-	if (saved_find(owner, rel, file) < 0) {
-		struct saved *r;
-
-		if (nr_saved == TM_SAVED_MAX) {
-			errno = ENOSPC;
-			return -1;
-		}
-		r = &saved[nr_saved];
-		memset(r, 0, sizeof(*r));
-		if (cg_read_line(d, rel, file, r->orig, sizeof(r->orig)))
-			return -1;
-		snprintf(r->owner, sizeof(r->owner), "%s", owner);
-		snprintf(r->rel, sizeof(r->rel), "%s", rel);
-		snprintf(r->file, sizeof(r->file), "%s", file);
-		nr_saved++;
-		/* recorded on disk before the value it saves is overwritten */
-		if (saved_store(d)) {
-			nr_saved--;
-			errno = EIO;
-			return -1;
-		}
-	}
+	/* recorded on disk before the value it saves is overwritten */
+	if (tm_cg_record(d, owner, rel, file) || tm_saved_sync(d))
+		return -1;
 	return val ? tm_cg_write(d, rel, file, val) : 0;
 }
 
 int tm_cg_restore(struct tm_daemon *d, const char *owner, const char *rel)
 {
-	bool drop[TM_SAVED_MAX] = {};
+	bool *drop;
 	int n = 0, k = 0;
+
+	/* records not yet stored are not restored: nothing was written for them */
+	nr_saved = nr_stored;
+	drop = calloc(nr_saved ? nr_saved : 1, sizeof(*drop));
+	if (!drop)
+		return 0;
 
 	/* last saved, first restored: an undo (cpu.idle 0 resets cpu.weight,
 	 * so the weight saved before it goes back after it) */
@@ -533,8 +570,9 @@ int tm_cg_restore(struct tm_daemon *d, const char *owner, const char *rel)
 	for (int i = 0; i < nr_saved; i++)
 		if (!drop[i])
 			saved[k++] = saved[i];
+	free(drop);
 	if (k != nr_saved) {
-		nr_saved = k;
+		nr_saved = nr_stored = k;
 		saved_store(d);
 	}
 	return n;
@@ -570,17 +608,22 @@ int tm_saved_load(struct tm_daemon *d, char *err, size_t len)
 		json_decref(o);
 		return -1;
 	}
-	nr_saved = 0;
+	nr_saved = nr_stored = 0;
 	json_array_foreach(a, i, e)
 	{
 		const char *ow, *rel, *file, *val;
 		struct saved *r;
 
 		if (json_unpack(e, "{s:s,s:s,s:s,s:s}", "owner", &ow, "cgroup", &rel, "file", &file,
-				"value", &val) ||
-		    nr_saved == TM_SAVED_MAX) {
+				"value", &val)) {
 			snprintf(err, len, "%s: entry %zu is not {owner,cgroup,file,value}", path,
 				 i);
+			nr_saved = 0;
+			json_decref(o);
+			return -1;
+		}
+		if (saved_grow()) {
+			snprintf(err, len, "%s: out of memory at entry %zu", path, i);
 			nr_saved = 0;
 			json_decref(o);
 			return -1;
@@ -591,6 +634,7 @@ int tm_saved_load(struct tm_daemon *d, char *err, size_t len)
 		snprintf(r->file, sizeof(r->file), "%s", file);
 		snprintf(r->orig, sizeof(r->orig), "%s", val);
 	}
+	nr_stored = nr_saved;
 	json_decref(o);
 	return 0;
 }

@@ -85,6 +85,11 @@ int tm_cg_write(const struct tm_daemon *d, const char *rel, const char *file, co
  */
 int tm_cg_write_saved(struct tm_daemon *d, const char *owner, const char *rel, const char *file,
 		      const char *val);
+/* Many at once: tm_cg_record each value about to be replaced (in memory),
+ * then tm_saved_sync once (to disk) before any of the writes; a record set
+ * that cannot be stored is dropped again, so nothing is written unrecorded. */
+int tm_cg_record(struct tm_daemon *d, const char *owner, const char *rel, const char *file);
+int tm_saved_sync(struct tm_daemon *d);
 /* Put back what @owner changed, in @rel only or everywhere (@rel NULL), and
  * drop those records. Returns how many values were put back. */
 int tm_cg_restore(struct tm_daemon *d, const char *owner, const char *rel);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <limits.h>
@@ -29,6 +30,58 @@ static int pin_get(const char *dir, enum tm_pin which)
 
 	snprintf(path, sizeof(path), "%s/%s", dir, tm_pins[which].name);
 	return bpf_obj_get(path);
+}
+
+bool tm_sched_running(long *seq, char *why, size_t len)
+{
+	char state[32] = "", ops[64] = "", buf[32] = "";
+	long n = -1;
+
+	if (!tm_read_line("/sys/kernel/sched_ext/enable_seq", buf, sizeof(buf)))
+		n = strtol(buf, NULL, 10);
+	if (seq)
+		*seq = n;
+	if (tm_read_line("/sys/kernel/sched_ext/state", state, sizeof(state))) {
+		snprintf(why, len, "no sched_ext in this kernel");
+		return false;
+	}
+	if (strcmp(state, "enabled")) {
+		snprintf(why, len, "sched_ext state %s, enable_seq %ld", state, n);
+		return false;
+	}
+	if (tm_read_line("/sys/kernel/sched_ext/root/ops", ops, sizeof(ops)) ||
+	    strcmp(ops, "tidemark")) {
+		snprintf(why, len, "sched_ext runs '%s', enable_seq %ld", ops, n);
+		return false;
+	}
+	return true;
+}
+
+/* The maps under @dir belong to the scheduler running now: 0; -1 with
+ * errno ESTALE and a message. */
+static int live_check(const char *dir, const struct tm_abi *abi, char *err, size_t len)
+{
+	char why[128];
+	long seq;
+
+	if (!tm_sched_running(&seq, why, sizeof(why))) {
+		snprintf(err, len,
+			 "the scheduler that pinned %s is gone (%s): its maps are left over, "
+			 "refused (start scx_tidemark)",
+			 dir, why);
+		errno = ESTALE;
+		return -1;
+	}
+	/* a tidemark runs, but maybe a newer instance that has not pinned yet */
+	if (abi->enable_seq && seq >= 0 && abi->enable_seq != (__u32)seq) {
+		snprintf(err, len,
+			 "the maps under %s are from scheduler instance %u, instance %ld runs "
+			 "(it has not pinned its own yet): refused, try again",
+			 dir, abi->enable_seq, seq);
+		errno = ESTALE;
+		return -1;
+	}
+	return 0;
 }
 
 /* The scheduler's ABI: 0 when it is ours; -1 with errno and a message. */
@@ -78,7 +131,7 @@ static int abi_check(const char *dir, const char *who, char *err, size_t len)
 		errno = EPROTO;
 		return -1;
 	}
-	return 0;
+	return live_check(dir, &abi, err, len);
 }
 
 int tm_pin_dir_check(const char *dir, char *err, size_t len)

@@ -43,9 +43,18 @@ extern const struct tm_pin_desc tm_pins[TM_NR_PINS];
 int tm_pin_dir_check(const char *dir, char *err, size_t len);
 
 /*
+ * Is tidemark the sched_ext scheduler running now? true; false with what
+ * runs instead in @why. *@seq (may be NULL) gets sched_ext's enable_seq, -1
+ * when the kernel has none.
+ */
+bool tm_sched_running(long *seq, char *why, size_t len);
+
+/*
  * Open pinned object @which under @pin_dir (NULL: TM_PIN_DIR) for program
- * @who. Returns an fd, or -1 with errno ENOENT (no scheduler pinned there)
- * or EPROTO (ABI version or map layout differs) and a message in @err.
+ * @who. Returns an fd, or -1 with errno ENOENT (no scheduler pinned there),
+ * EPROTO (ABI version or map layout differs) or ESTALE (the scheduler that
+ * pinned them is gone: after a kill -9 its maps stay, and a write there
+ * would reach nothing) and a message in @err.
  */
 int tm_pin_open(const char *pin_dir, enum tm_pin which, const char *who, char *err, size_t len);
 

@@ -50,6 +50,23 @@ struct tm_carry {
 	bool have;
 };
 
+/* Which sched_ext instance this is, into the ABI map before it is pinned:
+ * tidemarkctl and tidemarkd then refuse these maps once it is gone. */
+static void record_instance(struct tidemark *skel)
+{
+	struct tm_abi abi;
+	__u32 zero = 0;
+	char why[128];
+	long seq;
+	int fd = bpf_map__fd(skel->maps.abi);
+
+	if (!tm_sched_running(&seq, why, sizeof(why)) || seq <= 0 ||
+	    bpf_map_lookup_elem(fd, &zero, &abi))
+		return; /* ejected already: the exit is reported below */
+	abi.enable_seq = (__u32)seq;
+	bpf_map_update_elem(fd, &zero, &abi, BPF_ANY);
+}
+
 /*
  * One scheduler lifetime: open, configure, load, attach, wait for a signal
  * or an exit from the kernel. Returns the exit code the kernel recorded (or a
@@ -180,6 +197,7 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 			errno == EBUSY ? " (another sched_ext scheduler is loaded)" : "");
 		goto out;
 	}
+	record_instance(skel);
 	if (tm_pin_maps(skel)) {
 		err = -EIO;
 		goto out;

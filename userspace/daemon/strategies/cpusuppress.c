@@ -3,9 +3,10 @@
  * CPU suppress: the scheduler enforces the BE line in-kernel; this strategy
  * keeps the scheduler's pinned tunables (suppress_pct, max_be_wait_ms,
  * be_floor_mcpu) equal to the configuration, the BE line being the lowest
- * the arbiter holds (tm_line_pct), checked every second and at once when the
- * line changes, so a
- * restarted scheduler (a new map behind the pin) and a reload are followed.
+ * the arbiter holds (tm_line_pct), checked every 250 ms and at once when the
+ * line changes, so a restarted scheduler (a new map behind the pin: after a
+ * kill -9 it starts at its command line's line) has tidemarkd's within
+ * 250 ms of pinning its maps, and a reload is followed.
  * When no scheduler runs, it waits: the node is then not protected, which
  * the report says (scheduler_up 0).
  */
@@ -95,7 +96,7 @@ out:
 
 static uint32_t period_ms(const struct tm_daemon *d)
 {
-	return 1000;
+	return 250;
 }
 
 const struct tm_strategy tm_strategy_cpusuppress = {

@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -37,28 +38,6 @@ static struct {
 	bool have_usage;
 	char why[96];
 } st;
-
-/* Is tidemark the running sched_ext scheduler? @why says what runs instead. */
-static bool tidemark_runs(char *why, size_t len)
-{
-	char state[32] = "", ops[64] = "", seq[32] = "";
-
-	if (tm_read_line("/sys/kernel/sched_ext/state", state, sizeof(state))) {
-		snprintf(why, len, "no sched_ext in this kernel");
-		return false;
-	}
-	tm_read_line("/sys/kernel/sched_ext/enable_seq", seq, sizeof(seq));
-	if (strcmp(state, "enabled")) {
-		snprintf(why, len, "sched_ext state %s, enable_seq %s", state, seq);
-		return false;
-	}
-	if (tm_read_line("/sys/kernel/sched_ext/root/ops", ops, sizeof(ops)) ||
-	    strcmp(ops, "tidemark")) {
-		snprintf(why, len, "sched_ext runs '%s', enable_seq %s", ops, seq);
-		return false;
-	}
-	return true;
-}
 
 /* CPU time of the tasks in the root cgroup itself (kernel threads, and on a
  * bare host whatever was never moved), us, from their own run time. */
@@ -144,6 +123,7 @@ static void apply(struct tm_daemon *d, uint64_t now)
 	uint64_t root_us = 0, be_us = 0, cap_mcpu = (uint64_t)tm_nr_cpus() * 1000;
 	uint64_t hi_mcpu = 0, line_mcpu, allow_mcpu, quota_us;
 	char val[64];
+	bool *skip;
 	__u64 v;
 
 	root_us = top_usage_us(d);
@@ -181,16 +161,42 @@ static void apply(struct tm_daemon *d, uint64_t now)
 	if (quota_us < 1000)
 		quota_us = 1000;
 	snprintf(val, sizeof(val), "%" PRIu64 " %d", quota_us, PERIOD_US);
+	if (cfg->fallback.dry_run) {
+		free(be);
+		return;
+	}
+	/* every value about to be replaced recorded first, stored once (one
+	 * file written for the whole node, not one per cgroup); cpu.idle 0
+	 * resets cpu.weight to 100, so the weight is saved to be put back */
+	skip = calloc(n, sizeof(*skip));
+	if (!skip) {
+		free(be);
+		return;
+	}
 	for (int i = 0; i < n; i++) {
-		if (cfg->fallback.dry_run)
-			continue;
-		/* cpu.idle 0 resets cpu.weight to 100: saved to be put back after */
-		if (tm_cg_write_saved(d, NAME, be[i].path, "cpu.weight", NULL) ||
-		    tm_cg_write_saved(d, NAME, be[i].path, "cpu.idle", "1") ||
-		    tm_cg_write_saved(d, NAME, be[i].path, "cpu.max", val))
-			fprintf(stderr, "tidemarkd: %s: cannot limit %s: %s\n", NAME, be[i].path,
+		skip[i] = tm_cg_record(d, NAME, be[i].path, "cpu.weight") ||
+			  tm_cg_record(d, NAME, be[i].path, "cpu.idle") ||
+			  tm_cg_record(d, NAME, be[i].path, "cpu.max");
+		if (skip[i] && errno != ENOENT)
+			fprintf(stderr, "tidemarkd: %s: cannot record %s: %s\n", NAME, be[i].path,
 				strerror(errno));
 	}
+	if (tm_saved_sync(d)) {
+		fprintf(stderr, "tidemarkd: %s: values not recorded, nothing limited\n", NAME);
+		free(skip);
+		free(be);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		if (skip[i])
+			continue;
+		if (tm_cg_write(d, be[i].path, "cpu.idle", "1") ||
+		    tm_cg_write(d, be[i].path, "cpu.max", val))
+			if (errno != ENOENT)
+				fprintf(stderr, "tidemarkd: %s: cannot limit %s: %s\n", NAME,
+					be[i].path, strerror(errno));
+	}
+	free(skip);
 	free(be);
 }
 
@@ -209,7 +215,7 @@ static void leave(struct tm_daemon *d, uint64_t now, const char *why)
 static void tick(struct tm_daemon *d, uint64_t now)
 {
 	char why[96];
-	bool ours = tidemark_runs(why, sizeof(why));
+	bool ours = tm_sched_running(NULL, why, sizeof(why));
 
 	if (!d->cfg.fallback.enabled || ours) {
 		/* also what an earlier tidemarkd left */
