@@ -15,13 +15,22 @@ $(BUILD)/tests/%: tests/unit/%.c $(wildcard bpf/*.h userspace/*/*.h topology/*.h
 		-lhwloc -ljansson -lcurl -lm
 
 include tests/fuzz/fuzz.mk
+include tests/asan.mk
 
 # The whole suite, VM tests included (the kernel is built or reused first).
-test: all $(UNIT_BINS) fuzz-build kernel
+test: all $(UNIT_BINS) fuzz-build asan-build kernel
 	tests/run $(UNIT_BINS) $(wildcard tests/host/*.sh) $(wildcard tests/vm/*.sh)
 
-test-unit: all $(UNIT_BINS) fuzz-build
+test-unit: all $(UNIT_BINS) fuzz-build asan-build
 	tests/run $(UNIT_BINS) $(wildcard tests/host/*.sh)
 
-test-vm: all kernel
+test-vm: all asan-build kernel
 	tests/run $(wildcard tests/vm/*.sh)
+
+# Long fault injection: SOAK_FAULTS kill -9s of scx_tidemark and tidemarkd
+# (make test runs 8 of tests/vm/soak.sh); SOAK_SEED replays a run.
+SOAK_FAULTS ?= 100
+SOAK_SEED ?= $(shell echo $$RANDOM)
+soak: all kernel
+	tools/vm/run --cpus 2 --timeout $$(( $(SOAK_FAULTS) * 20 + 300 )) -- env \
+		TIDEMARK_SOAK_FAULTS=$(SOAK_FAULTS) TIDEMARK_SOAK_SEED=$(SOAK_SEED) tests/vm/soak.sh

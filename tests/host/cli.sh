@@ -2,7 +2,7 @@
 # Command-line validation of scx_tidemark, on the host (nothing is loaded:
 # every case here must fail before touching BPF).
 . "$(dirname "$0")/../lib/lib.sh"
-bin=build/scx_tidemark
+bin=${TIDEMARK_BUILD:-build}/scx_tidemark
 
 # expect_reject DESC PATTERN ARGS...: exit 2, and stderr names the problem.
 expect_reject() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tidemarkd configuration checks on the host (--check: nothing runs).
 . "$(dirname "$0")/../lib/lib.sh"
-bin=build/tidemarkd
+bin=${TIDEMARK_BUILD:-build}/tidemarkd
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

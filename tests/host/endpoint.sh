@@ -5,7 +5,7 @@
 # messages are rate-limited, and whatever a tenant names a cgroup, /report is
 # valid UTF-8 JSON and /metrics passes promtool.
 . "$(dirname "$0")/../lib/lib.sh"
-bin=build/tidemarkd
+bin=${TIDEMARK_BUILD:-build}/tidemarkd
 tmp=$(mktemp -d)
 d= sink= slowsrv=
 trap 'kill $d $sink $slowsrv 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -166,7 +166,7 @@ tests/lib/httpsink.py slow $((port + 2)) /dev/null 40 >/dev/null 2>&1 &
 slowsrv=$!
 sleep 0.5
 t0=$(date +%s%N)
-out=$(build/tidemarkctl status --addr 127.0.0.1:$((port + 2)) 2>&1)
+out=$(${TIDEMARK_BUILD:-build}/tidemarkctl status --addr 127.0.0.1:$((port + 2)) 2>&1)
 rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
 kill $slowsrv 2>/dev/null

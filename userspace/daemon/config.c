@@ -337,7 +337,8 @@ static void listen_field(struct ctx *x, json_t *o, struct tm_config *c)
 		return;
 	}
 	c->report.listen_ip = ia.s_addr;
-	snprintf(c->report.listen_addr, sizeof(c->report.listen_addr), "%s", buf);
+	/* at most 15 characters once parsed */
+	snprintf(c->report.listen_addr, sizeof(c->report.listen_addr), "%.63s", buf);
 	c->report.listen_port = port;
 }
 

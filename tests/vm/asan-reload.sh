@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# vm: --cpus 2 --timeout 600
+# tidemarkd built with ASan + UBSan (build/asan) beside the running
+# scheduler, every strategy on, BE and ONLINE work, through 100 reloads
+# (SIGHUP; every tenth configuration invalid, refused, the last good one
+# kept): no sanitizer report, no leak at exit, and its resident memory
+# does not grow from reload 20 to reload 100.
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
+
+cg=/sys/fs/cgroup
+echo "+cpu +memory" >$cg/cgroup.subtree_control
+mkdir -p $cg/online $cg/be/a $cg/be/b
+build/scx_tidemark --online /online --be /be >/tmp/scx.log 2>&1 &
+spid=$!
+wait_state enabled 30 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
+in_cgroup be/a stress-ng --temp-path /tmp --cpu 1 --cpu-method int64 --timeout 3600s >/dev/null 2>&1
+in_cgroup online stress-ng --temp-path /tmp --cpu 1 --cpu-method int64 --cpu-load 20 --timeout 3600s >/dev/null 2>&1
+conf() { # suppress_pct cooldown_s
+	cat <<EOC
+{"version": 1,
+ "watermarks": {"cpu": {"forbid_pct": 50, "suppress_pct": $1, "evict_pct": 90},
+                "memory": {"evict_lower_pct": 80, "evict_pct": 90}},
+ "interference": {"enabled": true, "cooldown_s": $2},
+ "cgroups": {"be": ["/be/*"], "online": ["/online"]},
+ "report": {"listen": "127.0.0.1:9477"}}
+EOC
+}
+conf 60 10 >/tmp/td.json
+export ASAN_OPTIONS=detect_leaks=1:log_path=/tmp/asan:quarantine_size_mb=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=/tmp/ubsan
+build/asan/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
+dpid=$!
+wait_log /tmp/td.log "tidemarkd: running" 30 || { not_ok "ASan tidemarkd starts" "$(tail -5 /tmp/td.log)"; tap_done; }
+ok "ASan tidemarkd starts"
+rss() { awk '/^VmRSS/ {print $2}' /proc/$dpid/status; }
+bad=0
+for i in $(seq 100); do
+	if [ $((i % 10)) -eq 0 ]; then
+		conf 0 10 >/tmp/td.json # suppress_pct 0: refused
+	else
+		conf $((55 + i % 2 * 10)) $((5 + i % 3)) >/tmp/td.json
+	fi
+	before=$(grep -c -E "configuration reloaded|reload refused" /tmp/td.log)
+	kill -HUP $dpid
+	for w in $(seq 100); do
+		[ "$(grep -c -E "configuration reloaded|reload refused" /tmp/td.log)" -gt "$before" ] && break
+		sleep 0.05
+	done
+	# a strategy tick between reloads
+	curl -s -o /dev/null -m 2 http://127.0.0.1:9477/metrics || bad=$((bad + 1))
+	[ $i -eq 20 ] && r20=$(rss)
+done
+r100=$(rss)
+expect_eq "100 reloads answered (90 applied, 10 refused)" "90 10" \
+	"$(grep -c "configuration reloaded" /tmp/td.log) $(grep -c "reload refused" /tmp/td.log)"
+expect_eq "/metrics answered after every reload" 0 "$bad"
+note "VmRSS after reload 20: $r20 kB, after reload 100: $r100 kB"
+if [ $((r100 - r20)) -le 1024 ]; then
+	ok "no growth from reload 20 to 100 ($((r100 - r20)) kB, at most 1024)"
+else
+	not_ok "no growth from reload 20 to 100" "$r20 -> $r100 kB"
+fi
+kill -TERM $dpid
+wait $dpid
+expect_eq "tidemarkd exits 0 (LeakSanitizer finds nothing at exit)" 0 "$?"
+reports=$(cat /tmp/asan.* /tmp/ubsan.* 2>/dev/null | grep -m3 -E "ERROR|runtime error|SUMMARY")
+expect_eq "no sanitizer report" "" "$reports"
+check "no sanitizer output in the daemon's log" bash -c '! grep -q -E "Sanitizer|runtime error" /tmp/td.log'
+kill -INT $spid
+wait $spid
+pkill stress-ng
+wait 2>/dev/null
+tap_done

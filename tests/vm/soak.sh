@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# vm: --cpus 2 --timeout 900
+# Soak: kill -9 scx_tidemark, tidemarkd or both at random moments while
+# ONLINE, SYSTEM and BE work runs, a BE job fills memory (lowered
+# memory.high, kills) and BE cgroups come and go. Each is restarted as its
+# unit restarts it (RestartSec=2). After every fault the scheduler is back
+# with tidemarkd's line (40, not the command line's 65), the runtime class
+# and the operator's cap; BE (with ONLINE) is back under the line + 5 within
+# the bound, measured each second from cgroup cpu.stat; no ONLINE or SYSTEM
+# process is ever killed. At the end nothing is left: no cap but the
+# operator's, no lowered memory.high, BE cgroups' cpu.max, cpu.idle and
+# cpu.weight as the operator set them, no saved record.
+#
+# TIDEMARK_SOAK_FAULTS faults (8 here; `make soak` runs 100): the loader,
+# the daemon and both in turn, at moments chosen by TIDEMARK_SOAK_SEED (1
+# here; a failure is replayed with the same seed).
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
+
+faults=${TIDEMARK_SOAK_FAULTS:-8}
+seed=${TIDEMARK_SOAK_SEED:-1}
+RANDOM=$seed
+line=40
+# BE back under the line + 5 within this long after the fault: the fallback
+# enters within 1 s and needs a period to bite; with tidemarkd dead too,
+# its unit's 2 s restart and start come first
+# (the fallback's first round gives BE the whole line, the second takes
+# off what ONLINE and SYSTEM used, and a 1 s sample can straddle the end);
+# the scheduler itself is back only after ~5 s, so a missing fallback fails
+bound_scx=4 bound_both=6
+cg=/sys/fs/cgroup
+mem_pct() { awk '/^MemTotal/{t=$2} /^MemAvailable/{a=$2} END{print int((t-a)*100/t)}' /proc/meminfo; }
+base=$(mem_pct)
+total_mib=$(awk '/^MemTotal/{print int($2/1024)}' /proc/meminfo)
+# the memory job takes a quarter of the node: over evict_pct by ~10 points
+evict=$((base + 15))
+note "memory: ${total_mib} MiB, ${base}% used at rest; evict at ${evict}%, down to $((evict - 5))%"
+rm -f /run/tidemark/runtime.json /run/tidemark/saved.json /tmp/soak.stop
+echo "+cpu +memory" >$cg/cgroup.subtree_control
+mkdir -p $cg/online/web $cg/system.slice/keep.service $cg/be $cg/rt
+echo "+cpu +memory" >$cg/online/cgroup.subtree_control
+echo "+cpu +memory" >$cg/be/cgroup.subtree_control
+mkdir -p $cg/be/hog $cg/be/capped $cg/be/mem
+# the operator's own values, to be found again at the end
+echo "max 100000" >$cg/be/hog/cpu.max
+echo 50 >$cg/be/hog/cpu.weight
+echo 20 >$cg/be/capped/cpu.weight
+
+# as the units run them: restarted 2 s after they die
+sup() { # name cmd...
+	local name=$1
+	shift
+	while [ ! -e /tmp/soak.stop ]; do
+		"$@" >>/tmp/$name.log 2>&1
+		[ -e /tmp/soak.stop ] && break
+		sleep 2
+	done
+}
+cat >/tmp/td.json <<EOC
+{"version": 1,
+ "watermarks": {"cpu": {"forbid_pct": 35, "suppress_pct": $line, "evict_pct": 95},
+                "memory": {"forbid_pct": $((evict - 7)), "evict_lower_pct": $((evict - 5)), "evict_pct": $evict}},
+ "memory_eviction": {"enabled": true, "cooldown_ms": 1000},
+ "cpu_eviction": {"enabled": false}, "interference": {"enabled": false},
+ "cgroups": {"be": ["/be/*"], "online": ["/online/*"]},
+ "report": {"listen": "127.0.0.1:9477"}}
+EOC
+sup scx build/scx_tidemark --online /online --be /be &
+wait_state enabled 30 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
+sup td build/tidemarkd --config /tmp/td.json &
+wait_log /tmp/td.log "tidemarkd: running" 20 || { not_ok "daemon starts" "$(cat /tmp/td.log)"; tap_done; }
+build/tidemarkctl class /rt be >/dev/null
+build/tidemarkctl cap /be/capped 200 >/dev/null
+ok "scheduler and daemon run under their restart loops"
+
+# work: ONLINE and SYSTEM must never be touched
+in_cgroup online/web stress-ng --temp-path /tmp --cpu 1 --cpu-method int64 --cpu-load 20 --timeout 3600s >/tmp/web.log 2>&1
+web=$!
+in_cgroup system.slice/keep.service sleep 100000
+keep=$!
+in_cgroup be/hog stress-ng --temp-path /tmp --cpu 2 --cpu-method int64 --timeout 3600s >/dev/null 2>&1
+in_cgroup be/capped stress-ng --temp-path /tmp --cpu 1 --cpu-method int64 --timeout 3600s >/dev/null 2>&1
+in_cgroup rt sleep 100000
+# a BE job that fills memory past evict_pct again and again
+(while [ ! -e /tmp/soak.work ]; do
+	(echo $BASHPID >$cg/be/mem/cgroup.procs &&
+		exec stress-ng --temp-path /tmp --vm 1 --vm-bytes $((total_mib / 4))M --vm-keep --vm-populate \
+			--timeout 10s) >/dev/null 2>&1
+	sleep 3
+done) &
+# BE cgroups that come and go
+(i=0; while [ ! -e /tmp/soak.work ]; do
+	i=$((i + 1))
+	mkdir -p $cg/be/c$i
+	(echo $BASHPID >$cg/be/c$i/cgroup.procs && exec timeout 2 bash -c 'while :; do :; done') 2>/dev/null
+	rmdir $cg/be/c$i 2>/dev/null
+	sleep 0.5
+done) &
+
+# each second: BE's and ONLINE's share of the node, from cgroup cpu.stat
+python3 - >/tmp/share.log <<'PYEND' &
+import os, sys, time
+n = os.cpu_count()
+def usage(p):
+    try:
+        with open(f"/sys/fs/cgroup/{p}/cpu.stat") as f:
+            return int(f.readline().split()[1])
+    except OSError:
+        return 0
+prev, t0 = (usage("be"), usage("online")), time.monotonic()
+while not os.path.exists("/tmp/soak.work"):
+    time.sleep(1)
+    cur, t = (usage("be"), usage("online")), time.monotonic()
+    dt = (t - t0) * 1e6 * n
+    print("%.3f %.1f %.1f" % (time.clock_gettime(time.CLOCK_REALTIME), 100 * (cur[0] - prev[0]) / dt,
+                              100 * (cur[1] - prev[1]) / dt), flush=True)
+    prev, t0 = cur, t
+PYEND
+sampler=$!
+
+# the state a recovered node is in
+scx_back() {
+	[ "$(scx_state)" = enabled ] || return 1
+	grep -q "^suppress_pct=$line " <<<"$(build/tidemarkctl show 2>/dev/null)" || return 1
+	[ "$(build/tidemarkctl class /rt 2>/dev/null | awk '{print $2}')" = be ] || return 1
+	build/tidemarkctl bw --json 2>/dev/null | python3 -c '
+import json, sys
+rows = json.load(sys.stdin)["cgroups"]
+sys.exit(not any(r.get("path") == "/be/capped" and r.get("cap_mcpu") == 200 for r in rows))'
+}
+td_back() { # old pid
+	local p
+	p=$(pgrep -x tidemarkd) && [ "$p" != "$1" ] && curl -s -m 1 -o /dev/null http://127.0.0.1:9477/metrics
+}
+
+sleep 3
+for i in $(seq 30); do scx_back && break; sleep 0.2; done
+scx_back || { not_ok "steady state before the first fault" "$(build/tidemarkctl show 2>&1; build/tidemarkctl bw --json 2>&1 | head -c 600)"; tap_done; }
+ok "steady state: tidemarkd's line, the runtime class and the operator's cap in place"
+
+: >/tmp/faults.log
+for f in $(seq "$faults"); do
+	sleep "$((3 + RANDOM % 4)).$((RANDOM % 10))"
+	# each kind in turn, at a random moment
+	case $((f % 3)) in
+	1) kind=scx ;;
+	2) kind=td ;;
+	*) kind=both ;;
+	esac
+	spid=$(pgrep -x scx_tidemark) dpid=$(pgrep -x tidemarkd)
+	t0=$(date +%s.%N)
+	case $kind in
+	scx) kill -9 "$spid" ;;
+	td) kill -9 "$dpid" ;;
+	both) kill -9 "$spid" "$dpid" ;;
+	esac
+	rec=""
+	for i in $(seq 150); do
+		if { [ $kind = td ] || scx_back; } && { [ $kind = scx ] || td_back "$dpid"; }; then
+			rec=$(python3 -c "import time; print('%.2f' % (time.time() - $t0))")
+			break
+		fi
+		sleep 0.2
+	done
+	echo "$f $kind $t0 ${rec:-none}" >>/tmp/faults.log
+	note "fault $f: kill -9 $kind, recovered after ${rec:-never} s"
+	[ -n "$rec" ] || not_ok "fault $f ($kind) recovered within 30 s" "$(tail -3 /tmp/scx.log)" "$(tail -3 /tmp/td.log)"
+done
+sleep 3
+touch /tmp/soak.work
+wait $sampler
+pkill -f "stress-ng --temp-path /tmp --vm" 2>/dev/null
+
+# each fault: when BE (with ONLINE) was last above the line + 5 before the
+# next fault, counted from the kill
+python3 - "$line" "$bound_scx" "$bound_both" >/tmp/judge.out <<'PYEND'
+import statistics, sys
+line, bscx, bboth = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+faults = [l.split() for l in open("/tmp/faults.log")]
+share = [tuple(map(float, l.split())) for l in open("/tmp/share.log")]
+t_first = float(faults[0][2]) if faults else float("inf")
+before = [s for s in share if s[0] < t_first]
+over = [s for s in before if s[1] + s[2] > line + 5]
+print("steady %d %d %.1f" % (len(before), len(over), max((s[1] + s[2] for s in before), default=0)))
+rec = {"scx": [], "td": [], "both": []}
+back = {"scx": [], "td": [], "both": []}
+for i, (n, kind, t0, r) in enumerate(faults):
+    t0 = float(t0)
+    t1 = float(faults[i + 1][2]) if i + 1 < len(faults) else float("inf")
+    win = [s for s in share if t0 < s[0] <= t1]
+    last = max((s[0] - t0 for s in win if s[1] + s[2] > line + 5), default=0.0)
+    back[kind].append(last)
+    if r != "none":
+        rec[kind].append(float(r))
+for k in rec:
+    if not back[k]:
+        continue
+    r = rec[k]
+    print("kind %s %d %d %s %s %.1f" % (k, len(back[k]), len(r),
+          "%.2f" % statistics.median(r) if r else "-", "%.2f" % max(r) if r else "-", max(back[k])))
+PYEND
+read -r _ nb nover worst < <(grep '^steady' /tmp/judge.out)
+if [ "${nb:-0}" -ge 3 ] && [ "$nover" -eq 0 ]; then
+	ok "before any fault: BE and ONLINE under the line + 5 in all $nb seconds (worst $worst%)"
+else
+	not_ok "before any fault: BE and ONLINE under the line + 5" "$nover of $nb seconds above, worst $worst%"
+fi
+injected=0 recovered=0
+while read -r _ kind n r p50 max back; do
+	injected=$((injected + n)) recovered=$((recovered + r))
+	note "kill -9 $kind: $n faults, $r recovered, recovery p50 $p50 s, max $max s; BE last above the line + 5 at $back s"
+	case $kind in
+	scx) b=$bound_scx ;;
+	both) b=$bound_both ;;
+	td) b=0 ;;
+	esac
+	if awk -v x="$back" -v b="$b" 'BEGIN { exit !(x <= b) }'; then
+		ok "kill -9 $kind: BE back under the line + 5 within ${b} s (last above at ${back} s)"
+	else
+		not_ok "kill -9 $kind: BE back under the line + 5 within ${b} s" "last above at ${back} s after a fault" "$(cat /tmp/faults.log)"
+	fi
+done < <(grep '^kind' /tmp/judge.out)
+note "faults injected $injected, recovered $recovered (seed $seed)"
+expect_eq "every fault recovered" "$injected" "$recovered"
+
+# settled: the memory job gone, the node under evict_lower_pct again
+sleep 4
+for i in $(seq 50); do scx_back && break; sleep 0.2; done
+check "at the end: scheduler, line, runtime class and operator cap in place" scx_back
+check "ONLINE process never killed" kill -0 "$web"
+kill -0 "$web" 2>/dev/null || note "ONLINE: $(tail -3 /tmp/web.log) $(dmesg | grep -i -m3 kill)"
+check "SYSTEM process never killed" kill -0 "$keep"
+killed=$(grep "action=kill" /tmp/td.log | grep -c -E "cgroup=/(online|system.slice|rt)")
+expect_eq "no kill audited on an ONLINE or SYSTEM cgroup" 0 "$killed"
+note "kills audited: $(grep -c "action=kill" /tmp/td.log), memory.high lowered: $(grep -c "action=throttle" /tmp/td.log), restored by a new tidemarkd: $(grep -c "left lowered by an earlier tidemarkd" /tmp/td.log)"
+caps=$(build/tidemarkctl bw --json | python3 -c '
+import json, sys
+rows = json.load(sys.stdin)["cgroups"]
+print(" ".join("%s=%s" % (r.get("path"), r.get("cap_mcpu")) for r in rows if r.get("cap_mcpu")))')
+expect_eq "no cap left but the operator's" "/be/capped=200" "$caps"
+left=""
+for d in $cg/be/*/; do
+	d=${d%/}
+	[ "$(cat $d/memory.high)" = max ] || left="$left ${d#$cg}:memory.high=$(cat $d/memory.high)"
+	[ "$(cat $d/cpu.idle)" = 0 ] || left="$left ${d#$cg}:cpu.idle=$(cat $d/cpu.idle)"
+done
+[ "$(cat $cg/be/hog/cpu.max)" = "max 100000" ] || left="$left hog:cpu.max=$(cat $cg/be/hog/cpu.max)"
+[ "$(cat $cg/be/hog/cpu.weight)" = 50 ] || left="$left hog:cpu.weight=$(cat $cg/be/hog/cpu.weight)"
+[ "$(cat $cg/be/capped/cpu.weight)" = 20 ] || left="$left capped:cpu.weight=$(cat $cg/be/capped/cpu.weight)"
+expect_eq "BE cgroups as the operator left them (memory.high, cpu.max, cpu.idle, cpu.weight)" "" "$left"
+n=$(python3 -c 'import json; print(len(json.load(open("/run/tidemark/saved.json"))["saved"]))' 2>/dev/null || echo 0)
+expect_eq "no saved record left" 0 "$n"
+
+touch /tmp/soak.stop
+pkill -INT -x tidemarkd
+pkill -INT -x scx_tidemark
+pkill stress-ng
+pkill -f "sleep 100000"
+wait
+rm -f /run/tidemark/runtime.json
+tap_done
