@@ -483,6 +483,17 @@ static bool prom_name(const char *stat, char *out, size_t len)
 	return true;
 }
 
+/* The per-cgroup rows as of now, copied (caller holds d->lock, frees
+ * *out): how many, 0 when there are none or no memory for the copy. */
+static int cgroups_copy(const struct tm_daemon *d, struct tm_cg_usage **out)
+{
+	*out = d->nr_cg ? malloc(sizeof(**out) * d->nr_cg) : NULL;
+	if (!*out)
+		return 0;
+	memcpy(*out, d->cg, sizeof(**out) * d->nr_cg);
+	return d->nr_cg;
+}
+
 char *tm_report_prometheus(struct tm_daemon *d)
 {
 	static const char *const stat[] = {"avg", "p50", "p90", "p95", "p99"};
@@ -496,12 +507,7 @@ char *tm_report_prometheus(struct tm_daemon *d)
 
 	pthread_mutex_lock(&d->lock);
 	s = d->snap;
-	ncg = d->nr_cg;
-	cg = ncg ? malloc(sizeof(*cg) * ncg) : NULL;
-	if (cg)
-		memcpy(cg, d->cg, sizeof(*cg) * ncg);
-	else
-		ncg = 0;
+	ncg = cgroups_copy(d, &cg);
 	na = d->nr_actions;
 	memcpy(a, d->actions, sizeof(a));
 	reloads = d->config_reloads;
@@ -681,12 +687,7 @@ char *tm_report_json(struct tm_daemon *d)
 
 	pthread_mutex_lock(&d->lock);
 	s = d->snap;
-	ncg = d->nr_cg;
-	cg = ncg ? malloc(sizeof(*cg) * ncg) : NULL;
-	if (cg)
-		memcpy(cg, d->cg, sizeof(*cg) * ncg);
-	else
-		ncg = 0;
+	ncg = cgroups_copy(d, &cg);
 	pthread_mutex_unlock(&d->lock);
 
 	tm_bprintf(&b, "{\"kind\":\"NodeMetric\",\"version\":1,\"at_ms\":%" PRIu64 ",", s.at_ms);
