@@ -2,6 +2,7 @@
 # Node CPU busy, measured from outside the scheduler, over consecutive windows.
 #
 #   tests/lib/busy.py [--delay S] [--windows N] [--seconds S] [--cgroup NAME=PATH ...]
+#                     [--scan-delay S]
 #
 # --delay: start first, measure after S seconds. Under a saturating ONLINE
 # load a fresh python takes seconds to start (every wakeup waits a slice);
@@ -15,19 +16,27 @@
 #       it only grows when a task is switched out, so a task that keeps its
 #       CPU for seconds would be missed. Tasks that exit during a window lose
 #       their last part; tests measure steady loads.
+#       Each task's run time is divided by the time between its own two
+#       reads: a scan of /proc takes 30-130 ms under TCG on a busy host, and
+#       one clock for the whole scan put a slow scan's extra time into the
+#       window of every task read late in it (45% read for a node at 41%).
 # stat: /proc/stat (user+nice+system+irq+softirq over all). Tick-sampled;
 #       under QEMU TCG it reads 10-15 points above "busy" even for EEVDF with
 #       a cpu.max cap, so tests judge on "busy" and print "stat" for the record.
 # NAME: share of the node used by cgroup PATH (cpu.stat usage_usec).
+# --scan-delay: every scan but the first starts S seconds late, as a vCPU
+#       stalled by the host would (tests/host/busy.sh checks the result).
 import argparse
 import os
 import sys
 import time
 
 
-def task_runtimes():
-    """{tid: sum_exec_runtime ns} for every task on the node."""
+def task_runtimes(delay=0.0):
+    """{tid: (sum_exec_runtime ns, monotonic s when read)} for every task."""
     out = {}
+    if delay > 0:
+        time.sleep(delay)
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -38,15 +47,23 @@ def task_runtimes():
         for tid in tids:
             try:
                 with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                    out[int(tid)] = int(f.read().split()[0])
+                    ns = int(f.read().split()[0])
+                out[int(tid)] = (ns, time.monotonic())
             except (OSError, ValueError, IndexError):
                 pass
     return out
 
 
-def ran_ns(before, after):
-    """Run time between two task_runtimes() samples (new tasks count whole)."""
-    return sum(v - before.get(t, 0) for t, v in after.items() if v >= before.get(t, 0))
+def cpus_used(before, after, t0):
+    """CPUs in use between two task_runtimes() samples: each task's run time
+    over the time between its own reads; a task new since @before counts its
+    whole run time over the time since the window began at @t0."""
+    s = 0.0
+    for t, (v, at) in after.items():
+        v0, at0 = before.get(t, (0, t0))
+        if v >= v0 and at > at0:
+            s += (v - v0) / 1e9 / (at - at0)
+    return s
 
 
 def procstat():
@@ -57,11 +74,12 @@ def procstat():
 
 
 def cg_usage_us(path):
+    """(cpu.stat usage_usec, monotonic s when read) of cgroup @path."""
     with open(os.path.join("/sys/fs/cgroup", path.lstrip("/"), "cpu.stat")) as f:
         for line in f:
             k, val = line.split()
             if k == "usage_usec":
-                return int(val)
+                return int(val), time.monotonic()
     raise ValueError(f"{path}: no usage_usec in cpu.stat")
 
 
@@ -71,6 +89,7 @@ def main():
     ap.add_argument("--windows", type=int, default=1)
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--cgroup", action="append", default=[], metavar="NAME=PATH")
+    ap.add_argument("--scan-delay", type=float, default=0.0)
     a = ap.parse_args()
     cgs = []
     for spec in a.cgroup:
@@ -85,13 +104,12 @@ def main():
     c0 = [cg_usage_us(p) for _, p in cgs]
     for _ in range(a.windows):
         time.sleep(a.seconds)
-        t1, r1, s1 = time.monotonic(), task_runtimes(), procstat()
+        t1, r1, s1 = time.monotonic(), task_runtimes(a.scan_delay), procstat()
         c1 = [cg_usage_us(p) for _, p in cgs]
-        cap_ns = (t1 - t0) * 1e9 * ncpu
-        out = [f"busy {round(ran_ns(r0, r1) * 100 / cap_ns)}",
+        out = [f"busy {round(cpus_used(r0, r1, t0) * 100 / ncpu)}",
                f"stat {round((s1[0] - s0[0]) * 100 / max(1, s1[1] - s0[1]))}"]
-        for (name, _), u0, u1 in zip(cgs, c0, c1):
-            out.append(f"{name} {round((u1 - u0) * 1000 * 100 / cap_ns)}")
+        for (name, _), (u0, at0), (u1, at1) in zip(cgs, c0, c1):
+            out.append(f"{name} {round((u1 - u0) / 1e6 / (at1 - at0) * 100 / ncpu)}")
         print(" ".join(out), flush=True)
         t0, r0, s0, c0 = t1, r1, s1, c1
 

@@ -35,6 +35,10 @@ expect_eq() { # desc expected actual
 
 note() { echo "# $*"; }
 
+within() { # value lo hi
+	[ "$1" -ge "$2" ] && [ "$1" -le "$3" ]
+}
+
 tap_done() {
 	echo "1..$tap_n"
 	[ "$tap_failed" -eq 0 ]

@@ -39,6 +39,3 @@ in_cgroup() { # cg cmd...
 	(echo $BASHPID >"/sys/fs/cgroup/$cg/cgroup.procs" && exec "$@") &
 }
 
-within() { # value lo hi
-	[ "$1" -ge "$2" ] && [ "$1" -le "$3" ]
-}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# tests/lib/busy.py, the node busy meter the VM tests judge the watermark by:
+# a scan of /proc that starts late (a vCPU the host stalled) must not count
+# the stall into the window. Measured on one spinning task.
+. "$(dirname "$0")/../lib/lib.sh"
+
+ncpu=$(getconf _NPROCESSORS_ONLN)
+want=$((100 / ncpu))
+sh -c 'while :; do :; done' &
+spin=$!
+sleep 0.3
+mapfile -t plain < <(tests/lib/busy.py --windows 2)
+mapfile -t slow < <(tests/lib/busy.py --windows 2 --scan-delay 0.4)
+kill $spin
+wait $spin 2>/dev/null
+hi=$((want + 8))
+lo=$((want - 3))
+for name in plain slow; do
+	declare -n w=$name
+	expect_eq "$name: two windows" 2 "${#w[@]}"
+	for line in "${w[@]}"; do
+		note "$name: $line (one spinning task of $ncpu CPUs: $want%)"
+		b=$(awk '{print $2}' <<<"$line")
+		# the 0.4 s late scan read against a 1 s window is 40% more
+		check "$name: busy ${b:-none}% within $lo-$hi%" within "${b:-0}" "$lo" "$hi"
+	done
+	unset -n w
+done
+out=$(tests/lib/busy.py --cgroup nonsense 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && grep -q "NAME=PATH, got 'nonsense'" <<<"$out"; then ok "bad --cgroup refused"; else not_ok "bad --cgroup refused" "$rc: $out"; fi
+tap_done
