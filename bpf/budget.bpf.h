@@ -289,8 +289,8 @@ static int window_fn(void *map, int *key, struct window *w)
 		scx_bpf_error("tunables lookup failed");
 		return 0;
 	}
-	class_gen = t->class_gen;
-	max_be_wait_ns = (u64)t->max_be_wait_ms * 1000000;
+	tunables_apply(t);
+	stat_inc(TM_STAT_WINDOWS);
 
 	bpf_for (i, 0, nr_cpus) {
 		struct tm_cpu_ctx *c = cpu_ctx(i);

@@ -8,8 +8,6 @@
 #define __TM_STATE_BPF_H
 
 /* Set by the loader before load; see scx_tidemark --help. */
-const volatile u64 slice_ns = TM_SLICE_US_DFL * 1000ULL;
-const volatile u64 window_ns = TM_WINDOW_US_DFL * 1000ULL;
 /* CPU ids to walk (possible CPUs). */
 const volatile u32 nr_cpus = 1;
 /* CPUs the watermark's capacity counts: those online at load (a hotplug
@@ -19,10 +17,6 @@ const volatile u32 cap_cpus = 1;
 const volatile u32 nr_doms = 0;
 /* Domain of each CPU, TM_NO_DOM if none. */
 const volatile u8 cpu_dom[TM_MAX_CPUS];
-/* Soft homes: how long a task waits for its home before going elsewhere. */
-const volatile u64 home_wait_ns = TM_HOME_WAIT_US_DFL * 1000ULL;
-/* Keep BE off domains hosting ONLINE homes while other domains have room. */
-const volatile bool be_avoid_homes = true;
 /* A task held back by a CPU limit longer than this runs anyway (a minimum
  * run, charged as debt): half the watchdog timeout, so no limit can eject
  * the scheduler, however many tasks share a tiny quota. */
@@ -50,6 +44,17 @@ static s64 forced_debt;
 static bool floor_on;
 /* When the current window ends (the window timer's next expiry). */
 static u64 window_end;
+/*
+ * The runtime tunables the scheduler uses, copied from the "tunables" map at
+ * init and at every window (tunables_apply): a change applies from the next
+ * window on.
+ */
+static u64 slice_ns = TM_SLICE_US_DFL * 1000ULL;
+static u64 window_ns = TM_WINDOW_US_DFL * 1000ULL;
+/* Soft homes: how long a task waits for its home before going elsewhere. */
+static u64 home_wait_ns = TM_HOME_WAIT_US_DFL * 1000ULL;
+/* Keep BE off domains hosting ONLINE homes while other domains have room. */
+static bool be_avoid_homes = true;
 static u64 max_be_wait_ns = TM_MAX_BE_WAIT_MS_DFL * 1000000ULL;
 static u32 class_gen;
 /* class_gen the BE queue was last checked at */
@@ -326,6 +331,17 @@ static __always_inline bool migration_disabled(struct task_struct *p)
 	if ((u32)bpf_get_current_pid_tgid() == (u32)p->pid)
 		return md > 1;
 	return md > 0;
+}
+
+/* Take the scheduler's tunables from the map's entry @t (see state above). */
+static __always_inline void tunables_apply(const struct tm_tunables *t)
+{
+	slice_ns = (u64)t->slice_us * 1000;
+	window_ns = (u64)t->window_us * 1000;
+	home_wait_ns = (u64)t->home_wait_us * 1000;
+	be_avoid_homes = t->be_avoid_homes;
+	max_be_wait_ns = (u64)t->max_be_wait_ms * 1000000;
+	class_gen = t->class_gen;
 }
 
 #endif /* __TM_STATE_BPF_H */

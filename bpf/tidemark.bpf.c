@@ -520,11 +520,17 @@ void BPF_STRUCT_OPS(tidemark_set_cpumask, struct task_struct *p, const struct cp
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(tidemark_init)
 {
+	struct tm_tunables *t;
 	struct tm_abi *abi_v;
 	struct window *w;
 	u32 zero = 0;
 	s32 ret;
 
+	/* the loader wrote the tunables before attaching */
+	t = bpf_map_lookup_elem(&tunables, &zero);
+	if (!t)
+		return -ENOENT;
+	tunables_apply(t);
 	ret = scx_bpf_create_dsq(TM_DSQ_HI, -1);
 	if (ret)
 		return ret;

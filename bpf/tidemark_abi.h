@@ -21,7 +21,7 @@
  * independently, so an upgrade can pair an old reader with a new
  * scheduler). Bump it whenever a pinned map's key or value changes.
  */
-#define TM_ABI_VERSION 3
+#define TM_ABI_VERSION 4
 
 /* Value of the pinned "abi" map (one entry), written by the scheduler. */
 struct tm_abi {
@@ -171,16 +171,66 @@ enum tm_class {
 #define TM_HIST_BUCKETS 24
 
 /*
- * Runtime tunables: one entry of the pinned "tunables" map, read by the
- * scheduler every window, so changes apply without reloading.
+ * The one table of tunables, every one changeable at runtime:
+ * X(field, NAME, unit, default, min, max, who, effect). Limits are literals
+ * so that messages can spell them; be_floor_mcpu is also held to the node's
+ * capacity and line (tm_tunables_check). who: "scheduler" (read every
+ * window: a change applies from the next one) or "loader" (read by
+ * scx_tidemark at its next placement round, every --rescan-ms).
+ * Booleans are 0 or 1. Help, checks, tidemarkctl set/show/tunables and the
+ * README's table all come from here.
  */
+#define TM_TUNABLES(X)                                                                            \
+	X(suppress_pct, SUPPRESS_PCT, "%", 65, 1, 100, "scheduler",                               \
+	  "BE may use this % of the online CPUs minus what ONLINE and SYSTEM used in the last "   \
+	  "window")                                                                               \
+	X(max_be_wait_ms, MAX_BE_WAIT_MS, "ms", 1000, 10, 10000, "scheduler",                     \
+	  "a queued BE task runs at least this often, ahead of ONLINE if need be")                \
+	X(be_floor_mcpu, BE_FLOOR_MCPU, "mCPU", 100, 0, 512000, "scheduler",                      \
+	  "CPU BE keeps per window even when ONLINE wants everything; at most the line")          \
+	X(slice_us, SLICE_US, "us", 5000, 100, 100000, "scheduler",                               \
+	  "time a task runs before others queued behind it get the CPU; shorter = lower wait, "   \
+	  "more switches")                                                                        \
+	X(window_us, WINDOW_US, "us", 5000, 1000, 100000, "scheduler",                            \
+	  "BE budget window: shorter follows ONLINE faster, costs more timer work")               \
+	X(home_wait_us, HOME_WAIT_US, "us", 2000, 0, 1000000, "scheduler",                        \
+	  "soft homes: how long a task waits for a home CPU before another domain's CPU may run " \
+	  "it; 1000000 = never")                                                                  \
+	X(be_avoid_homes, BE_AVOID_HOMES, "bool", 1, 0, 1, "scheduler",                           \
+	  "BE starts on domains hosting no ONLINE home while they have idle CPUs")                \
+	X(placement, PLACEMENT, "bool", 1, 0, 1, "loader",                                        \
+	  "ONLINE cgroups get a home cache domain (machines with two or more); 0 clears every "   \
+	  "home")                                                                                 \
+	X(home_slack_pct, HOME_SLACK_PCT, "%", 20, 0, 100, "loader",                              \
+	  "placement hysteresis: a cgroup keeps its home while its demand moved less than this "  \
+	  "and the home still holds it within this overcommit")
+
+/*
+ * Runtime tunables: one entry of the pinned "tunables" map, the fields of
+ * TM_TUNABLES in order, then class_gen.
+ */
+#define TM_TUN_FIELD(f, N, u, d, lo, hi, w, e) __u32 f;
 struct tm_tunables {
-	__u32 suppress_pct;   /* node CPU line for BE, % of capacity */
-	__u32 max_be_wait_ms; /* a queued BE task runs at least this often */
-	__u32 be_floor_mcpu;  /* CPU kept for BE whatever ONLINE does, milli-CPUs */
-	__u32 class_gen;      /* bumped on every class map change */
+	TM_TUNABLES(TM_TUN_FIELD)
+	__u32 class_gen; /* bumped on every class map change */
 };
-_Static_assert(sizeof(struct tm_tunables) == 16, "tm_tunables layout");
+#undef TM_TUN_FIELD
+_Static_assert(sizeof(struct tm_tunables) == 40, "tm_tunables layout");
+
+/* Settings fixed for a scheduler's lifetime, and why a change needs a
+ * reload: X(name, unit, default, min, max, why, effect). */
+#define TM_LOAD_SETTINGS(X)                                                                      \
+	X(timeout_ms, "ms", 30000, 1, 30000,                                                     \
+	  "the kernel takes the watchdog timeout when the scheduler attaches",                   \
+	  "sched_ext watchdog: a runnable task not run for this long ejects the scheduler")      \
+	X(rescan_ms, "ms", 1000, 10, 60000, "the loader's own loop period",                      \
+	  "class rules are matched against new cgroups, cpu.max read and homes worked out this " \
+	  "often")                                                                               \
+	X(peak_window_s, "s", 300, 10, 3600,                                                     \
+	  "measured peaks are kept in 30 buckets of peak_window_s / 30: a new width would mix "  \
+	  "spans",                                                                               \
+	  "measured demand is the peak over this window; longer = steadier homes, slower to "    \
+	  "shrink")
 
 /*
  * Tunables are changed only through the scheduler's pinned "tunables_update"
@@ -190,44 +240,35 @@ _Static_assert(sizeof(struct tm_tunables) == 16, "tm_tunables layout");
  * (loader, tidemarkd, tidemarkctl) never lose each other's changes and
  * never combine into an invalid set.
  */
-enum tm_tunable_bit {
-	TM_TUN_SUPPRESS_PCT = 1 << 0,
-	TM_TUN_MAX_BE_WAIT_MS = 1 << 1,
-	TM_TUN_BE_FLOOR_MCPU = 1 << 2,
-};
+#define TM_TUN_IDX(f, N, u, d, lo, hi, w, e) TM_TUNI_##N,
+enum tm_tunable_idx { TM_TUNABLES(TM_TUN_IDX) TM_NR_TUNABLES };
+#undef TM_TUN_IDX
+#define TM_TUN_BIT(f, N, u, d, lo, hi, w, e) TM_TUN_##N = 1u << TM_TUNI_##N,
+enum tm_tunable_bit { TM_TUNABLES(TM_TUN_BIT) };
+#undef TM_TUN_BIT
+_Static_assert(TM_NR_TUNABLES <= 32, "one bit per tunable in tm_tunables_req.set");
 
 struct tm_tunables_req {
-	__u32 set;		/* TM_TUN_* bits: fields of @val to apply */
-	__u32 bump_class_gen;	/* non-zero: bump class_gen */
-	struct tm_tunables val; /* in: new values; out: the tunables after (or the rejected set) */
-	__s32 ret;		/* out: 0, -EINVAL (result invalid, nothing applied), -ENOENT */
-	__u32 cap_cpus;		/* out: the CPUs the scheduler validated against */
+	__u32 set;		 /* TM_TUN_* bits: fields of @val to apply */
+	__u32 bump_class_gen;	 /* non-zero: bump class_gen */
+	struct tm_tunables val;	 /* in: new values; out: the tunables after (or the rejected set) */
+	struct tm_tunables prev; /* out: the tunables before */
+	__s32 ret;		 /* out: 0, -EINVAL (result invalid, nothing applied), -ENOENT */
+	__u32 cap_cpus;		 /* out: the CPUs the scheduler validated against */
 };
-_Static_assert(sizeof(struct tm_tunables_req) == 32, "tm_tunables_req layout");
+_Static_assert(sizeof(struct tm_tunables_req) == 96, "tm_tunables_req layout");
 
+#define TM_TUN_LIMITS(f, N, u, d, lo, hi, w, e) \
+	TM_##N##_DFL = d, TM_##N##_MIN = lo, TM_##N##_MAX = hi,
 enum tm_defaults {
-	TM_SLICE_US_DFL = 5000,
-	TM_SLICE_US_MIN = 100,
-	TM_SLICE_US_MAX = 100000,
+	/* TM_<NAME>_DFL, _MIN, _MAX of every tunable */
+	TM_TUNABLES(TM_TUN_LIMITS)
 	/* sched_ext's own ceiling for the watchdog */
 	TM_TIMEOUT_MS_MAX = 30000,
 	/* cgroup v2 cpu.weight: default and range */
 	TM_WEIGHT_DFL = 100,
 	TM_WEIGHT_MIN = 1,
 	TM_WEIGHT_MAX = 10000,
-	TM_SUPPRESS_PCT_DFL = 65,
-	TM_MAX_BE_WAIT_MS_DFL = 1000,
-	TM_MAX_BE_WAIT_MS_MIN = 10,
-	/* must stay well under the watchdog's 30 s */
-	TM_MAX_BE_WAIT_MS_MAX = 10000,
-	TM_BE_FLOOR_MCPU_DFL = 100,
-	TM_WINDOW_US_DFL = 5000,
-	TM_WINDOW_US_MIN = 1000,
-	TM_WINDOW_US_MAX = 100000,
-	/* soft homes: wait before a task may run outside its home */
-	TM_HOME_WAIT_US_DFL = 2000,
-	TM_HOME_WAIT_US_MIN = 0,
-	TM_HOME_WAIT_US_MAX = 1000000,
 	/* cpu.max as the kernel accepts it (kernel/sched/core.c) */
 	TM_BW_PERIOD_MIN_US = 1000,
 	TM_BW_PERIOD_MAX_US = 1000000,
@@ -235,6 +276,11 @@ enum tm_defaults {
 	/* the period of a cgroup limited by a cap alone: cpu.max's default */
 	TM_BW_PERIOD_DFL_US = 100000,
 };
+#undef TM_TUN_LIMITS
+/* max_be_wait_ms must stay well under the watchdog's 30 s */
+_Static_assert(TM_MAX_BE_WAIT_MS_MAX * 3 <= TM_TIMEOUT_MS_MAX, "max_be_wait_ms vs the watchdog");
+_Static_assert((int)TM_BE_FLOOR_MCPU_MAX == (int)TM_MCPU_MAX,
+	       "be_floor_mcpu limit: every supported CPU");
 
 /* enum scx_exit_kind: values from here on are errors (kernel ABI). */
 #define TM_EXIT_KIND_ERROR 1024
@@ -284,7 +330,8 @@ enum tm_defaults {
 	  "ONLINE task runs on another cache domain than its last run")                            \
 	X(XDOM_BE, "xdom_migrations_be", "BE task runs on another cache domain than its last run") \
 	X(BE_AVOIDED, "be_avoided",                                                                \
-	  "BE sent from a domain hosting ONLINE homes to an idle CPU elsewhere")
+	  "BE sent from a domain hosting ONLINE homes to an idle CPU elsewhere")                   \
+	X(WINDOWS, "windows", "BE budget windows ended (every window_us)")
 
 #define TM_STAT_ENUM(e, n, h) TM_STAT_##e,
 enum tm_stat_idx { TM_STATS(TM_STAT_ENUM) TM_NR_STATS };

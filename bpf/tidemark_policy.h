@@ -9,6 +9,15 @@
 
 #include "tidemark_abi.h"
 
+/* The defaults of every tunable (class_gen 0). */
+static inline void tm_tunables_default(struct tm_tunables *t)
+{
+#define TM_TUN_DFL(f, N, u, d, lo, hi, w, e) t->f = d;
+	TM_TUNABLES(TM_TUN_DFL)
+#undef TM_TUN_DFL
+	t->class_gen = 0;
+}
+
 static inline __u64 tm_dom_dsq(__u32 dom, bool soft)
 {
 	return TM_DSQ_DOM_BASE + dom * 2 + (soft ? 1 : 0);
@@ -196,19 +205,19 @@ static inline __s64 tm_be_budget_next(__u64 allowance_ns, __s64 over_ns)
 	return (__s64)allowance_ns - over_ns;
 }
 
-/* The messages below spell out these ranges. */
-_Static_assert(TM_MAX_BE_WAIT_MS_MIN == 10 && TM_MAX_BE_WAIT_MS_MAX == 10000,
-	       "update the max_be_wait_ms message of tm_tunables_check");
+static inline bool tm_outside(__u64 v, __u64 lo, __u64 hi)
+{
+	return v < lo || v > hi;
+}
 
 /* Returns NULL when the tunables are valid, else what is wrong. */
 static inline const char *tm_tunables_check(const struct tm_tunables *t, __u32 nr_cpus)
 {
-	if (t->suppress_pct == 0)
-		return "suppress_pct must be at least 1 (0 would leave BE only its floor)";
-	if (t->suppress_pct > 100)
-		return "suppress_pct must be at most 100";
-	if (t->max_be_wait_ms < TM_MAX_BE_WAIT_MS_MIN || t->max_be_wait_ms > TM_MAX_BE_WAIT_MS_MAX)
-		return "max_be_wait_ms must be within 10-10000";
+#define TM_TUN_RANGE(f, N, u, d, lo, hi, w, e) \
+	if (tm_outside(t->f, lo, hi))          \
+		return #f " must be within " #lo "-" #hi;
+	TM_TUNABLES(TM_TUN_RANGE)
+#undef TM_TUN_RANGE
 	if ((__u64)t->be_floor_mcpu > (__u64)nr_cpus * 1000)
 		return "be_floor_mcpu is above the node's capacity";
 	if ((__u64)t->be_floor_mcpu * 100 > (__u64)nr_cpus * 1000 * t->suppress_pct)

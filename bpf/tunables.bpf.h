@@ -18,7 +18,7 @@ int tunables_update(struct tm_tunables_req *req)
 	/* the context read once into locals: the verifier refuses a load
 	 * through a ctx pointer the compiler picked with a select */
 	u32 set = req->set, bump = req->bump_class_gen, zero = 0;
-	struct tm_tunables val = req->val, *t, next;
+	struct tm_tunables val = req->val, *t, next, prev;
 	struct tunables_lock *l;
 	s32 ret = 0;
 
@@ -30,13 +30,13 @@ int tunables_update(struct tm_tunables_req *req)
 		return 0;
 	}
 	bpf_spin_lock(&l->lock);
-	next = *t;
-	if (set & TM_TUN_SUPPRESS_PCT)
-		next.suppress_pct = val.suppress_pct;
-	if (set & TM_TUN_MAX_BE_WAIT_MS)
-		next.max_be_wait_ms = val.max_be_wait_ms;
-	if (set & TM_TUN_BE_FLOOR_MCPU)
-		next.be_floor_mcpu = val.be_floor_mcpu;
+	prev = *t;
+	next = prev;
+#define TM_TUN_SET(f, N, u, d, lo, hi, w, e) \
+	if (set & TM_TUN_##N)                \
+		next.f = val.f;
+	TM_TUNABLES(TM_TUN_SET)
+#undef TM_TUN_SET
 	if (bump)
 		next.class_gen++;
 	if (tm_tunables_check(&next, cap_cpus))
@@ -45,6 +45,7 @@ int tunables_update(struct tm_tunables_req *req)
 		*t = next;
 	bpf_spin_unlock(&l->lock);
 	req->val = next;
+	req->prev = prev;
 	req->ret = ret;
 	req->cap_cpus = cap_cpus;
 	return 0;

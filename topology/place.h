@@ -24,7 +24,6 @@
 #include "tmlib.h"
 
 enum tm_place_defaults {
-	TM_HOME_SLACK_PCT_DFL = 20,
 	TM_PEAK_WINDOW_S_DFL = 300,
 	TM_PEAK_WINDOW_S_MIN = 10,
 	TM_PEAK_WINDOW_S_MAX = 3600,

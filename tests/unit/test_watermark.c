@@ -121,10 +121,41 @@ TEST(mean_on_the_line_under_bursty_online)
 	EXPECT_GE(65.1, m);
 }
 
+/* Every tunable of the table: its limits pass, one past them is refused by name. */
+TEST(tunables_check_table)
+{
+	struct tm_tunables t;
+	const char *why;
+
+	tm_tunables_default(&t);
+	EXPECT_EQ(NULL, tm_tunables_check(&t, 2));
+#define TM_TUN_EDGES(f, N, u, d, lo, hi, w, e)                                                    \
+	do {                                                                                      \
+		tm_tunables_default(&t);                                                          \
+		t.be_floor_mcpu = 0; /* so be_floor_mcpu's own limits are what is tested */       \
+		t.f = hi;                                                                         \
+		if (strcmp(#f, "be_floor_mcpu"))                                                  \
+			EXPECT_EQ(NULL, tm_tunables_check(&t, 2000)) TH_LOG(#f " at %u", t.f);    \
+		t.f = lo;                                                                         \
+		EXPECT_EQ(NULL, tm_tunables_check(&t, 2000)) TH_LOG(#f " at %u", t.f);            \
+		t.f = (__u64)(hi) + 1;                                                            \
+		why = tm_tunables_check(&t, 2000);                                                \
+		ASSERT_NE(NULL, why) TH_LOG(#f " above its maximum passed");                      \
+		EXPECT_NE(NULL, strstr(why, #f " must be within")) TH_LOG("%s", why);             \
+		if ((lo) > 0) {                                                                   \
+			t.f = (lo)-1;                                                             \
+			EXPECT_NE(NULL, tm_tunables_check(&t, 2000)) TH_LOG(#f " below its min"); \
+		}                                                                                 \
+	} while (0);
+	TM_TUNABLES(TM_TUN_EDGES)
+#undef TM_TUN_EDGES
+}
+
 TEST(tunables_check_rules)
 {
-	struct tm_tunables t = {.suppress_pct = 65, .max_be_wait_ms = 1000, .be_floor_mcpu = 100};
+	struct tm_tunables t;
 
+	tm_tunables_default(&t);
 	EXPECT_EQ(NULL, tm_tunables_check(&t, 2));
 	t.suppress_pct = 0;
 	EXPECT_NE(NULL, tm_tunables_check(&t, 2));

@@ -53,10 +53,10 @@ mapfile -t w < <(tests/lib/busy.py --windows 1)
 band "new line 40 followed from 100 ms after the change" 35 45 "${w[@]}"
 out=$(build/tidemarkctl set suppress_pct=0 2>&1)
 rc=$?
-if [ $rc -ne 0 ] && grep -q "suppress_pct must be at least 1" <<<"$out"; then ok "suppress_pct=0 refused"; else not_ok "suppress_pct=0 refused" "$rc: $out"; fi
+if [ $rc -ne 0 ] && grep -q "suppress_pct must be within 1-100" <<<"$out"; then ok "suppress_pct=0 refused"; else not_ok "suppress_pct=0 refused" "$rc: $out"; fi
 out=$(build/tidemarkctl set suppress_pct=101 2>&1)
 rc=$?
-if [ $rc -ne 0 ] && grep -q "at most 100" <<<"$out"; then ok "suppress_pct=101 refused"; else not_ok "suppress_pct=101 refused" "$rc: $out"; fi
+if [ $rc -ne 0 ] && grep -q "suppress_pct must be within 1-100" <<<"$out"; then ok "suppress_pct=101 refused"; else not_ok "suppress_pct=101 refused" "$rc: $out"; fi
 out=$(build/tidemarkctl set be_floor_mcpu=5000 2>&1)
 rc=$?
 if [ $rc -ne 0 ] && grep -q "above the node's capacity" <<<"$out"; then ok "floor above capacity refused"; else not_ok "floor above capacity refused" "$rc: $out"; fi

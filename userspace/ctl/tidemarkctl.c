@@ -4,8 +4,9 @@
  *
  *   tidemarkctl class PATH online|be|system|none
  *   tidemarkctl class PATH             (the class PATH gets, and from where)
- *   tidemarkctl set NAME=VALUE...      (suppress_pct, max_be_wait_ms, be_floor_mcpu)
+ *   tidemarkctl set NAME=VALUE...      (any runtime tunable: tidemarkctl tunables)
  *   tidemarkctl show
+ *   tidemarkctl tunables [--markdown]  (the table: unit, default, range, effect)
  *   tidemarkctl cap PATH MCPU|off      (CPU cap of a cgroup and those below it)
  *   tidemarkctl bw [--json]            (CPU limits the scheduler enforces, counters)
  *   tidemarkctl topology [--input XML_OR_SYNTHETIC] [--json]
@@ -38,9 +39,11 @@ static int usage(FILE *f)
 		"usage: tidemarkctl class PATH online|be|system|none\n"
 		"       tidemarkctl class PATH          (effective class and the cgroup it "
 		"comes from)\n"
-		"       tidemarkctl set NAME=VALUE...  (suppress_pct, max_be_wait_ms, "
-		"be_floor_mcpu)\n"
+		"       tidemarkctl set NAME=VALUE...  (the runtime tunables: tidemarkctl "
+		"tunables)\n"
 		"       tidemarkctl show\n"
+		"       tidemarkctl tunables [--markdown]  (every tunable: unit, default, range, "
+		"effect)\n"
 		"       tidemarkctl cap PATH MCPU|off  (cap PATH and below to MCPU milli-CPUs, "
 		"as cpu.max would)\n"
 		"       tidemarkctl bw [--json]        (cgroup CPU limits enforced: cpu.max, caps, "
@@ -138,7 +141,7 @@ static int cmd_class(int argc, char **argv)
 		return 1;
 	}
 	/* cached per-task lookups are redone at the next class_gen */
-	if (tm_tunables_update(tfd, 0, NULL, true, NULL, err, sizeof(err))) {
+	if (tm_tunables_update(tfd, 0, NULL, true, NULL, NULL, err, sizeof(err))) {
 		fprintf(stderr, "tidemarkctl: %s\n", err);
 		return 1;
 	}
@@ -153,8 +156,8 @@ static int cmd_class(int argc, char **argv)
 
 static int cmd_set(int argc, char **argv)
 {
-	struct tm_tunables t = {};
-	char err[512];
+	struct tm_tunables t = {}, before;
+	char err[512], line[512];
 	__u32 set = 0;
 	int tfd;
 
@@ -170,12 +173,59 @@ static int cmd_set(int argc, char **argv)
 	if (tfd < 0)
 		return 1;
 	/* only the named fields change, checked against the others as they are now */
-	if (tm_tunables_update(tfd, set, &t, false, &t, err, sizeof(err))) {
+	if (tm_tunables_update(tfd, set, &t, false, &t, &before, err, sizeof(err))) {
 		fprintf(stderr, "tidemarkctl: %s; nothing changed\n", err);
 		return errno == EINVAL ? 2 : 1;
 	}
-	printf("suppress_pct=%u max_be_wait_ms=%u be_floor_mcpu=%u\n", t.suppress_pct,
-	       t.max_be_wait_ms, t.be_floor_mcpu);
+	/* what changed, and from what: the others as they are */
+	for (size_t i = 0; i < TM_NR_TUNABLES; i++) {
+		const struct tm_tunable_info *ti = &tm_tunable_infos[i];
+		__u32 a = tm_tunable_get(&before, i), b = tm_tunable_get(&t, i);
+
+		if (!(set & ti->bit))
+			continue;
+		if (a == b)
+			printf("%s %u (unchanged)\n", ti->name, b);
+		else
+			printf("%s %u -> %u (%s)\n", ti->name, a, b,
+			       !strcmp(ti->who, "loader")
+				       ? "scx_tidemark applies it within --rescan-ms"
+				       : "from the next window");
+	}
+	tm_tunables_format(&t, line, sizeof(line));
+	printf("%s\n", line);
+	return 0;
+}
+
+/* The table of tunables, for people (and, with --markdown, the README). */
+static int cmd_tunables(int argc, char **argv)
+{
+	bool md = argc == 1 && !strcmp(argv[0], "--markdown");
+
+	if (argc > 1 || (argc == 1 && !md))
+		return usage(stderr);
+	if (md)
+		printf("| tunable | unit | default | range | changed | effect |\n"
+		       "|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < tm_nr_tunable_infos; i++) {
+		const struct tm_tunable_info *ti = &tm_tunable_infos[i];
+		char when[256];
+
+		if (ti->why)
+			snprintf(when, sizeof(when), "at load (%s)", ti->why);
+		else
+			snprintf(when, sizeof(when), "at runtime (%s)",
+				 !strcmp(ti->who, "loader") ? "scx_tidemark, within --rescan-ms"
+							    : "next window");
+		if (md)
+			printf("| `%s` | %s | %llu | %llu-%llu | %s | %s |\n", ti->name, ti->unit,
+			       (unsigned long long)ti->dfl, (unsigned long long)ti->min,
+			       (unsigned long long)ti->max, when, ti->effect);
+		else
+			printf("%-16s %-5s default %-6llu range %llu-%llu, %s\n    %s\n", ti->name,
+			       ti->unit, (unsigned long long)ti->dfl, (unsigned long long)ti->min,
+			       (unsigned long long)ti->max, when, ti->effect);
+	}
 	return 0;
 }
 
@@ -312,6 +362,7 @@ static int cmd_bw(int argc, char **argv)
 static int cmd_show(void)
 {
 	struct tm_tunables t;
+	char line[512];
 	__u64 key, next, *prev = NULL;
 	__u32 zero = 0, cls;
 	int tfd = open_pinned(TM_PIN_TUNABLES), cfd = open_pinned(TM_PIN_CLASSES);
@@ -320,8 +371,8 @@ static int cmd_show(void)
 		return 1;
 	if (bpf_map_lookup_elem(tfd, &zero, &t))
 		return 1;
-	printf("suppress_pct=%u max_be_wait_ms=%u be_floor_mcpu=%u class_gen=%u\n", t.suppress_pct,
-	       t.max_be_wait_ms, t.be_floor_mcpu, t.class_gen);
+	tm_tunables_format(&t, line, sizeof(line));
+	printf("%s class_gen=%u\n", line, t.class_gen);
 	while (!bpf_map_get_next_key(cfd, prev, &next)) {
 		key = next;
 		prev = &key;
@@ -486,6 +537,8 @@ int main(int argc, char **argv)
 		return cmd_set(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "cap"))
 		return cmd_cap(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "tunables"))
+		return cmd_tunables(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "show"))
 		return cmd_show();
 	if (!strcmp(argv[1], "bw"))

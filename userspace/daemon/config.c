@@ -633,11 +633,15 @@ int tm_config_check_node(const struct tm_config *c, const struct tm_node_facts *
 			 size_t errlen)
 {
 	struct ctx x = {.err = err, .errlen = errlen};
-	struct tm_tunables t = {.suppress_pct = c->cpu.suppress_pct,
-				.max_be_wait_ms = c->max_be_wait_ms,
-				.be_floor_mcpu = c->be_floor_mcpu};
+	struct tm_tunables t;
 	const char *why;
 	char f[64];
+
+	/* the others as they default: tidemarkd sets only these three */
+	tm_tunables_default(&t);
+	t.suppress_pct = c->cpu.suppress_pct;
+	t.max_be_wait_ms = c->max_be_wait_ms;
+	t.be_floor_mcpu = c->be_floor_mcpu;
 
 	/* the scheduler refuses a set whose floor is above its line; the
 	 * interference ladder may lower the line to suppress_min_pct */

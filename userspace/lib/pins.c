@@ -202,7 +202,7 @@ int tm_pin_open(const char *dir, enum tm_pin which, const char *who, char *err, 
 }
 
 int tm_tunables_update(int prog_fd, __u32 set, const struct tm_tunables *val, bool bump_class_gen,
-		       struct tm_tunables *after, char *err, size_t len)
+		       struct tm_tunables *after, struct tm_tunables *before, char *err, size_t len)
 {
 	struct tm_tunables_req req = {.set = set, .bump_class_gen = bump_class_gen};
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &req, .ctx_size_in = sizeof(req));
@@ -229,6 +229,8 @@ int tm_tunables_update(int prog_fd, __u32 set, const struct tm_tunables *val, bo
 	}
 	if (after)
 		*after = req.val;
+	if (before)
+		*before = req.prev;
 	return 0;
 }
 

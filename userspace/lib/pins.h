@@ -62,11 +62,13 @@ int tm_pin_open(const char *pin_dir, enum tm_pin which, const char *who, char *e
  * Change tunables through the scheduler's tunables_update program: the
  * fields named in @set (TM_TUN_* bits) take @val's values, and class_gen is
  * bumped when @bump_class_gen. Applied atomically, validated in the kernel.
- * On success *after holds the tunables as they now are. Returns 0; -1 with
- * a message (errno EINVAL: the result would be invalid, nothing applied).
+ * On success *after (if not NULL) holds the tunables as they now are and
+ * *before as they were. Returns 0; -1 with a message (errno EINVAL: the
+ * result would be invalid, nothing applied).
  */
 int tm_tunables_update(int prog_fd, __u32 set, const struct tm_tunables *val, bool bump_class_gen,
-		       struct tm_tunables *after, char *err, size_t len);
+		       struct tm_tunables *after, struct tm_tunables *before, char *err,
+		       size_t len);
 /*
  * Run the scheduler's bw_update program on @req (a cgroup's cpu.max or
  * cap). Returns 0; -1 with errno and a message naming the cgroup id.

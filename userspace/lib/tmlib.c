@@ -102,45 +102,91 @@ int tm_cgroup_id(const char *path, __u64 *id, char *err, size_t errlen)
 	return 0;
 }
 
+#define TM_TUN_INFO(f, N, u, d, lo, hi, w, e)    \
+	{.name = #f,                             \
+	 .unit = u,                              \
+	 .who = w,                               \
+	 .effect = e,                            \
+	 .dfl = d,                               \
+	 .min = lo,                              \
+	 .max = hi,                              \
+	 .off = offsetof(struct tm_tunables, f), \
+	 .bit = TM_TUN_##N},
+#define TM_LOAD_INFO(n, u, d, lo, hi, y, e) \
+	{.name = #n,                        \
+	 .unit = u,                         \
+	 .who = "load",                     \
+	 .why = y,                          \
+	 .effect = e,                       \
+	 .dfl = d,                          \
+	 .min = lo,                         \
+	 .max = hi},
+const struct tm_tunable_info tm_tunable_infos[] = {TM_TUNABLES(TM_TUN_INFO)
+							   TM_LOAD_SETTINGS(TM_LOAD_INFO)};
+#undef TM_TUN_INFO
+#undef TM_LOAD_INFO
+const size_t tm_nr_tunable_infos = sizeof(tm_tunable_infos) / sizeof(tm_tunable_infos[0]);
+
+__u32 tm_tunable_get(const struct tm_tunables *t, size_t i)
+{
+	return *(const __u32 *)((const char *)t + tm_tunable_infos[i].off);
+}
+
+void tm_tunables_format(const struct tm_tunables *t, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < TM_NR_TUNABLES && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%s=%u", i ? " " : "",
+				tm_tunable_infos[i].name, tm_tunable_get(t, i));
+}
+
 int tm_tunable_set(struct tm_tunables *t, __u32 *set, const char *assign, char *err, size_t errlen)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-		__u32 bit;
-	} fields[] = {
-		{"suppress_pct", offsetof(struct tm_tunables, suppress_pct), TM_TUN_SUPPRESS_PCT},
-		{"max_be_wait_ms", offsetof(struct tm_tunables, max_be_wait_ms),
-		 TM_TUN_MAX_BE_WAIT_MS},
-		{"be_floor_mcpu", offsetof(struct tm_tunables, be_floor_mcpu),
-		 TM_TUN_BE_FLOOR_MCPU},
-	};
 	const char *eq = strchr(assign, '=');
 	unsigned long long v;
+	char names[512];
+	size_t off = 0;
 	char *end;
 
 	if (!eq) {
 		snprintf(err, errlen, "'%s': expected NAME=VALUE", assign);
 		return -1;
 	}
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		if (strlen(fields[i].name) != (size_t)(eq - assign) ||
-		    strncmp(fields[i].name, assign, eq - assign))
+	for (size_t i = 0; i < tm_nr_tunable_infos; i++) {
+		const struct tm_tunable_info *ti = &tm_tunable_infos[i];
+		bool is_bool = !strcmp(ti->unit, "bool");
+
+		if (strlen(ti->name) != (size_t)(eq - assign) ||
+		    strncmp(ti->name, assign, eq - assign))
 			continue;
-		errno = 0;
-		v = strtoull(eq + 1, &end, 10);
-		if (!eq[1] || eq[1] == '-' || *end || errno || v > UINT32_MAX) {
-			snprintf(err, errlen, "%s needs a whole number, got '%s'", fields[i].name,
-				 eq + 1);
+		if (ti->why) {
+			snprintf(err, errlen,
+				 "%s is fixed for the scheduler's lifetime (%s): give it "
+				 "to scx_tidemark and restart it",
+				 ti->name, ti->why);
 			return -1;
 		}
-		*(__u32 *)((char *)t + fields[i].off) = v;
-		*set |= fields[i].bit;
+		if (is_bool && (!strcmp(eq + 1, "on") || !strcmp(eq + 1, "off"))) {
+			v = !strcmp(eq + 1, "on");
+		} else {
+			errno = 0;
+			v = strtoull(eq + 1, &end, 10);
+			if (!eq[1] || eq[1] == '-' || *end || errno || v > UINT32_MAX) {
+				snprintf(err, errlen, "%s needs %s, got '%s'", ti->name,
+					 is_bool ? "0, 1, off or on" : "a whole number", eq + 1);
+				return -1;
+			}
+		}
+		*(__u32 *)((char *)t + ti->off) = v;
+		*set |= ti->bit;
 		return 0;
 	}
-	snprintf(err, errlen,
-		 "unknown tunable '%.*s' (suppress_pct, max_be_wait_ms, be_floor_mcpu)",
-		 (int)(eq - assign), assign);
+	for (size_t i = 0; i < TM_NR_TUNABLES && off < sizeof(names); i++)
+		off += snprintf(names + off, sizeof(names) - off, "%s%s", i ? ", " : "",
+				tm_tunable_infos[i].name);
+	snprintf(err, errlen, "unknown tunable '%.*s' (%s)", (int)(eq - assign), assign, names);
 	return -1;
 }
 

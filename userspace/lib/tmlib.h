@@ -42,8 +42,23 @@ const char *tm_class_name(unsigned int cls);
 int tm_cgroup_id(const char *path, __u64 *id, char *err, size_t errlen);
 
 /* Parse "name=value" for a tunable into *t and add its TM_TUN_* bit to
- * *set; -1 with a message. */
+ * *set; -1 with a message. Booleans take 0/1 or off/on. */
 int tm_tunable_set(struct tm_tunables *t, __u32 *set, const char *assign, char *err, size_t errlen);
+
+/* One row of TM_TUNABLES (runtime) or TM_LOAD_SETTINGS (why != NULL). */
+struct tm_tunable_info {
+	const char *name, *unit, *who, *why, *effect;
+	__u64 dfl, min, max;
+	size_t off; /* in struct tm_tunables (runtime ones) */
+	__u32 bit;
+};
+extern const struct tm_tunable_info tm_tunable_infos[];
+extern const size_t tm_nr_tunable_infos; /* runtime ones first, TM_NR_TUNABLES of them */
+
+/* Value of runtime tunable @i (an index into tm_tunable_infos) in @t. */
+__u32 tm_tunable_get(const struct tm_tunables *t, size_t i);
+/* "name=value" of every runtime tunable, space-separated, into @buf. */
+void tm_tunables_format(const struct tm_tunables *t, char *buf, size_t len);
 
 /* Estimate the pct-th percentile (0-100) of a log2-us histogram, in us. */
 __u64 tm_hist_pct_us(const __u64 *hist, unsigned int nbuckets, unsigned int pct);

@@ -18,16 +18,14 @@
 #include "topo.h"
 
 struct tm_opts {
-	__u64 slice_us;
-	__u64 window_us;
-	__u32 timeout_ms; /* 0: kernel default (30 s) */
-	__u32 stats_s;	  /* 0: no periodic counters */
-	__u32 rescan_ms;  /* how often rules are matched against new cgroups */
-	struct tm_tunables tun;
+	__u32 timeout_ms;	/* 0: kernel default (30 s) */
+	__u32 stats_s;		/* 0: no periodic counters */
+	__u32 rescan_ms;	/* how often rules are matched against new cgroups */
+	struct tm_tunables tun; /* the first instance's (later: the running one's) */
 	struct tm_ruleset rules;
-	struct tm_place_cfg place; /* placement in cache domains */
-	__u32 home_wait_us;
-	bool be_avoid_homes;
+	/* placement in cache domains; enabled and slack_pct follow the
+	 * tunables map (placement, home_slack_pct) at every round */
+	struct tm_place_cfg place;
 	int kubelet;
 	bool json;
 	bool verbose;
@@ -74,7 +72,8 @@ extern size_t tm_nr_cg_paths;
 void tm_refresh_cg_paths(struct tidemark *skel);
 void tm_bump_class_gen(struct tidemark *skel);
 int tm_sync_rules(struct tidemark *skel, const struct tm_opts *o, struct tm_owned *own, bool first);
-void tm_setup_domains(struct tidemark *skel, const struct tm_opts *o, struct tm_place_run *pr);
+void tm_setup_domains(struct tidemark *skel, const struct tm_opts *o, const struct tm_tunables *t,
+		      struct tm_place_run *pr);
 const char *tm_domain_kind(const struct tm_place_run *pr);
 void tm_format_doms(__u64 m, char *buf, size_t len);
 int tm_place_sync(struct tidemark *skel, const struct tm_opts *o, struct tm_place_run *pr,

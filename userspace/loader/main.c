@@ -123,8 +123,6 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 	/* cgroup cpu.weight is honoured: say so, or the kernel warns on writes */
 	if (__COMPAT_read_enum("scx_ops_flags", "SCX_OPS_HAS_CGROUP_WEIGHT", &flag))
 		skel->struct_ops.tidemark_ops->flags |= flag;
-	skel->rodata->slice_ns = o->slice_us * 1000;
-	skel->rodata->window_ns = o->window_us * 1000;
 	skel->rodata->nr_cpus = tm_nr_cpus_possible();
 	skel->rodata->cap_cpus = tm_nr_cpus();
 	/* a task held by a CPU limit longer than half the watchdog runs anyway */
@@ -135,13 +133,15 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 	tun = o->tun;
 	if (carry->have) {
 		const char *why = tm_tunables_check(&carry->tun, tm_nr_cpus());
+		char line[512];
 
 		if (!why) {
 			tun = carry->tun;
+			tm_tunables_format(&tun, line, sizeof(line));
 			fprintf(stderr,
 				"scx_tidemark: tunables kept from the previous instance "
-				"(suppress_pct=%u max_be_wait_ms=%u be_floor_mcpu=%u)\n",
-				tun.suppress_pct, tun.max_be_wait_ms, tun.be_floor_mcpu);
+				"(%s)\n",
+				line);
 		} else {
 			fprintf(stderr,
 				"scx_tidemark: the previous instance's tunables no longer fit (%s, "
@@ -154,7 +154,7 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 		goto out;
 	}
 	/* a hotplug restart reads the topology again */
-	tm_setup_domains(skel, o, pr);
+	tm_setup_domains(skel, o, &tun, pr);
 	UEI_SET_SIZE(skel, tidemark_ops, uei);
 
 	err = tidemark__load(skel);
@@ -203,15 +203,16 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 		goto out;
 	}
 	fprintf(stderr,
-		"scx_tidemark: loaded (slice %" PRIu64
-		" us, suppress %u%%, max BE wait %u ms, BE floor %u mCPU, %d class rules, %d cache "
-		"domains for placement)\n",
-		(uint64_t)o->slice_us, o->tun.suppress_pct, o->tun.max_be_wait_ms,
-		o->tun.be_floor_mcpu, (int)own.n, pr->pl.nd);
+		"scx_tidemark: loaded (slice %u us, window %u us, suppress %u%%, max BE wait %u "
+		"ms, "
+		"BE floor %u mCPU, %d class rules, %d cache domains%s)\n",
+		tun.slice_us, tun.window_us, tun.suppress_pct, tun.max_be_wait_ms,
+		tun.be_floor_mcpu, (int)own.n, pr->pl.nd,
+		pr->pl.nd && !tun.placement ? ", placement off" : "");
 	/* ready for systemd (Type=notify) once the maps tidemarkd needs are pinned;
 	 * a no-op when not started by systemd */
-	sd_notifyf(0, "READY=1\nSTATUS=scheduling: suppress %u%%, %d class rules",
-		   o->tun.suppress_pct, (int)own.n);
+	sd_notifyf(0, "READY=1\nSTATUS=scheduling: suppress %u%%, %d class rules", tun.suppress_pct,
+		   (int)own.n);
 
 	next_stats = time(NULL) + o->stats_s;
 	clock_gettime(CLOCK_MONOTONIC, &now);

@@ -188,8 +188,6 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 	int c;
 
 	*o = (struct tm_opts){
-		.slice_us = TM_SLICE_US_DFL,
-		.window_us = TM_WINDOW_US_DFL,
 		.rescan_ms = TM_RESCAN_MS_DFL,
 		.kubelet = TM_KUBELET_AUTO,
 		.place =
@@ -198,19 +196,14 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 				.slack_pct = TM_HOME_SLACK_PCT_DFL,
 				.peak_window_s = TM_PEAK_WINDOW_S_DFL,
 			},
-		.home_wait_us = TM_HOME_WAIT_US_DFL,
-		.be_avoid_homes = true,
-		.tun =
-			{
-				.suppress_pct = TM_SUPPRESS_PCT_DFL,
-				.max_be_wait_ms = TM_MAX_BE_WAIT_MS_DFL,
-				.be_floor_mcpu = TM_BE_FLOOR_MCPU_DFL,
-			},
 	};
+	/* the runtime tunables start here; tidemarkctl set changes them later */
+	tm_tunables_default(&o->tun);
 	while ((c = getopt_long(argc, argv, "s:t:p:w:f:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (parse_u64("--suppress-pct", optarg, 1, 100, &v))
+			if (parse_u64("--suppress-pct", optarg, TM_SUPPRESS_PCT_MIN,
+				      TM_SUPPRESS_PCT_MAX, &v))
 				return -1;
 			o->tun.suppress_pct = v;
 			break;
@@ -221,7 +214,8 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 			o->tun.max_be_wait_ms = v;
 			break;
 		case 'f':
-			if (parse_u64("--be-floor-mcpu", optarg, 0, TM_MAX_CPUS * 1000, &v))
+			if (parse_u64("--be-floor-mcpu", optarg, TM_BE_FLOOR_MCPU_MIN,
+				      TM_BE_FLOOR_MCPU_MAX, &v))
 				return -1;
 			o->tun.be_floor_mcpu = v;
 			break;
@@ -229,7 +223,7 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 			if (parse_u64("--window-us", optarg, TM_WINDOW_US_MIN, TM_WINDOW_US_MAX,
 				      &v))
 				return -1;
-			o->window_us = v;
+			o->tun.window_us = v;
 			break;
 		case OPT_ONLINE:
 		case OPT_BE:
@@ -262,9 +256,9 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 				return -1;
 			}
 			if (c == OPT_PLACEMENT)
-				o->place.enabled = !strcmp(optarg, "on");
+				o->tun.placement = !strcmp(optarg, "on");
 			else
-				o->be_avoid_homes = !strcmp(optarg, "on");
+				o->tun.be_avoid_homes = !strcmp(optarg, "on");
 			break;
 		case OPT_HOME:
 			if (tm_home_rule_add(&o->place, optarg, err, sizeof(err))) {
@@ -282,15 +276,16 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 			o->place.soft_default = !strcmp(optarg, "soft");
 			break;
 		case OPT_HOME_SLACK:
-			if (parse_u64("--home-slack-pct", optarg, 0, 100, &v))
+			if (parse_u64("--home-slack-pct", optarg, TM_HOME_SLACK_PCT_MIN,
+				      TM_HOME_SLACK_PCT_MAX, &v))
 				return -1;
-			o->place.slack_pct = v;
+			o->tun.home_slack_pct = v;
 			break;
 		case OPT_HOME_WAIT:
 			if (parse_u64("--home-wait-us", optarg, TM_HOME_WAIT_US_MIN,
 				      TM_HOME_WAIT_US_MAX, &v))
 				return -1;
-			o->home_wait_us = v;
+			o->tun.home_wait_us = v;
 			break;
 		case OPT_PEAK_WINDOW:
 			if (parse_u64("--peak-window-s", optarg, TM_PEAK_WINDOW_S_MIN,
@@ -307,7 +302,7 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 		case 's':
 			if (parse_u64("--slice-us", optarg, TM_SLICE_US_MIN, TM_SLICE_US_MAX, &v))
 				return -1;
-			o->slice_us = v;
+			o->tun.slice_us = v;
 			break;
 		case 't':
 			if (parse_u64("--timeout-ms", optarg, 1, TM_TIMEOUT_MS_MAX, &v))

@@ -49,7 +49,7 @@ void tm_bump_class_gen(struct tidemark *skel)
 	char err[256];
 
 	if (tm_tunables_update(bpf_program__fd(skel->progs.tunables_update), 0, NULL, true, NULL,
-			       err, sizeof(err)))
+			       NULL, err, sizeof(err)))
 		fprintf(stderr, "scx_tidemark: cannot bump class_gen: %s\n", err);
 }
 
@@ -107,33 +107,35 @@ map_err:
 /*
  * Cache domains for the scheduler: CPU -> domain and the domain capacities
  * placement works with. One domain (or no topology): placement stays off.
+ * Read whether placement is on or not (@tun), so that it can be turned on
+ * at runtime.
  */
-void tm_setup_domains(struct tidemark *skel, const struct tm_opts *o, struct tm_place_run *pr)
+void tm_setup_domains(struct tidemark *skel, const struct tm_opts *o, const struct tm_tunables *tun,
+		      struct tm_place_run *pr)
 {
 	struct tm_topology *t;
+	const char *off = tun->placement ? "placement off" : "no placement";
 	char err[256];
 	int nd;
 
 	memset((void *)skel->rodata->cpu_dom, TM_NO_DOM, sizeof(skel->rodata->cpu_dom));
 	skel->rodata->nr_doms = 0;
-	skel->rodata->home_wait_ns = (__u64)o->home_wait_us * 1000;
-	skel->rodata->be_avoid_homes = o->be_avoid_homes;
 	pr->pl.cfg = o->place;
+	pr->pl.cfg.enabled = tun->placement;
+	pr->pl.cfg.slack_pct = tun->home_slack_pct;
 	pr->pl.nd = 0;
-	if (!o->place.enabled)
-		return;
 	t = calloc(1, sizeof(*t));
 	if (!t) {
-		fprintf(stderr, "scx_tidemark: placement off: out of memory\n");
+		fprintf(stderr, "scx_tidemark: %s: out of memory\n", off);
 		return;
 	}
 	if (tm_topo_load(NULL, t, err, sizeof(err))) {
-		fprintf(stderr, "scx_tidemark: placement off: %s\n", err);
+		fprintf(stderr, "scx_tidemark: %s: %s\n", off, err);
 		free(t);
 		return;
 	}
 	if (t->nr_domains < 2) {
-		fprintf(stderr, "scx_tidemark: placement off: one cache domain\n");
+		fprintf(stderr, "scx_tidemark: %s: one cache domain\n", off);
 		free(t);
 		return;
 	}
@@ -181,13 +183,38 @@ int tm_place_sync(struct tidemark *skel, const struct tm_opts *o, struct tm_plac
 	int fd = bpf_map__fd(skel->maps.homes);
 	struct tm_placer *pl = &pr->pl;
 	__u64 key, next, *prev = NULL, doms;
+	struct tm_tunables tun;
 	struct timespec ts;
 	bool changed = false;
+	__u32 zero = 0;
 	char dl[256];
 	int r;
 
 	if (!pl->nd)
 		return 0;
+	/* placement and home_slack_pct change at runtime (tidemarkctl set) */
+	if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.tunables), &zero, &tun)) {
+		if (pl->cfg.enabled != !!tun.placement)
+			fprintf(stderr, "scx_tidemark: placement %s\n",
+				tun.placement ? "on" : "off: every home cleared");
+		pl->cfg.enabled = tun.placement;
+		pl->cfg.slack_pct = tun.home_slack_pct;
+	}
+	if (!pl->cfg.enabled) {
+		/* no homes: tasks run unhomed from their next class lookup */
+		while (!bpf_map_get_next_key(fd, NULL, &next)) {
+			if (bpf_map_delete_elem(fd, &next))
+				break;
+			changed = true;
+		}
+		if (skel->bss->home_doms) {
+			skel->bss->home_doms = 0;
+			changed = true;
+		}
+		if (changed)
+			tm_bump_class_gen(skel);
+		return 0;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	r = tm_placer_update(pl, TM_CGROUP_ROOT, &o->rules, own->v, own->n, tm_cg_paths,
 			     tm_nr_cg_paths, ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000);

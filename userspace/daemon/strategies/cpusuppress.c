@@ -78,7 +78,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		     want.max_be_wait_ms, t.be_floor_mcpu, want.be_floor_mcpu, info.id) &&
 	    tm_tunables_update(ufd,
 			       TM_TUN_SUPPRESS_PCT | TM_TUN_MAX_BE_WAIT_MS | TM_TUN_BE_FLOOR_MCPU,
-			       &want, false, NULL, err, sizeof(err))) {
+			       &want, false, NULL, NULL, err, sizeof(err))) {
 		/* e.g. a floor above this node's line: refused, what runs is kept */
 		fprintf(stderr, "tidemarkd: %s: not applied: %s\n", NAME, err);
 		st.refused = true;
