@@ -35,6 +35,15 @@ expect_eq() { # desc expected actual
 
 note() { echo "# $*"; }
 
+# expect_fail DESC RC PATTERN CMD...: CMD exits RC and its output matches PATTERN.
+expect_fail() {
+	local desc=$1 want=$2 pat=$3 out rc
+	shift 3
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ $rc -eq "$want" ] && grep -q -- "$pat" <<<"$out"; then ok "$desc"; else not_ok "$desc" "exit $rc (want $want): $out"; fi
+}
+
 within() { # value lo hi
 	[ "$1" -ge "$2" ] && [ "$1" -le "$3" ]
 }

@@ -190,12 +190,8 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 	*o = (struct tm_opts){
 		.rescan_ms = TM_RESCAN_MS_DFL,
 		.kubelet = TM_KUBELET_AUTO,
-		.place =
-			{
-				.enabled = true,
-				.slack_pct = TM_HOME_SLACK_PCT_DFL,
-				.peak_window_s = TM_PEAK_WINDOW_S_DFL,
-			},
+		/* enabled and slack_pct come from the tunables (tm_setup_domains) */
+		.place = {.peak_window_s = TM_PEAK_WINDOW_S_DFL},
 	};
 	/* the runtime tunables start here; tidemarkctl set changes them later */
 	tm_tunables_default(&o->tun);

@@ -114,7 +114,8 @@ void tm_setup_domains(struct tidemark *skel, const struct tm_opts *o, const stru
 		      struct tm_place_run *pr)
 {
 	struct tm_topology *t;
-	const char *off = tun->placement ? "placement off" : "no placement";
+	/* with placement off, say what keeps tidemarkctl set placement=1 from working */
+	const char *off = tun->placement ? "placement off" : "placement cannot be turned on";
 	char err[256];
 	int nd;
 
