@@ -16,7 +16,7 @@ $(BUILD)/peers/%: $(BUILD)/peers/%.bpf.skel.h
 		-I$(LIBBPF_INC) -isystem $(KSRC)/tools/sched_ext/include \
 		-o $@ $(KSRC)/tools/sched_ext/$*.c $(USER_LIBS)
 
-# BENCH_MODE=quick (default, a few minutes) or full
+# BENCH_MODE=quick (default, a few minutes), full, or sweep (docs/tuning.md)
 BENCH_MODE ?= quick
 bench: all $(PEERS) kernel
 	tools/bench/run.sh $(BENCH_MODE)

@@ -3,7 +3,11 @@
 # side by side (tools/bench/guest.sh), then write docs/benchmarks.md, the raw
 # results (docs/bench/MODE.jsonl) and a latency plot (docs/bench/MODE-latency.png).
 #
-#   tools/bench/run.sh quick|full
+#   tools/bench/run.sh quick|full|sweep
+#
+# sweep: the tuning sweep (tools/bench/sweep.sh, 2 vCPUs) into docs/tuning.md,
+# docs/bench/sweep.jsonl and docs/bench/tuning-*.png; SWEEP_ARGS passes
+# options to sweep.sh (e.g. "--only slice_us --repeats 2").
 #
 # One vCPU: with -icount QEMU runs vCPUs round-robin on one host thread, so a
 # remote wakeup waits for the target vCPU's turn (1-8 ms measured) and would
@@ -13,10 +17,26 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mode=${1:-quick}
-case $mode in quick | full) ;; *) echo "bench: mode must be quick or full, got '$mode'" >&2; exit 2 ;; esac
+case $mode in quick | full | sweep) ;; *) echo "bench: mode must be quick, full or sweep, got '$mode'" >&2; exit 2 ;; esac
 command -v gnuplot >/dev/null || { echo "bench: gnuplot missing; run 'make deps'" >&2; exit 1; }
 share=$(mktemp -d)
 trap 'rm -rf "$share"' EXIT
+if [ "$mode" = sweep ]; then
+	# Two vCPUs: the sweep is about a multi-CPU node; icount so that the
+	# values of one run see the same machine whatever the host does.
+	start=$(date +%s)
+	vmdesc="QEMU TCG, 2 vCPUs, one L3, -icount shift=3,sleep=off"
+	tools/vm/run --cpus 2 --icount --mem 2048 --timeout 5400 --share "$share" -- \
+		bash -c "tools/bench/sweep.sh --out \"\$TM_SHARE/sweep.jsonl\" --vm '$vmdesc' ${SWEEP_ARGS:-}" ||
+		{ echo "bench: the sweep failed (its results: $share/sweep.jsonl)" >&2; cp "$share/sweep.jsonl" /tmp/tm-sweep-failed.jsonl 2>/dev/null; exit 1; }
+	mkdir -p docs/bench
+	cp "$share/sweep.jsonl" docs/bench/sweep.jsonl
+	python3 tools/bench/tuning.py docs/bench/sweep.jsonl --plots docs/bench --elapsed $(($(date +%s) - start)) \
+		--commit "$(git rev-parse --short HEAD 2>/dev/null || echo ?)" >docs/tuning.md.tmp &&
+		mv docs/tuning.md.tmp docs/tuning.md || { rm -f docs/tuning.md.tmp; exit 1; }
+	echo "bench: wrote docs/tuning.md, docs/bench/sweep.jsonl, docs/bench/tuning-*.png"
+	exit 0
+fi
 timeout=900
 [ "$mode" = full ] && timeout=5400
 start=$(date +%s)
