@@ -36,14 +36,6 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$out" ] || die "--out FILE is required"
-[ "$(id -u)" = 0 ] || die "needs root (cgroups, BPF)"
-[ -r /sys/kernel/sched_ext/state ] || die "this kernel has no sched_ext"
-[ "$(cat /sys/kernel/sched_ext/state)" = disabled ] || die "a sched_ext scheduler is already loaded"
-for b in build/scx_tidemark build/tidemarkctl build/tm-probe; do
-	[ -x $b ] || die "$b missing: run make all"
-done
-command -v stress-ng >/dev/null || die "stress-ng missing: run make deps"
-
 # Each tunable's useful range (the default among them). --values applies to
 # a single --only tunable.
 declare -A RANGE=(
@@ -65,6 +57,14 @@ if [ -n "$values" ]; then
 	[[ $values =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--values must be whole numbers separated by commas, got '$values'"
 	RANGE[$ORDER]=${values//,/ }
 fi
+
+[ "$(id -u)" = 0 ] || die "needs root (cgroups, BPF)"
+[ -r /sys/kernel/sched_ext/state ] || die "this kernel has no sched_ext"
+[ "$(cat /sys/kernel/sched_ext/state)" = disabled ] || die "a sched_ext scheduler is already loaded"
+for b in build/scx_tidemark build/tidemarkctl build/tm-probe; do
+	[ -x $b ] || die "$b missing: run make all"
+done
+command -v stress-ng >/dev/null || die "stress-ng missing: run make deps"
 
 n=$(nproc)
 cg=/sys/fs/cgroup
@@ -138,8 +138,12 @@ emit "{\"kind\":\"meta\",\"kernel\":\"$(uname -r)\",\"cpus\":$n,\"seconds\":$sec
 sleep 2
 
 measure() { # tunable value repeat
-	local t0 b0 o0 t1 b1 o1 st light heavy samples hp sp applied
-	build/tidemarkctl set "$1=$2" >/dev/null || { emit "{\"kind\":\"error\",\"tunable\":\"$1\",\"value\":$2,\"what\":\"tidemarkctl set refused\"}"; return 1; }
+	local t0 b0 o0 t1 b1 o1 st light heavy samples hp sp applied msg
+	if ! msg=$(build/tidemarkctl set "$1=$2" 2>&1 >/dev/null); then
+		msg=${msg//[\"\\]/}
+		emit "{\"kind\":\"error\",\"tunable\":\"$1\",\"value\":$2,\"what\":\"${msg//$'\n'/ }\"}"
+		return 1
+	fi
 	applied=$(build/tidemarkctl show | head -1)
 	[[ " $applied " == *" $1=$2 "* ]] || { emit "{\"kind\":\"error\",\"tunable\":\"$1\",\"value\":$2,\"what\":\"not in effect after set: $applied\"}"; return 1; }
 	sleep 1
@@ -172,6 +176,8 @@ for t in $ORDER; do
 		done
 	done
 	build/tidemarkctl set "$t=$dfl" >/dev/null || die "could not put $t back to $dfl"
+	[[ " $(build/tidemarkctl show | head -1) " == *" $t=$dfl "* ]] || die "$t is not back at $dfl"
+	log "$t back to $dfl"
 done
 [ "$(cat /sys/kernel/sched_ext/state)" = enabled ] || { log "the scheduler is no longer enabled"; fail=1; }
 exit $fail
