@@ -58,7 +58,7 @@ struct messenger;
 struct worker {
 	pthread_t thread;
 	struct messenger *m;
-	_Atomic uint32_t state; /* 0 idle (sleeping), 1 busy, 2 handed a request */
+	_Atomic uint32_t state; /* 0 idle (sleeping), 1 busy, 2 handed a request, 3 stop */
 	int64_t req_sched;	/* handed request: scheduled time */
 	int64_t handed_at;	/* when it was handed over */
 };
@@ -81,7 +81,6 @@ struct messenger {
 
 static struct samples wake_s, req_s;
 static _Atomic uint64_t completed;
-static _Atomic bool stopping;
 
 static int64_t now_ns(clockid_t c)
 {
@@ -150,9 +149,14 @@ static void *worker_fn(void *arg)
 	for (;;) {
 		uint32_t st = atomic_load(&w->state);
 
+		/*
+		 * The stop is a state, not a flag next to it: a flag set and
+		 * woken between this load and the futex wait would be missed,
+		 * and the worker would sleep through it for good.
+		 */
+		if (st == 3)
+			break;
 		if (st == 0) {
-			if (atomic_load(&stopping))
-				break;
 			futex_wait(&w->state, 0);
 			continue;
 		}
@@ -434,9 +438,9 @@ int main(int argc, char **argv)
 		}
 	}
 	elapsed = now_ns(CLOCK_MONOTONIC) - start;
-	atomic_store(&stopping, true);
 	for (int i = 0; i < o.messengers; i++) {
 		for (int j = 0; j < o.workers; j++) {
+			atomic_store(&ms[i].w[j].state, 3);
 			futex_wake(&ms[i].w[j].state);
 			pthread_join(ms[i].w[j].thread, NULL);
 		}
