@@ -123,6 +123,22 @@ $(BUILD)/tidemarkd: $(call obj,$(DAEMON_SRCS)) $(LIBTM)
 $(BUILD)/tidemarkctl: $(call obj,$(CTL_SRCS)) $(LIBTM)
 	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lcurl
 
+# scx_tidemark with every trace point compiled out: what the trace's
+# zero-cost measurement compares with (tests/vm/trace.sh).
+NOTRACE := $(BUILD)/notrace
+$(NOTRACE)/tidemark.bpf.o: bpf/tidemark.bpf.c $(wildcard bpf/*.h) bpf/vmlinux.h $(LIBBPF_A) $(BPFTOOL)
+	@mkdir -p $(NOTRACE)
+	$(CLANG) $(BPF_CFLAGS) -DTM_TRACE_COMPILED_OUT -c $< -o $@.tmp
+	$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+$(NOTRACE)/tidemark.skel.h: $(NOTRACE)/tidemark.bpf.o $(BPFTOOL)
+	$(BPFTOOL) gen skeleton $< name tidemark > $@.tmp && mv $@.tmp $@
+$(NOTRACE)/obj/%.o: userspace/loader/%.c $(NOTRACE)/tidemark.skel.h
+	@mkdir -p $(dir $@)
+	$(CC) -I$(NOTRACE) $(USER_CFLAGS) -Iuserspace/loader -c -o $@ $<
+-include $(wildcard $(NOTRACE)/obj/*.d)
+$(BUILD)/scx_tidemark_notrace: $(patsubst userspace/loader/%.c,$(NOTRACE)/obj/%.o,$(LOADER_SRCS)) $(LIBTM)
+	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lsystemd
+
 # The verifier's instruction count per program (make verifier).
 $(BUILD)/tm-insns: tools/verifier/insns.c $(LIBBPF_A)
 	$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(LIBBPF_INC) -o $@ $< $(USER_LIBS)

@@ -35,6 +35,7 @@ static __always_inline bool claim_be_cpu_only(struct task_struct *p, u32 cpu)
 	if (__sync_val_compare_and_swap(&c->class, TM_CLASS_BE, TM_CLASS_NONE) != TM_CLASS_BE)
 		return false;
 	stat_inc(TM_STAT_BE_PREEMPTED);
+	trace_task(TM_TR_PREEMPT, p, cpu, 0, 0);
 	return true;
 }
 
@@ -193,6 +194,7 @@ static bool be_floor_dispatch(struct tm_cpu_ctx *c, s32 cpu, u32 stat)
 		return false;
 	if (bw_move_to_local(TM_DSQ_BE, cpu)) {
 		stat_inc(stat);
+		trace_cpu(TM_TR_FLOOR, cpu, c->next_grant);
 		return true;
 	}
 	__sync_fetch_and_add(&be_floor_left, c->next_grant);
@@ -230,6 +232,7 @@ static int grant_timer_fn(void *map, int *key, struct grant_timer *gt)
 
 	if (c && c->class == TM_CLASS_BE && !time_before(now, c->be_until)) {
 		stat_inc(TM_STAT_BE_THROTTLED);
+		trace_cpu(TM_TR_THROTTLE, k, 0);
 		scx_bpf_kick_cpu(*key, SCX_KICK_PREEMPT);
 	} else if (k < TM_MAX_CPUS && bw_cpus[k].n && !time_before(now, bw_cpus[k].until)) {
 		scx_bpf_kick_cpu(*key, SCX_KICK_PREEMPT);
@@ -290,6 +293,7 @@ static int window_fn(void *map, int *key, struct window *w)
 		return 0;
 	}
 	tunables_apply(t);
+	trace_refresh(now);
 	stat_inc(TM_STAT_WINDOWS);
 
 	bpf_for (i, 0, nr_cpus) {
@@ -361,6 +365,7 @@ static int window_fn(void *map, int *key, struct window *w)
 	if (soft_homes_on())
 		kick_for_soft(now);
 	window_end = now + window_ns;
+	trace_cpu(TM_TR_WINDOW, bpf_get_smp_processor_id(), be_budget > 0 ? be_budget : 0);
 	bpf_timer_start(&w->timer, window_ns, 0);
 	return 0;
 }

@@ -61,6 +61,7 @@ char _license[] SEC("license") = "GPL";
 
 /* The parts, by concern; each may use the ones before it. */
 #include "state.bpf.h"
+#include "trace.bpf.h"
 #include "placement.bpf.h"
 #include "classes.bpf.h"
 #include "bandwidth.bpf.h"
@@ -106,6 +107,7 @@ s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 		tctx->q_home = cls == TM_CLASS_ONLINE ? tctx->home : 0;
 	}
 	stat_inc(TM_STAT_ENQ_DIRECT);
+	trace_task(TM_TR_ENQUEUE, p, cpu, 0, TM_TRQ_IDLE_CPU);
 	tm_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
 	return cpu;
 }
@@ -133,6 +135,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 		u64 thr = bw_held(p, tctx->enq_at);
 
 		if (thr) {
+			trace_task(TM_TR_ENQUEUE, p, scx_bpf_task_cpu(p), 0, TM_TRQ_LIMITED);
 			bw_hold(p, tctx, thr, enq_flags);
 			return;
 		}
@@ -140,6 +143,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 
 	if (cls == TM_CLASS_BE) {
 		stat_inc(TM_STAT_ENQ_BE);
+		trace_task(TM_TR_ENQUEUE, p, scx_bpf_task_cpu(p), 0, TM_TRQ_BE);
 		tm_insert(p, TM_DSQ_BE, slice_ns, enq_flags);
 		if (be_budget_left() || floor_owed()) {
 			cpu = be_avoid_homes && home_doms ? pick_idle_in(p, doms_off_homes()) : -1;
@@ -167,6 +171,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 			tctx->pinned = 1;
 		tm_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags);
 		cpu = scx_bpf_task_cpu(p);
+		trace_task(TM_TR_ENQUEUE, p, cpu, 0, TM_TRQ_PINNED);
 		if (!claim_be_cpu(p, cpu))
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
@@ -179,6 +184,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	cpu = scx_bpf_task_cpu(p);
 	if (tm_home_has(home, dom_of(cpu)) && claim_be_cpu_only(p, cpu)) {
+		trace_task(TM_TR_ENQUEUE, p, cpu, 0, TM_TRQ_TAKE_BE);
 		tm_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags | SCX_ENQ_PREEMPT);
 		return;
 	}
@@ -188,6 +194,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	if (enq_flags & SCX_ENQ_WAKEUP)
 		vtime = tm_vtime_wakeup(vtime, vtime_now, slice_ns, eff_weight(p, tctx));
 	stat_inc(TM_STAT_ENQ_HI);
+	trace_task(TM_TR_ENQUEUE, p, cpu, 0, home ? TM_TRQ_HOME : TM_TRQ_SHARED);
 
 	if (home) {
 		/*
@@ -268,11 +275,14 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 	be_queued = scx_bpf_dsq_nr_queued(TM_DSQ_BE) > 0;
 	c->next_grant = 0;
 	if (be_queued) {
+		u64 head_wait = be_head_wait(bpf_ktime_get_ns());
+
 		/* Bounded wait first, then the floor: both beat ONLINE. */
-		if (be_head_wait(bpf_ktime_get_ns()) >= max_be_wait_ns) {
+		if (head_wait >= max_be_wait_ns) {
 			c->next_grant = TM_BE_FORCED_NS < slice_ns ? TM_BE_FORCED_NS : slice_ns;
 			if (bw_move_to_local(TM_DSQ_BE, cpu)) {
 				stat_inc(TM_STAT_BE_FORCED);
+				trace_cpu(TM_TR_FORCED, cpu, head_wait);
 				return;
 			}
 			c->next_grant = 0;
@@ -413,6 +423,8 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 			if (cls == TM_CLASS_ONLINE)
 				cg_wait_add(tctx->cgid, b);
 		}
+		trace_run(p,
+			  tctx->enq_at && time_before(tctx->enq_at, now) ? now - tctx->enq_at : 0);
 		tctx->enq_at = 0;
 		tctx->ran_at = now;
 	}
@@ -452,6 +464,7 @@ void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 		cls = TM_CLASS_SYSTEM;
 	if (tctx && time_before(tctx->ran_at, now))
 		used = now - tctx->ran_at;
+	trace_task(TM_TR_STOP, p, scx_bpf_task_cpu(p), used, runnable);
 	if (c) {
 		charge(c, cls, now);
 		if (cls == TM_CLASS_BE) {
@@ -470,6 +483,7 @@ void BPF_STRUCT_OPS(tidemark_tick, struct task_struct *p)
 	struct task_ctx *tctx = task_ctx(p);
 	struct tm_cpu_ctx *c = cpu_ctx(scx_bpf_task_cpu(p));
 
+	trace_tick(p);
 	if (!tctx)
 		return;
 	if (c && tctx->class < TM_NR_CLASSES)

@@ -21,7 +21,7 @@
  * independently, so an upgrade can pair an old reader with a new
  * scheduler). Bump it whenever a pinned map's key or value changes.
  */
-#define TM_ABI_VERSION 4
+#define TM_ABI_VERSION 5
 
 /* Value of the pinned "abi" map (one entry), written by the scheduler. */
 struct tm_abi {
@@ -331,7 +331,8 @@ _Static_assert((int)TM_BE_FLOOR_MCPU_MAX == (int)TM_MCPU_MAX,
 	X(XDOM_BE, "xdom_migrations_be", "BE task runs on another cache domain than its last run") \
 	X(BE_AVOIDED, "be_avoided",                                                                \
 	  "BE sent from a domain hosting ONLINE homes to an idle CPU elsewhere")                   \
-	X(WINDOWS, "windows", "BE budget windows ended (every window_us)")
+	X(WINDOWS, "windows", "BE budget windows ended (every window_us)")                         \
+	X(TRACE_LOST, "trace_lost", "trace events not written: the trace ring buffer was full")
 
 #define TM_STAT_ENUM(e, n, h) TM_STAT_##e,
 enum tm_stat_idx { TM_STATS(TM_STAT_ENUM) TM_NR_STATS };
@@ -364,5 +365,67 @@ struct tm_cg_wait {
 	__u64 hist[TM_HIST_BUCKETS];
 };
 _Static_assert(sizeof(struct tm_cg_wait) == TM_HIST_BUCKETS * 8, "tm_cg_wait layout");
+
+/*
+ * Decision trace (tidemarkctl trace): events into the pinned ring buffer
+ * "trace" while the pinned "trace_ctl" asks for them. X(enum suffix, name,
+ * what the event's fields mean). pid/comm/cgid/cls: the task concerned (0
+ * when the event is about a CPU); cpu: where; arg/aux as listed.
+ */
+#define TM_TRACE_KINDS(X)                                                                         \
+	X(ENQUEUE, "enqueue",                                                                     \
+	  "a task queued or placed; queue= idle_cpu, take_be, shared, home, be, pinned, limited") \
+	X(RUN, "run", "a task runs; wait_us= its run-queue wait, running_at_start: from before")  \
+	X(STOP, "stop", "a task stops running; ran_us=, still_runnable if it was not done")       \
+	X(PREEMPT, "preempt", "the task shown (ONLINE/SYSTEM) takes this CPU over from BE")       \
+	X(THROTTLE, "throttle", "BE on this CPU ended by its grant timer: budget spent")          \
+	X(FORCED, "forced", "a BE run forced by max_be_wait_ms; head_wait_us= the oldest's wait") \
+	X(FLOOR, "floor", "a BE run ahead of ONLINE to keep the floor; grant_us=")                \
+	X(WINDOW, "window", "a budget window ended; be_budget_us= BE's budget for the next one")
+
+#define TM_TRACE_ENUM(e, n, h) TM_TR_##e,
+enum tm_trace_kind { TM_TRACE_KINDS(TM_TRACE_ENUM) TM_NR_TRACE_KINDS };
+#undef TM_TRACE_ENUM
+#define TM_TRACE_ALL ((1u << TM_NR_TRACE_KINDS) - 1)
+
+/* aux of an enqueue event: where the task went */
+enum tm_trace_q {
+	TM_TRQ_IDLE_CPU, /* straight to an idle CPU's local queue (select_cpu) */
+	TM_TRQ_TAKE_BE,	 /* straight to the local queue of the CPU it preempts BE on */
+	TM_TRQ_SHARED,	 /* the shared ONLINE/SYSTEM queue */
+	TM_TRQ_HOME,	 /* its home domain's queue */
+	TM_TRQ_BE,	 /* the BE queue */
+	TM_TRQ_PINNED,	 /* its CPU's local queue (per-CPU kthread, migration disabled) */
+	TM_TRQ_LIMITED,	 /* held by a CPU limit until its refill */
+	TM_NR_TRACE_QUEUES,
+};
+
+/* One event; arg and aux as the kind's text says: arg in ns (wait, ran,
+ * head wait, grant, budget), aux the queue (enqueue) or still runnable (stop). */
+struct tm_trace_ev {
+	__u64 ts_ns; /* CLOCK_MONOTONIC */
+	__u64 cgid;
+	__s64 arg;
+	__u32 pid;
+	__u32 cpu;
+	__u16 kind; /* enum tm_trace_kind */
+	__u16 cls;  /* TM_CLASS_* of the task; TM_CLASS_NONE when none */
+	__u32 aux;
+	char comm[16];
+};
+_Static_assert(sizeof(struct tm_trace_ev) == 56, "tm_trace_ev layout");
+
+/* Value of the pinned "trace_ctl" map (one entry), written by tidemarkctl:
+ * events of the kinds in @mask are written until @until_ns (CLOCK_MONOTONIC),
+ * from the next window on; the scheduler stops by itself at @until_ns, so a
+ * reader that died leaves no trace running. */
+struct tm_trace_ctl {
+	__u32 mask; /* 1 << TM_TR_* */
+	__u32 pad;
+	__u64 until_ns;
+};
+_Static_assert(sizeof(struct tm_trace_ctl) == 16, "tm_trace_ctl layout");
+/* the ring buffer's size: ~75,000 events between two reads */
+#define TM_TRACE_RB_BYTES (4u << 20)
 
 #endif /* __TIDEMARK_ABI_H */

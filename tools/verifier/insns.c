@@ -5,8 +5,10 @@
  * each, sorted by name. Reads bpf_prog_info.verified_insns, so it measures
  * any running scheduler, whatever built it. Names come from the program's
  * BTF (the kernel cuts bpf_prog_info.name at 15 characters).
+ * With --runtime: "name run_cnt run_time_ns" instead, the kernel's BPF
+ * statistics (sysctl kernel.bpf_stats_enabled=1 while the programs ran).
  *
- *   tm-insns [PREFIX...]
+ *   tm-insns [--runtime] [PREFIX...]
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 struct row {
 	char name[64];
 	__u32 insns;
+	__u64 run_cnt, run_time_ns;
 };
 
 /* The program's full name: its first func_info entry in its BTF. */
@@ -55,8 +58,14 @@ static int by_name(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	struct row rows[256];
+	bool runtime = argc > 1 && !strcmp(argv[1], "--runtime");
 	__u32 id = 0;
 	int n = 0;
+
+	if (runtime) {
+		argv++;
+		argc--;
+	}
 
 	while (!bpf_prog_get_next_id(id, &id)) {
 		struct bpf_prog_info info = {};
@@ -71,6 +80,8 @@ int main(int argc, char **argv)
 				want = !strncmp(info.name, argv[i], strlen(argv[i]));
 			if (want && n < 256) {
 				full_name(fd, &info, rows[n].name, sizeof(rows[n].name));
+				rows[n].run_cnt = info.run_cnt;
+				rows[n].run_time_ns = info.run_time_ns;
 				rows[n++].insns = info.verified_insns;
 			}
 		}
@@ -81,7 +92,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	qsort(rows, n, sizeof(rows[0]), by_name);
-	for (int i = 0; i < n; i++)
-		printf("%s %u\n", rows[i].name, rows[i].insns);
+	for (int i = 0; i < n; i++) {
+		if (runtime)
+			printf("%s %llu %llu\n", rows[i].name, (unsigned long long)rows[i].run_cnt,
+			       (unsigned long long)rows[i].run_time_ns);
+		else
+			printf("%s %u\n", rows[i].name, rows[i].insns);
+	}
 	return n ? 0 : 1;
 }

@@ -5,4 +5,6 @@
 
 /* tidemarkctl stats [--interval S] [--once] [--json] */
 int tm_ctl_stats(int argc, char **argv);
+/* tidemarkctl trace --seconds N [--format text|perfetto] [--output FILE] [--kinds K,...] */
+int tm_ctl_trace(int argc, char **argv);
 #endif

@@ -11,6 +11,8 @@
  *   tidemarkctl bw [--json]            (CPU limits the scheduler enforces, counters)
  *   tidemarkctl topology [--input XML_OR_SYNTHETIC] [--json]
  *   tidemarkctl stats [--interval S] [--once] [--json]   (stats.c)
+ *   tidemarkctl trace --seconds N [--format text|perfetto] [--output FILE]
+ *                     [--kinds K,...]                      (trace.c)
  *
  * Every change is validated in full before anything is written.
  */
@@ -51,6 +53,10 @@ static int usage(FILE *f)
 		"       tidemarkctl topology [--input XML_OR_SYNTHETIC] [--json]\n"
 		"       tidemarkctl stats [--interval S] [--once] [--json]  (the running "
 		"scheduler, live)\n"
+		"       tidemarkctl trace --seconds N [--format text|perfetto] [--output FILE] "
+		"[--kinds K,...]\n"
+		"                                      (what the scheduler decided, event by "
+		"event)\n"
 		"       tidemarkctl status [--addr IP:PORT] [--json]  (tidemarkd's report; "
 		"default 127.0.0.1:9477)\n"
 		"       tidemarkctl --version\n");
@@ -547,6 +553,8 @@ int main(int argc, char **argv)
 		return cmd_topology(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "stats"))
 		return tm_ctl_stats(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "trace"))
+		return tm_ctl_trace(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "status"))
 		return cmd_status(argc - 2, argv + 2);
 	fprintf(stderr, "tidemarkctl: unknown command '%s'\n", argv[1]);

@@ -22,6 +22,8 @@ const struct tm_pin_desc tm_pins[TM_NR_PINS] = {
 	[TM_PIN_TUNABLES_UPDATE] = {"tunables_update", 0, 0},
 	[TM_PIN_CG_BW] = {"cg_bw", 8, sizeof(struct tm_cg_bw)},
 	[TM_PIN_BW_UPDATE] = {"bw_update", 0, 0},
+	[TM_PIN_TRACE] = {"trace", 0, 0},
+	[TM_PIN_TRACE_CTL] = {"trace_ctl", 4, sizeof(struct tm_trace_ctl)},
 };
 
 static int pin_get(const char *dir, enum tm_pin which)

@@ -25,6 +25,8 @@ enum tm_pin {
 	TM_PIN_TUNABLES_UPDATE, /* a program, not a map */
 	TM_PIN_CG_BW,
 	TM_PIN_BW_UPDATE, /* a program */
+	TM_PIN_TRACE,	  /* a ring buffer: no key or value */
+	TM_PIN_TRACE_CTL,
 	TM_NR_PINS,
 };
 

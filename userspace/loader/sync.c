@@ -364,10 +364,11 @@ int tm_pin_maps(struct tidemark *skel)
 	/* in enum tm_pin order; the ABI map is pinned last, so a reader that
 	 * finds it finds every other pin */
 	struct bpf_map *maps[TM_NR_PINS] = {
-		[TM_PIN_CLASSES] = skel->maps.classes, [TM_PIN_TUNABLES] = skel->maps.tunables,
-		[TM_PIN_STATS] = skel->maps.stats,     [TM_PIN_CG_WAITS] = skel->maps.cg_waits,
-		[TM_PIN_HOMES] = skel->maps.homes,     [TM_PIN_BE_CAPS] = skel->maps.be_caps,
-		[TM_PIN_CG_BW] = skel->maps.cg_bw,
+		[TM_PIN_CLASSES] = skel->maps.classes,	   [TM_PIN_TUNABLES] = skel->maps.tunables,
+		[TM_PIN_STATS] = skel->maps.stats,	   [TM_PIN_CG_WAITS] = skel->maps.cg_waits,
+		[TM_PIN_HOMES] = skel->maps.homes,	   [TM_PIN_BE_CAPS] = skel->maps.be_caps,
+		[TM_PIN_CG_BW] = skel->maps.cg_bw,	   [TM_PIN_TRACE] = skel->maps.trace,
+		[TM_PIN_TRACE_CTL] = skel->maps.trace_ctl,
 	};
 	char path[256], err[512];
 

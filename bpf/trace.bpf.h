@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Decision trace: what the scheduler decided, event by event, into the ring
+ * buffer "trace" while "trace_ctl" asks for it (tidemarkctl trace). Off, a
+ * trace point is a load of trace_mask and a branch: the events are built
+ * out of line. trace_mask follows trace_ctl at every window, and drops to 0
+ * by itself at trace_ctl.until_ns.
+ * Part of tidemark.bpf.c (one translation unit), included in order.
+ */
+#ifndef __TM_TRACE_BPF_H
+#define __TM_TRACE_BPF_H
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, TM_TRACE_RB_BYTES);
+} trace SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct tm_trace_ctl);
+	__uint(max_entries, 1);
+} trace_ctl SEC(".maps");
+
+/* 1 << TM_TR_* of the kinds being traced; 0 almost always. */
+static u32 trace_mask;
+/* Bumped when a trace starts; a CPU's entry is set to it once the trace
+ * said what runs there (a task kept running for seconds has no run event). */
+static u32 trace_gen;
+static u32 trace_seen[TM_MAX_CPUS];
+
+#ifdef TM_TRACE_COMPILED_OUT
+/* the build the zero-cost measurement compares with (make bench, tests) */
+#define trace_on(kind) false
+#else
+#define trace_on(kind) unlikely(trace_mask &(1u << (kind)))
+#endif
+
+/* At every window: take trace_ctl's mask until its deadline. */
+static __always_inline void trace_refresh(u64 now)
+{
+	u32 zero = 0;
+	struct tm_trace_ctl *tc = bpf_map_lookup_elem(&trace_ctl, &zero);
+
+	u32 m = tc && time_before(now, tc->until_ns) ? tc->mask & TM_TRACE_ALL : 0;
+
+	if (m && !trace_mask)
+		trace_gen++;
+	trace_mask = m;
+}
+
+/* One event; @p: the task concerned (its class and cgroup as last
+ * resolved), NULL for an event about @cpu alone. Out of line: five
+ * arguments at most, and nothing of it in the callers' hot paths. */
+static __noinline __attribute__((unused)) void trace_ev(u32 kind, s32 cpu, s64 arg,
+							struct task_struct *p, u32 aux)
+{
+	struct tm_trace_ev *ev = bpf_ringbuf_reserve(&trace, sizeof(*ev), 0);
+	struct task_ctx *tctx;
+
+	if (!ev) {
+		stat_inc(TM_STAT_TRACE_LOST);
+		return;
+	}
+	ev->ts_ns = bpf_ktime_get_ns();
+	ev->arg = arg;
+	ev->cpu = cpu;
+	ev->kind = kind;
+	ev->aux = aux;
+	ev->cgid = 0;
+	ev->cls = TM_CLASS_NONE;
+	ev->pid = 0;
+	ev->comm[0] = 0;
+	if (p) {
+		tctx = task_ctx(p);
+		if (tctx) {
+			ev->cgid = tctx->cgid;
+			ev->cls = tctx->class;
+		}
+		ev->pid = p->pid;
+		bpf_probe_read_kernel_str(ev->comm, sizeof(ev->comm), p->comm);
+	}
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/* @p starts running after waiting @wait ns (out of line: nothing of it is
+ * evaluated when the trace is off). */
+static __noinline __attribute__((unused)) void trace_run_ev(struct task_struct *p, u64 wait)
+{
+	s32 cpu = scx_bpf_task_cpu(p);
+
+	if ((u32)cpu < TM_MAX_CPUS)
+		trace_seen[cpu] = trace_gen;
+	trace_ev(TM_TR_RUN, cpu, wait, p, 0);
+}
+#define trace_run(p, wait)                     \
+	do {                                   \
+		if (trace_on(TM_TR_RUN))       \
+			trace_run_ev(p, wait); \
+	} while (0)
+
+/* At a tick: what ran on this CPU when the trace began, once (aux 1). */
+static __noinline __attribute__((unused)) void trace_tick_ev(struct task_struct *p)
+{
+	u32 cpu = bpf_get_smp_processor_id();
+
+	if (cpu >= TM_MAX_CPUS || trace_seen[cpu] == trace_gen)
+		return;
+	trace_seen[cpu] = trace_gen;
+	trace_ev(TM_TR_RUN, cpu, 0, p, 1);
+}
+#define trace_tick(p)                     \
+	do {                              \
+		if (trace_on(TM_TR_RUN))  \
+			trace_tick_ev(p); \
+	} while (0)
+
+#define trace_task(kind, p, cpu, arg, aux)                \
+	do {                                              \
+		if (trace_on(kind))                       \
+			trace_ev(kind, cpu, arg, p, aux); \
+	} while (0)
+
+/* An event about @cpu alone. */
+#define trace_cpu(kind, cpu, arg)                          \
+	do {                                               \
+		if (trace_on(kind))                        \
+			trace_ev(kind, cpu, arg, NULL, 0); \
+	} while (0)
+
+#endif /* __TM_TRACE_BPF_H */

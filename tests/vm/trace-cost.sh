@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# vm: --cpus 1 --icount --timeout 400
+# What the decision trace costs when nobody traces, measured with the
+# kernel's BPF statistics (kernel.bpf_stats_enabled: run time and count per
+# program): the same workload under scx_tidemark built with every trace point
+# compiled out, under scx_tidemark with the trace off, and with a trace being
+# taken, three rounds, interleaved. One vCPU in icount mode: a program's run
+# time is then the instructions it executed (on more vCPUs, the other vCPUs'
+# turns land inside it). Judged on the hot callbacks' time per call.
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
+
+cg=/sys/fs/cgroup
+HOT="tidemark_enqueue tidemark_dispatch tidemark_running tidemark_stopping tidemark_select_cpu tidemark_tick"
+sysctl -qw kernel.bpf_stats_enabled=1 || { not_ok "BPF statistics on" "sysctl failed"; tap_done; }
+mkdir -p $cg/online $cg/be
+in_cgroup be stress-ng --temp-path /tmp --cpu-method int64 --cpu 1 --timeout 600s >/dev/null 2>&1
+hogs=$!
+
+declare -A per
+for round in 1 2 3; do
+	for b in notrace off on; do
+		bin=build/scx_tidemark
+		[ $b = notrace ] && bin=build/scx_tidemark_notrace
+		$bin --online /online --be /be --suppress-pct 50 >/tmp/scx.log 2>&1 &
+		pid=$!
+		wait_state enabled 20 || { not_ok "$b loads" "$(cat /tmp/scx.log)"; break 2; }
+		sleep 0.5
+		in_cgroup online build/tm-probe --rate 200 --work-us 500 --seconds 3 >/dev/null 2>&1
+		probe=$!
+		if [ $b = on ]; then
+			build/tidemarkctl trace --seconds 3 --output /tmp/trace.txt 2>/tmp/trace.err
+		else
+			sleep 3
+		fi
+		wait $probe
+		# ns per call over the hot callbacks, and per callback
+		per[$b]+="$(build/tm-insns --runtime tidemark_ | awk -v hot=" $HOT " '
+			index(hot, " " $1 " ") && $2 > 0 {rt += $3; c += $2; d = d sprintf(" %s=%.0f", substr($1, 10), $3 / $2)}
+			END {printf "%.1f%s\n", rt / c, d}')
+"
+		kill -INT $pid
+		wait $pid
+		[ $b = on ] && note "round $round trace: $(tail -1 /tmp/trace.err)"
+	done
+done
+kill $hogs 2>/dev/null
+wait $hogs 2>/dev/null
+for b in notrace off on; do
+	while read -r line; do [ -n "$line" ] && note "$b: $line ns/call"; done <<<"${per[$b]}"
+done
+read -r nt off on spread < <(python3 - "${per[notrace]}" "${per[off]}" "${per[on]}" <<'PY'
+import sys
+v = [[float(l.split()[0]) for l in a.splitlines() if l.strip()] for a in sys.argv[1:]]
+m = [sum(x) / len(x) for x in v]
+print("%.1f %.1f %.1f %.2f" % (m[0], m[1], m[2], 100 * (max(v[0]) - min(v[0])) / m[0]))
+PY
+)
+note "hot callbacks, mean of 3 rounds: compiled out $nt ns/call (rounds spread $spread%), trace off $off, trace on $on"
+# Off, a trace point is a load and a branch (a few ns against several us per
+# call). Off must cost what compiled out costs within 1.5%: the rounds of one
+# build spread under 1% and their means differ by under 0.5% (four runs). On
+# must cost visibly more, or this measurement could not see a cost at all.
+if awk -v a="$off" -v b="$nt" 'BEGIN {exit !(a <= b * 1.015 && a >= b * 0.985)}'; then
+	ok "trace off costs what compiled out costs ($off vs $nt ns/call)"
+else
+	not_ok "trace off costs what compiled out costs" "$off vs $nt ns/call"
+fi
+if awk -v a="$on" -v b="$nt" 'BEGIN {exit !(a >= b * 1.10)}'; then
+	ok "a running trace is seen by the measurement ($on vs $nt ns/call)"
+else
+	not_ok "a running trace is seen by the measurement" "$on vs $nt ns/call"
+fi
+tap_done

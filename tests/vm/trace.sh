@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# vm: --cpus 2 --timeout 300
+# tidemarkctl trace against a scheduler another process started: the events
+# it records add up to what cgroup cpu.stat says over the same interval (the
+# ONLINE runs' durations), every run is closed by its stop on the same CPU,
+# the Perfetto form is a valid Chrome trace with a track per CPU; one reader
+# at a time; a reader killed mid-trace leaves no trace running past its
+# deadline; bad options are refused. The cost when off: tests/vm/trace-cost.sh.
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
+
+cg=/sys/fs/cgroup
+expect_fail "no scheduler: refused" 1 "is scx_tidemark running" build/tidemarkctl trace --seconds 1
+mkdir -p $cg/be $cg/online
+log=/tmp/scx.log
+build/scx_tidemark --be /be --online /online --suppress-pct 50 >"$log" 2>&1 &
+pid=$!
+wait_state enabled 20 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+ok "scheduler loads (started by another process)"
+
+expect_fail "--seconds is required" 2 "needs --seconds" build/tidemarkctl trace
+expect_fail "--seconds 0 refused" 2 "'0' must be 1-3600" build/tidemarkctl trace --seconds 0
+expect_fail "--format json refused" 2 "must be text or perfetto" build/tidemarkctl trace --seconds 1 --format json
+expect_fail "--kinds with an unknown event refused" 2 "unknown event 'wakeup'" build/tidemarkctl trace --seconds 1 --kinds run,wakeup
+expect_fail "an output in a missing directory refused" 1 "cannot write /nonexistent/t.txt" build/tidemarkctl trace --seconds 1 --output /nonexistent/t.txt
+
+# ONLINE: one CPU hog and a request/response service; BE: two hogs
+in_cgroup be stress-ng --temp-path /tmp --cpu-method int64 --cpu 2 --timeout 120s >/dev/null 2>&1
+hogs=$!
+in_cgroup online stress-ng --temp-path /tmp --cpu-method int64 --cpu 1 --timeout 120s >/dev/null 2>&1
+on=$!
+in_cgroup online build/tm-probe --rate 200 --work-us 500 --seconds 100 >/dev/null 2>&1
+probe=$!
+sleep 2
+
+usage() { sed -n 's/^usage_usec //p' "$cg/$1/cpu.stat"; }
+t0=$(date +%s%N) o0=$(usage online) b0=$(usage be)
+build/tidemarkctl trace --seconds 3 --output /tmp/trace.txt 2>/tmp/trace.err
+rc=$?
+t1=$(date +%s%N) o1=$(usage online) b1=$(usage be)
+expect_eq "a 3 s text trace" 0 $rc
+note "$(tail -1 /tmp/trace.err)"
+check "nothing lost" grep -q "; lost 0 (ring buffer full)" /tmp/trace.err
+for k in enqueue run stop preempt throttle window; do
+	check "$k events recorded" grep -qE "^ +[0-9.]+ +[0-9]+ $k( |$)" /tmp/trace.txt
+done
+check "no temporary file left" test -z "$(ls /tmp/trace.txt.tmp.* 2>/dev/null)"
+
+# What ran on each CPU, from the events' timestamps: a run until its stop; a
+# CPU's first stop, or a run marked running_at_start, from the trace's start;
+# a run still open, to its end. CPU time per class over the trace's span,
+# against cpu.stat's rate over the command's interval (a little longer: the
+# trace starts at the next window and ends at its deadline).
+read -r span ron rbe paired unpaired overlaps < <(python3 - /tmp/trace.txt <<'PY'
+import sys
+rows = []
+for line in open(sys.argv[1]):
+    if not line.startswith("#"):
+        f = line.split()
+        rows.append((float(f[0]), f[1], f[2], f[3:]))
+start, end = rows[0][0], rows[-1][0]
+cur, seen = {}, set()
+ran = {"online": 0.0, "be": 0.0, "system": 0.0}
+paired = unpaired = overlaps = 0
+for ts, cpu, kind, rest in rows:
+    first = cpu not in seen
+    seen.add(cpu)
+    if kind == "run":
+        if cpu in cur:
+            overlaps += 1
+        cur[cpu] = (start if "running_at_start" in rest else ts, rest[0], rest[1])
+    elif kind == "stop":
+        r = cur.pop(cpu, None)
+        if r and r[2] == rest[1]:
+            paired += 1
+        elif first:
+            r = (start, rest[0], rest[1])
+        else:
+            unpaired += 1
+            r = None
+        if r:
+            ran[r[1]] = ran.get(r[1], 0) + ts - r[0]
+for b, cls, pid in cur.values():
+    ran[cls] = ran.get(cls, 0) + end - b
+span = end - start
+print("%.3f %d %d %d %d %d" % (span, ran["online"] / span * 1000, ran["be"] / span * 1000,
+                               paired, unpaired, overlaps))
+PY
+)
+dt_us=$(((t1 - t0) / 1000))
+con=$(((o1 - o0) * 1000 / dt_us))
+cbe=$(((b1 - b0) * 1000 / dt_us))
+note "trace span $span s; ONLINE: trace $ron mCPU, cpu.stat $con mCPU; BE: trace $rbe mCPU, cpu.stat $cbe mCPU"
+within_pct() { # a b pct: |a-b| <= pct% of b
+	local d=$(($1 - $2))
+	[ ${d#-} -le $(($2 * $3 / 100)) ]
+}
+if within_pct "$ron" "$con" 5; then ok "ONLINE run time in the trace agrees with cpu.stat ($ron vs $con mCPU)"; else not_ok "ONLINE run time agrees with cpu.stat" "$ron vs $con mCPU"; fi
+if [ "$unpaired" -le $((paired / 100)) ] && [ "$overlaps" -le $((paired / 100)) ]; then
+	ok "runs and stops pair up per CPU ($paired paired, $unpaired unpaired, $overlaps overlapping)"
+else
+	not_ok "runs and stops pair up per CPU" "$paired paired, $unpaired unpaired, $overlaps overlapping"
+fi
+
+# Perfetto: a Chrome trace with a track per CPU, runs as slices
+build/tidemarkctl trace --seconds 2 --format perfetto --kinds run,stop,preempt,window --output /tmp/trace.json 2>/tmp/trace.err
+expect_eq "a perfetto trace" 0 $?
+res=$(python3 - /tmp/trace.json <<'PY'
+import json, sys
+o = json.load(open(sys.argv[1]))
+ev = o["traceEvents"]
+names = sorted(e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] == "thread_name")
+x = [e for e in ev if e.get("ph") == "X"]
+bad_x = [e for e in x if e["dur"] < 0 or e["args"]["class"] not in ("online", "be", "system")]
+online = [e for e in x if e["args"]["class"] == "online" and e["args"]["cgroup"] == "/online"]
+c = [e for e in ev if e.get("ph") == "C" and e["name"] == "BE budget"]
+pre = [e for e in ev if e.get("ph") == "i" and e["name"] == "preempt"]
+enq = [e for e in ev if e.get("ph") == "i" and e["name"] == "enqueue"]
+print(";".join(str(v) for v in ("+".join(names), len(x), len(bad_x), len(online), len(c), len(pre), len(enq))))
+PY
+)
+IFS=';' read -r tracks nx nbad nonline nc npre nenq <<<"$res"
+note "perfetto: tracks $tracks, $nx slices ($nonline of /online), $nc budget samples, $npre preemptions, $nenq enqueues"
+expect_eq "a track per CPU" "CPU 0+CPU 1" "$tracks"
+check "run slices, well formed ($nx, $nbad bad)" test "$nx" -gt 100 -a "$nbad" = 0
+check "/online's runs named with class and cgroup ($nonline)" test "$nonline" -gt 10
+check "the BE budget as a counter ($nc)" test "$nc" -gt 100
+check "preemptions as instants ($npre)" test "$npre" -gt 0
+expect_eq "--kinds leaves the others out" 0 "$nenq"
+
+# One reader at a time
+build/tidemarkctl trace --seconds 3 --output /tmp/t1.txt 2>/dev/null &
+first=$!
+sleep 1
+expect_fail "a second reader refused" 1 "already being taken" build/tidemarkctl trace --seconds 1 --output /tmp/t2.txt
+wait $first
+expect_eq "the first one finishes" 0 $?
+
+# A reader killed mid-trace: the scheduler stops at the deadline by itself
+lost() { build/tidemarkctl stats --once --interval 0.1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["counters"]["trace_lost"])'; }
+build/tidemarkctl trace --seconds 2 --output /tmp/t3.txt 2>/dev/null &
+sleep 0.5
+kill -9 $!
+wait $! 2>/dev/null
+check "no file left by the killed reader" test ! -e /tmp/t3.txt
+sleep 2
+l0=$(lost)
+sleep 1
+l1=$(lost)
+expect_eq "past the deadline nothing is written (trace_lost still at $l0)" "$l0" "$l1"
+out=$(build/tidemarkctl trace --seconds 1 --output /tmp/t4.txt 2>&1)
+expect_eq "a new reader may trace" 0 $?
+
+kill $hogs $on $probe 2>/dev/null
+wait $hogs $on $probe 2>/dev/null
+kill -INT $pid
+wait $pid
+expect_eq "scheduler exits cleanly" 0 "$?"
+tap_done
