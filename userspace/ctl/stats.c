@@ -23,18 +23,17 @@
 #include "tmlib.h"
 #include "tmmaps.h"
 
-#define MAX_CG 256
-
 struct cg_hist {
 	__u64 id;
 	__u64 hist[TM_HIST_BUCKETS];
 };
 
+/* Every ONLINE cgroup's waits are read, however many (sorted by id). */
 struct sample {
 	struct timespec at;
 	struct tm_cpu_stats s;
-	struct cg_hist cg[MAX_CG];
-	int ncg;
+	struct cg_hist *cg;
+	int ncg, cap;
 };
 
 static volatile sig_atomic_t stop;
@@ -49,6 +48,13 @@ static double secs(const struct timespec *a, const struct timespec *b)
 	return (b->tv_sec - a->tv_sec) + (b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
+static int by_id(const void *a, const void *b)
+{
+	__u64 x = ((const struct cg_hist *)a)->id, y = ((const struct cg_hist *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
 static int take(int stats_fd, int waits_fd, struct sample *x)
 {
 	__u64 key, at, *prev = NULL;
@@ -57,9 +63,18 @@ static int take(int stats_fd, int waits_fd, struct sample *x)
 	if (tm_stats_sum(stats_fd, &x->s))
 		return -1;
 	x->ncg = 0;
-	while (x->ncg < MAX_CG && !bpf_map_get_next_key(waits_fd, prev, &key)) {
+	while (!bpf_map_get_next_key(waits_fd, prev, &key)) {
 		struct tm_cg_wait w;
 
+		if (x->ncg == x->cap) {
+			int cap = x->cap ? 2 * x->cap : 256;
+			struct cg_hist *v = realloc(x->cg, cap * sizeof(*v));
+
+			if (!v)
+				return -1; /* errno ENOMEM */
+			x->cg = v;
+			x->cap = cap;
+		}
 		if (!bpf_map_lookup_elem(waits_fd, &key, &w)) {
 			x->cg[x->ncg].id = key;
 			memcpy(x->cg[x->ncg].hist, w.hist, sizeof(w.hist));
@@ -68,6 +83,7 @@ static int take(int stats_fd, int waits_fd, struct sample *x)
 		at = key;
 		prev = &at;
 	}
+	qsort(x->cg, x->ncg, sizeof(x->cg[0]), by_id);
 	return 0;
 }
 
@@ -120,13 +136,11 @@ static json_t *interval_json(const struct sample *a, const struct sample *b,
 	for (int i = 0; i < TM_NR_STATS; i++)
 		json_object_set_new(cnt, tm_stat_names[i], json_integer((json_int_t)d[i]));
 	for (int i = 0; i < b->ncg; i++) {
-		const struct cg_hist *was = NULL;
+		const struct cg_hist *was =
+			a->ncg ? bsearch(&b->cg[i], a->cg, a->ncg, sizeof(a->cg[0]), by_id) : NULL;
 		const char *path = tm_cgroup_path_of(paths, np, b->cg[i].id);
 		json_t *w;
 
-		for (int j = 0; j < a->ncg && !was; j++)
-			if (a->cg[j].id == b->cg[i].id)
-				was = &a->cg[j];
 		for (int k = 0; k < TM_HIST_BUCKETS; k++)
 			h[k] = b->cg[i].hist[k] - (was ? was->hist[k] : 0);
 		w = wait_json(h);
@@ -292,7 +306,13 @@ int tm_ctl_stats(int argc, char **argv)
 			print_text(o, tty);
 		}
 		json_decref(o);
-		a = b;
+		/* b becomes the start of the next interval; a's buffer is reused */
+		{
+			struct sample x = a;
+
+			a = b;
+			b = x;
+		}
 		if (once)
 			break;
 	}
@@ -305,5 +325,9 @@ out:
 	for (int i = 0; i < 4; i++)
 		if (fd[i] >= 0)
 			close(fd[i]);
+	free(a.cg);
+	free(b.cg);
+	a.cg = b.cg = NULL;
+	a.cap = b.cap = 0;
 	return ret;
 }
