@@ -19,6 +19,7 @@ set yrange [0:*]
 plot datafile using 1:8:9:10 with yerrorlines title "BE"
 set title "node busy (root cpu.stat)"
 set yrange [0:100]
+set key bottom right
 plot datafile using 1:14:17 with filledcurves fs transparent solid 0.2 title "p10-p90 (medians)", \
      '' using 1:11:12:13 with yerrorlines title "busy over the run", \
      '' using 1:20 with lines dt 2 title "line"
