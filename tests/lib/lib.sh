@@ -44,6 +44,11 @@ expect_fail() {
 	if [ $rc -eq "$want" ] && grep -q -- "$pat" <<<"$out"; then ok "$desc"; else not_ok "$desc" "exit $rc (want $want): $out"; fi
 }
 
+within_pct() { # a b pct: |a-b| <= pct% of b
+	local d=$(($1 - $2))
+	[ ${d#-} -le $(($2 * $3 / 100)) ]
+}
+
 within() { # value lo hi
 	[ "$1" -ge "$2" ] && [ "$1" -le "$3" ]
 }

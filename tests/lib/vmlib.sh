@@ -21,6 +21,17 @@ wait_log() { # file pattern timeout_s
 	return 1
 }
 
+# Start build/scx_tidemark ARGS in the background (log /tmp/scx.log, pid in
+# $sched_pid) and wait until sched_ext says it is enabled: 0, or 1 with the
+# test failed and ended (the log as the reason).
+sched_start() {
+	build/scx_tidemark "$@" >/tmp/scx.log 2>&1 &
+	sched_pid=$!
+	wait_state enabled 20 && return 0
+	not_ok "scheduler loads" "$(cat /tmp/scx.log)"
+	tap_done
+}
+
 # Scheduling class of a task as /proc/PID/sched reports its policy's class.
 task_class() {
 	if grep -q '^ext\.enabled *: *1' "/proc/$1/sched" 2>/dev/null; then echo ext; else echo fair; fi

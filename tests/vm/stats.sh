@@ -15,10 +15,7 @@ out=$(build/tidemarkctl stats --once 2>&1)
 check "no scheduler: refused" test $? -ne 0
 check "the error says so ($out)" grep -q "is scx_tidemark running" <<<"$out"
 mkdir -p $cg/be $cg/online
-log=/tmp/scx.log
-build/scx_tidemark --be /be --online /online --suppress-pct 50 >"$log" 2>&1 &
-pid=$!
-wait_state enabled 20 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+sched_start --be /be --online /online --suppress-pct 50
 ok "scheduler loads (started by another process)"
 out=$(build/tidemarkctl stats --interval 0 2>&1)
 expect_eq "--interval 0 refused (exit 2)" 2 "$?"
@@ -47,10 +44,6 @@ PY
 cb=$(((b1 - b0) * 1000 / ((t1 - t0) / 1000)))
 co=$(((o1 - o0) * 1000 / ((t1 - t0) / 1000)))
 note "BE: stats $sb mCPU, cpu.stat $cb mCPU; ONLINE: stats $so mCPU, cpu.stat $co mCPU"
-within_pct() { # a b pct: |a-b| <= pct% of b
-	local d=$(($1 - $2))
-	[ ${d#-} -le $(($2 * $3 / 100)) ]
-}
 if within_pct "$so" "$co" 5; then ok "ONLINE CPU agrees with cpu.stat ($so vs $co mCPU)"; else not_ok "ONLINE CPU agrees with cpu.stat" "$so vs $co mCPU"; fi
 expect_eq "the line is the scheduler's" 50 "$line"
 note "node busy as the scheduler counts it: $busy% (line 50%)"
@@ -88,7 +81,7 @@ expect_eq "every one of 300 ONLINE cgroups with waits is listed" 300 "$n"
 
 kill $hogs $on 2>/dev/null
 wait $hogs $on 2>/dev/null
-kill -INT $pid
-wait $pid
+kill -INT $sched_pid
+wait $sched_pid
 expect_eq "scheduler exits cleanly" 0 "$?"
 tap_done

@@ -12,10 +12,7 @@
 cg=/sys/fs/cgroup
 expect_fail "no scheduler: refused" 1 "is scx_tidemark running" build/tidemarkctl trace --seconds 1
 mkdir -p $cg/be $cg/online
-log=/tmp/scx.log
-build/scx_tidemark --be /be --online /online --suppress-pct 50 >"$log" 2>&1 &
-pid=$!
-wait_state enabled 20 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+sched_start --be /be --online /online --suppress-pct 50
 ok "scheduler loads (started by another process)"
 
 expect_fail "--seconds is required" 2 "needs --seconds" build/tidemarkctl trace
@@ -91,10 +88,6 @@ dt_us=$(((t1 - t0) / 1000))
 con=$(((o1 - o0) * 1000 / dt_us))
 cbe=$(((b1 - b0) * 1000 / dt_us))
 note "trace span $span s; ONLINE: trace $ron mCPU, cpu.stat $con mCPU; BE: trace $rbe mCPU, cpu.stat $cbe mCPU"
-within_pct() { # a b pct: |a-b| <= pct% of b
-	local d=$(($1 - $2))
-	[ ${d#-} -le $(($2 * $3 / 100)) ]
-}
 if within_pct "$ron" "$con" 5; then ok "ONLINE run time in the trace agrees with cpu.stat ($ron vs $con mCPU)"; else not_ok "ONLINE run time agrees with cpu.stat" "$ron vs $con mCPU"; fi
 if [ "$unpaired" -le $((paired / 100)) ] && [ "$overlaps" -le $((paired / 100)) ]; then
 	ok "runs and stops pair up per CPU ($paired paired, $unpaired unpaired, $overlaps overlapping)"
@@ -153,7 +146,7 @@ expect_eq "a new reader may trace" 0 $?
 
 kill $hogs $on $probe 2>/dev/null
 wait $hogs $on $probe 2>/dev/null
-kill -INT $pid
-wait $pid
+kill -INT $sched_pid
+wait $sched_pid
 expect_eq "scheduler exits cleanly" 0 "$?"
 tap_done
