@@ -80,7 +80,9 @@ static __noinline __attribute__((unused)) void trace_ev(u32 kind, s32 cpu, s64 a
 		ev->pid = p->pid;
 		bpf_probe_read_kernel_str(ev->comm, sizeof(ev->comm), p->comm);
 	}
-	bpf_ringbuf_submit(ev, 0);
+	/* no wakeup: the reader drains every 50 ms, and a wakeup per event
+	 * would make the reader's own runs most of what it traces */
+	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
 }
 
 /* @p starts running after waiting @wait ns (out of line: nothing of it is

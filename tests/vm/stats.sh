@@ -6,7 +6,7 @@
 # the text view and the refusals. BE's CPU as the scheduler charges it is
 # printed next to cpu.stat but not judged here: it reads 4-10% above cpu.stat
 # (a scheduler accounting matter, not the tool's: the same arithmetic serves
-# every class; tests/vm/trace.sh finds what ran agreeing with cpu.stat).
+# every class).
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/vmlib.sh"
 

@@ -129,20 +129,24 @@ expect_fail "a second reader refused" 1 "already being taken" build/tidemarkctl 
 wait $first
 expect_eq "the first one finishes" 0 $?
 
-# A reader killed mid-trace: the scheduler stops at the deadline by itself
-lost() { build/tidemarkctl stats --once --interval 0.1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["counters"]["trace_lost"])'; }
-build/tidemarkctl trace --seconds 2 --output /tmp/t3.txt 2>/dev/null &
-sleep 0.5
-kill -9 $!
-wait $! 2>/dev/null
+# A reader killed mid-trace: the scheduler stops at the deadline by itself.
+# The next reader says how old the newest event the dead one left is: it
+# must predate the deadline (3 s after the start, 6.5 s before the next one).
+build/tidemarkctl trace --seconds 3 --output /tmp/t3.txt 2>/tmp/t3.err &
+reader=$!
+# killed once it has asked for the trace (it says so after writing trace_ctl)
+wait_log /tmp/t3.err "tracing every event for 3 s" 10 || not_ok "the reader starts tracing" "$(cat /tmp/t3.err)"
+t0=$(date +%s%N)
+kill -9 $reader
+wait $reader 2>/dev/null
 check "no file left by the killed reader" test ! -e /tmp/t3.txt
-sleep 2
-l0=$(lost)
-sleep 1
-l1=$(lost)
-expect_eq "past the deadline nothing is written (trace_lost still at $l0)" "$l0" "$l1"
-out=$(build/tidemarkctl trace --seconds 1 --output /tmp/t4.txt 2>&1)
+sleep $(((6500 - ($(date +%s%N) - t0) / 1000000) / 1000)).5
+build/tidemarkctl trace --seconds 1 --output /tmp/t4.txt 2>/tmp/t4.err
 expect_eq "a new reader may trace" 0 $?
+age=$(sed -n 's/.*skipped [0-9]* events an earlier trace left (the newest written \([0-9.]*\) s ago).*/\1/p' /tmp/t4.err)
+note "$(head -1 /tmp/t4.err)"
+check "the dead reader's trace stopped at its deadline (newest event left ${age:-none} s old, >= 2.5)" \
+	awk -v a="${age:-0}" 'BEGIN {exit !(a >= 2.5)}'
 
 kill $hogs $on $probe 2>/dev/null
 wait $hogs $on $probe 2>/dev/null
