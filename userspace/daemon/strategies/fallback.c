@@ -7,9 +7,12 @@
  * "enabled" and root/ops "tidemark"). When it is not, the configured BE
  * cgroups are put under CFS: cpu.idle 1 (EEVDF serves everything else
  * first) and a cpu.max recomputed every second from the line and what
- * ONLINE and SYSTEM used (the top-level cgroups' usage less BE's), shared equally
- * among the BE cgroups, never below the BE floor in all. The values these
- * replace are recorded (tm_cg_write_saved) and put back exactly once
+ * ONLINE and SYSTEM used (the top-level cgroups' usage less BE's, counter by
+ * counter: usage.h), shared equally among the BE cgroups, never below the BE
+ * floor in all. The first second uses the last report sample's figure. While
+ * active the BE cgroups are listed every 100 ms: a new one is limited at once
+ * (and the share split again), not a second later at full speed. The values
+ * these replace are recorded (tm_cg_write_saved) and put back exactly once
  * tidemark runs again, also by a tidemarkd started after one killed
  * mid-fallback.
  */
@@ -25,82 +28,60 @@
 #include "actuate.h"
 #include "strategy.h"
 #include "tmlib.h"
+#include "usage.h"
 
 #define NAME	     "fallback"
 #define PERIOD_US    100000 /* cpu.max period written */
 #define RECOMPUTE_MS 1000
+#define WATCH_MS     100 /* while active: new BE cgroups limited this soon */
 
 static struct {
 	bool active;
 	uint64_t since_ms, entered, last_at;
-	uint64_t root_us;
-	uint64_t be_us;
+	struct tm_usetab use; /* the counters at the last recompute */
 	bool have_usage;
+	uint64_t allow_mcpu; /* BE's share, all its cgroups together */
+	uint64_t set_sig;    /* the BE cgroups limited last */
+	int set_n;
 	char why[96];
 } st;
 
-/* CPU time of the tasks in the root cgroup itself (kernel threads, and on a
- * bare host whatever was never moved), us, from their own run time. */
-static uint64_t root_tasks_us(const struct tm_daemon *d)
+/* The CPU time of the tasks in the root cgroup itself (kernel threads, and on
+ * a bare host whatever was never moved), one counter per task. */
+static int add_root_tasks(const struct tm_daemon *d, struct tm_usetab *t)
 {
 	char p[PATH_MAX];
-	uint64_t ns = 0;
 	long pid;
 	FILE *f;
+	int ret = 0;
 
 	if (tm_cg_path(p, sizeof(p), d->cgroup_root, "/", "cgroup.procs"))
 		return 0;
 	f = fopen(p, "r");
 	if (!f)
 		return 0;
-	while (fscanf(f, "%ld", &pid) == 1) {
+	while (!ret && fscanf(f, "%ld", &pid) == 1) {
 		char pat[64];
 		glob_t g;
 
 		snprintf(pat, sizeof(pat), "/proc/%ld/task/*/schedstat", pid);
 		if (glob(pat, 0, NULL, &g))
 			continue;
-		for (size_t i = 0; i < g.gl_pathc; i++) {
+		for (size_t i = 0; i < g.gl_pathc && !ret; i++) {
 			unsigned long long v;
-			FILE *t = fopen(g.gl_pathv[i], "r");
+			FILE *ts = fopen(g.gl_pathv[i], "r");
 
-			if (t && fscanf(t, "%llu", &v) == 1)
-				ns += v;
-			if (t)
-				fclose(t);
+			/* keyed "proc/<pid>/task/<tid>" */
+			*strrchr(g.gl_pathv[i], '/') = 0;
+			if (ts && fscanf(ts, "%llu", &v) == 1)
+				ret = tm_use_add(t, g.gl_pathv[i] + 1, v / 1000);
+			if (ts)
+				fclose(ts);
 		}
 		globfree(&g);
 	}
 	fclose(f);
-	return ns / 1000;
-}
-
-/*
- * CPU time of every task, us: the top-level cgroups' usage_usec, which is
- * exact (the root's own cpu.stat is built from tick samples, points high
- * under virtualisation), and the run time of the root cgroup's own tasks.
- * A task that exits takes its part with it from the root's share: the
- * next period starts again from what is there.
- */
-static uint64_t top_usage_us(const struct tm_daemon *d)
-{
-	char pat[PATH_MAX];
-	uint64_t sum = 0;
-	glob_t g;
-	__u64 v;
-
-	if (tm_cg_path(pat, sizeof(pat), d->cgroup_root, "/*", "cgroup.procs") ||
-	    glob(pat, 0, NULL, &g))
-		return 0;
-	for (size_t i = 0; i < g.gl_pathc; i++) {
-		char *slash = strrchr(g.gl_pathv[i], '/');
-
-		*slash = 0;
-		if (!tm_cg_read_u64(g.gl_pathv[i], "cpu.stat", "usage_usec", &v))
-			sum += v;
-	}
-	globfree(&g);
-	return sum + root_tasks_us(d);
+	return ret;
 }
 
 static bool under_other(const struct tm_be_cg *be, int n, int i)
@@ -114,65 +95,123 @@ static bool under_other(const struct tm_be_cg *be, int n, int i)
 	return false;
 }
 
-/* Put the BE cgroups under CFS, sized from the last second's use. */
-static void apply(struct tm_daemon *d, uint64_t now)
+/*
+ * Every counter the rate needs, us: "/<top>" each top-level cgroup's
+ * usage_usec, which is exact (the root's own cpu.stat is built from tick
+ * samples and points high under virtualisation), "proc/<pid>/task/<tid>"
+ * the root cgroup's own tasks, "be:/x/y" each BE cgroup not inside another.
+ */
+static int read_usage(const struct tm_daemon *d, const struct tm_be_cg *be, int nb,
+		      struct tm_usetab *t)
 {
-	const struct tm_config *cfg = &d->cfg;
-	struct tm_be_cg *be;
-	int nb = tm_be_cgroups(d, &be), n = 0;
-	uint64_t root_us = 0, be_us = 0, cap_mcpu = (uint64_t)tm_nr_cpus() * 1000;
-	uint64_t hi_mcpu = 0, line_mcpu, allow_mcpu, quota_us;
-	char val[64];
-	bool *skip;
+	char pat[PATH_MAX], key[TM_CFG_PATH_MAX + 4];
+	size_t rl = strlen(d->cgroup_root);
+	glob_t g;
 	__u64 v;
 
-	root_us = top_usage_us(d);
+	if (!tm_cg_path(pat, sizeof(pat), d->cgroup_root, "/*", "cgroup.procs") &&
+	    !glob(pat, 0, NULL, &g)) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			*strrchr(g.gl_pathv[i], '/') = 0;
+			if (!tm_cg_read_u64(g.gl_pathv[i], "cpu.stat", "usage_usec", &v) &&
+			    tm_use_add(t, g.gl_pathv[i] + rl, v)) {
+				globfree(&g);
+				return -1;
+			}
+		}
+		globfree(&g);
+	}
+	if (add_root_tasks(d, t))
+		return -1;
 	for (int i = 0; i < nb; i++) {
 		char dir[PATH_MAX];
 
-		if (tm_cg_path(dir, sizeof(dir), d->cgroup_root, be[i].path, NULL))
+		if (under_other(be, nb, i) ||
+		    tm_cg_path(dir, sizeof(dir), d->cgroup_root, be[i].path, NULL) ||
+		    tm_cg_read_u64(dir, "cpu.stat", "usage_usec", &v))
 			continue;
-		/* a BE cgroup inside another is in that one's usage already */
-		if (!under_other(be, nb, i) && !tm_cg_read_u64(dir, "cpu.stat", "usage_usec", &v))
-			be_us += v;
-		be[n++] = be[i];
+		snprintf(key, sizeof(key), "be:%s", be[i].path);
+		if (tm_use_add(t, key, v))
+			return -1;
 	}
-	/* ONLINE+SYSTEM: everything but BE over the last period; the whole
-	 * line for BE on the first round (cpu.idle puts it behind the rest) */
-	if (st.have_usage && now > st.last_at && root_us >= st.root_us) {
-		uint64_t all = root_us - st.root_us, bed = be_us > st.be_us ? be_us - st.be_us : 0;
+	tm_use_done(t);
+	return 0;
+}
 
+/*
+ * BE's share for the next second: the line less what ONLINE and SYSTEM
+ * (everything but BE) used over the last one. On entry there is no last
+ * second of our own: the last report sample's figure stands in (taken while
+ * tidemark ran; without one, BE gets the whole line for that first second,
+ * cpu.idle still putting it behind the rest).
+ */
+static void measure(struct tm_daemon *d, const struct tm_be_cg *be, int nb, uint64_t now)
+{
+	uint64_t cap_mcpu = (uint64_t)tm_nr_cpus() * 1000, line_mcpu, hi_mcpu = 0;
+	struct tm_usetab cur = {};
+	bool have = !read_usage(d, be, nb, &cur);
+
+	if (have && st.have_usage && now > st.last_at) {
+		uint64_t dt_us = (now - st.last_at) * 1000, most = dt_us * tm_nr_cpus();
+		uint64_t all = tm_use_growth(&st.use, &cur, "/", most) +
+			       tm_use_growth(&st.use, &cur, "proc/", most);
+		uint64_t bed = tm_use_growth(&st.use, &cur, "be:", most);
+
+		/* a BE cgroup removed in the interval is in its parent's
+		 * growth only: counted as not BE, BE gets less, never more */
 		hi_mcpu = (all > bed ? all - bed : 0) / (now - st.last_at);
+	} else if (d->snap.at_ms && d->snap.cpu_used_mcpu > d->snap.cpu_be_mcpu) {
+		hi_mcpu = (uint64_t)(d->snap.cpu_used_mcpu - d->snap.cpu_be_mcpu);
 	}
-	st.root_us = root_us;
-	st.be_us = be_us;
+	tm_use_free(&st.use);
+	st.use = cur;
+	st.have_usage = have;
 	st.last_at = now;
-	st.have_usage = true;
 	line_mcpu = cap_mcpu * tm_line_pct(d, NULL) / 100;
-	allow_mcpu = line_mcpu > hi_mcpu ? line_mcpu - hi_mcpu : 0;
-	if (allow_mcpu < cfg->be_floor_mcpu)
-		allow_mcpu = cfg->be_floor_mcpu;
-	if (!n) {
-		free(be);
+	st.allow_mcpu = line_mcpu > hi_mcpu ? line_mcpu - hi_mcpu : 0;
+	if (st.allow_mcpu < d->cfg.be_floor_mcpu)
+		st.allow_mcpu = d->cfg.be_floor_mcpu;
+}
+
+/* FNV-1a over the paths in order: the set of BE cgroups limited */
+static uint64_t set_sig(const struct tm_be_cg *be, int n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (int i = 0; i < n; i++)
+		for (const char *c = be[i].path;; c++) {
+			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+			if (!*c)
+				break;
+		}
+	return h;
+}
+
+/* Put the BE cgroups under CFS, st.allow_mcpu shared equally; unless @force,
+ * only when the set of BE cgroups changed since the last time (a new one
+ * would run unlimited until the next recompute). */
+static void limit(struct tm_daemon *d, const struct tm_be_cg *be, int n, bool force)
+{
+	const struct tm_config *cfg = &d->cfg;
+	uint64_t quota_us = 0, sig = set_sig(be, n);
+	bool *skip, changed = sig != st.set_sig || n != st.set_n;
+	char val[64];
+
+	if (!force && !changed)
 		return;
-	}
+	if (!n || cfg->fallback.dry_run)
+		goto done;
 	/* mCPU over a 100 ms period: 1000 mCPU is 100000 us; at least 1 ms */
-	quota_us = allow_mcpu * (PERIOD_US / 1000) / n;
+	quota_us = st.allow_mcpu * (PERIOD_US / 1000) / n;
 	if (quota_us < 1000)
 		quota_us = 1000;
 	snprintf(val, sizeof(val), "%" PRIu64 " %d", quota_us, PERIOD_US);
-	if (cfg->fallback.dry_run) {
-		free(be);
-		return;
-	}
 	/* every value about to be replaced recorded first, stored once (one
 	 * file written for the whole node, not one per cgroup); cpu.idle 0
 	 * resets cpu.weight to 100, so the weight is saved to be put back */
 	skip = calloc(n, sizeof(*skip));
-	if (!skip) {
-		free(be);
+	if (!skip)
 		return;
-	}
 	for (int i = 0; i < n; i++) {
 		skip[i] = tm_cg_record(d, NAME, be[i].path, "cpu.weight") ||
 			  tm_cg_record(d, NAME, be[i].path, "cpu.idle") ||
@@ -184,7 +223,6 @@ static void apply(struct tm_daemon *d, uint64_t now)
 	if (tm_saved_sync(d)) {
 		fprintf(stderr, "tidemarkd: %s: values not recorded, nothing limited\n", NAME);
 		free(skip);
-		free(be);
 		return;
 	}
 	for (int i = 0; i < n; i++) {
@@ -197,7 +235,14 @@ static void apply(struct tm_daemon *d, uint64_t now)
 					be[i].path, strerror(errno));
 	}
 	free(skip);
-	free(be);
+done:
+	/* a BE cgroup came or went between recomputes (not the entry's own) */
+	if (changed && st.set_sig)
+		tm_audit(d, NAME, "limit", cfg->fallback.dry_run,
+			 "cgroups=%d->%d allow_mcpu=%" PRIu64 " quota_us=%" PRIu64, st.set_n, n,
+			 st.allow_mcpu, quota_us);
+	st.set_sig = sig;
+	st.set_n = n;
 }
 
 static void leave(struct tm_daemon *d, uint64_t now, const char *why)
@@ -210,12 +255,18 @@ static void leave(struct tm_daemon *d, uint64_t now, const char *why)
 	pthread_mutex_lock(&d->lock);
 	st.active = false;
 	pthread_mutex_unlock(&d->lock);
+	tm_use_free(&st.use);
+	st.have_usage = false;
+	st.set_n = 0;
+	st.set_sig = 0;
 }
 
 static void tick(struct tm_daemon *d, uint64_t now)
 {
 	char why[96];
-	bool ours = tm_sched_running(NULL, why, sizeof(why));
+	bool ours = tm_sched_running(NULL, why, sizeof(why)), fresh = false;
+	struct tm_be_cg *be;
+	int nb, n = 0;
 
 	if (!d->cfg.fallback.enabled || ours) {
 		/* also what an earlier tidemarkd left */
@@ -235,16 +286,27 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		snprintf(st.why, sizeof(st.why), "%s", why);
 		pthread_mutex_unlock(&d->lock);
 		st.have_usage = false;
-		apply(d, now);
-		return;
+		fresh = true;
 	}
-	if (now - st.last_at >= RECOMPUTE_MS)
-		apply(d, now);
+	nb = tm_be_cgroups(d, &be);
+	if (nb < 0)
+		return;
+	/* a BE cgroup inside another is limited with it */
+	for (int i = 0; i < nb; i++)
+		if (!under_other(be, nb, i))
+			be[n++] = be[i];
+	if (fresh || now - st.last_at >= RECOMPUTE_MS) {
+		measure(d, be, n, now);
+		limit(d, be, n, true);
+	} else {
+		limit(d, be, n, false);
+	}
+	free(be);
 }
 
 static uint32_t period_ms(const struct tm_daemon *d)
 {
-	return 250;
+	return st.active ? WATCH_MS : 250;
 }
 
 static void configure(struct tm_daemon *d)

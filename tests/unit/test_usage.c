@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-key CPU time counters (userspace/daemon/usage.c), which the fallback
+ * uses for ONLINE and SYSTEM's rate: a member that leaves between two
+ * readings must not make the rate fall (it handed BE the whole line for a
+ * second each time a root task exited: soak.sh, CI), a new one adds what it
+ * ran, a name reused counts from zero, a new one never adds more than the
+ * interval allows.
+ */
+#include <stdint.h>
+#include "kselftest_harness.h"
+#include "usage.h"
+
+static int fill(struct tm_usetab *t, const char *const *k, const uint64_t *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (tm_use_add(t, k[i], v[i]))
+			return -1;
+	tm_use_done(t);
+	return 0;
+}
+
+TEST(growth_per_counter)
+{
+	static const char *const k0[] = {"/online", "/be", "proc/1/task/1", "proc/9/task/9"};
+	static const uint64_t v0[] = {1000, 5000, 700, 900000};
+	/* the loader (proc/9) exited; its 900 ms must not come off the sum */
+	static const char *const k1[] = {"proc/1/task/1", "/be", "/online"};
+	static const uint64_t v1[] = {750, 5600, 1300};
+	struct tm_usetab a = {}, b = {};
+
+	ASSERT_EQ(0, fill(&a, k0, v0, 4));
+	ASSERT_EQ(0, fill(&b, k1, v1, 3));
+	EXPECT_EQ((uint64_t)(300 + 600), tm_use_growth(&a, &b, "/", 1000000));
+	EXPECT_EQ((uint64_t)(50), tm_use_growth(&a, &b, "proc/", 1000000));
+	EXPECT_EQ((uint64_t)(950), tm_use_growth(&a, &b, "", 1000000));
+	tm_use_free(&a);
+	tm_use_free(&b);
+	EXPECT_EQ(0, b.n);
+}
+
+TEST(new_reused_and_capped)
+{
+	static const char *const k0[] = {"be:/be/a", "be:/be/c1"};
+	static const uint64_t v0[] = {100, 800};
+	/* c1 removed and made again (its counter went back), c2 new, old
+	 * cgroup x newly read with a long history */
+	static const char *const k1[] = {"be:/be/a", "be:/be/c1", "be:/be/c2", "be:/be/x"};
+	static const uint64_t v1[] = {150, 30, 40, 99000000};
+	struct tm_usetab a = {}, b = {};
+
+	ASSERT_EQ(0, fill(&a, k0, v0, 2));
+	ASSERT_EQ(0, fill(&b, k1, v1, 4));
+	EXPECT_EQ((uint64_t)(50 + 30 + 40 + 2000), tm_use_growth(&a, &b, "be:", 2000));
+	tm_use_free(&a);
+	tm_use_free(&b);
+}
+
+TEST(empty_tables)
+{
+	struct tm_usetab a = {}, b = {};
+
+	tm_use_done(&a);
+	ASSERT_EQ(0, tm_use_add(&b, "/x", 10));
+	tm_use_done(&b);
+	EXPECT_EQ((uint64_t)(10), tm_use_growth(&a, &b, "", 100));
+	EXPECT_EQ((uint64_t)(0), tm_use_growth(&b, &a, "", 100));
+	tm_use_free(&a);
+	tm_use_free(&b);
+}
+
+TEST_HARNESS_MAIN
