@@ -25,8 +25,8 @@ line=40
 # enters within 0.25 s (BE runs free until then, and the 1 s sample that
 # holds the kill can be above), its first second sized from tidemarkd's last
 # report sample; with tidemarkd dead too, its unit's 2 s restart and start
-# come first, and a fresh tidemarkd has no sample: its first second gives BE
-# the whole line. The scheduler itself is back only after ~5 s, so a
+# come first (a fresh tidemarkd has no sample: BE at its floor until a
+# first 250 ms is measured). The scheduler itself is back only after ~5 s, so a
 # missing fallback fails. (bound_scx was 4 while every first second gave BE
 # the whole line and new BE cgroups ran free until the next recompute: CI
 # failed at 4.3 s on one; fallback-churn.sh tests both.)

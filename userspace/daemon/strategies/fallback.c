@@ -9,7 +9,8 @@
  * first) and a cpu.max recomputed every second from the line and what
  * ONLINE and SYSTEM used (the top-level cgroups' usage less BE's, counter by
  * counter: usage.h), shared equally among the BE cgroups, never below the BE
- * floor in all. The first second uses the last report sample's figure. While
+ * floor in all. Until a first short interval (250 ms) is measured, the last
+ * report sample's figure stands in (none: the floor). While
  * active the BE cgroups are listed every 100 ms: a new one is limited at once
  * (and the share split again), not a second later at full speed. The values
  * these replace are recorded (tm_cg_write_saved) and put back exactly once
@@ -33,6 +34,7 @@
 #define NAME	     "fallback"
 #define PERIOD_US    100000 /* cpu.max period written */
 #define RECOMPUTE_MS 1000
+#define FIRST_MS     250 /* the first measured interval after entry */
 #define WATCH_MS     100 /* while active: new BE cgroups limited this soon */
 
 static struct {
@@ -40,6 +42,7 @@ static struct {
 	uint64_t since_ms, entered, last_at;
 	struct tm_usetab use; /* the counters at the last recompute */
 	bool have_usage;
+	bool measured;	     /* a recompute from our own interval happened */
 	uint64_t allow_mcpu; /* BE's share, all its cgroups together */
 	uint64_t set_sig;    /* the BE cgroups limited last */
 	int set_n;
@@ -139,11 +142,11 @@ static int read_usage(const struct tm_daemon *d, const struct tm_be_cg *be, int 
 }
 
 /*
- * BE's share for the next second: the line less what ONLINE and SYSTEM
- * (everything but BE) used over the last one. On entry there is no last
- * second of our own: the last report sample's figure stands in (taken while
- * tidemark ran; without one, BE gets the whole line for that first second,
- * cpu.idle still putting it behind the rest).
+ * BE's share until the next recompute: the line less what ONLINE and SYSTEM
+ * (everything but BE) used since the last one. On entry there is no interval
+ * of our own: the last report sample's figure stands in (taken while
+ * tidemark ran; a tidemarkd just started has none and gives BE its floor),
+ * and the first measured interval is a short one (FIRST_MS).
  */
 static void measure(struct tm_daemon *d, const struct tm_be_cg *be, int nb, uint64_t now)
 {
@@ -160,8 +163,12 @@ static void measure(struct tm_daemon *d, const struct tm_be_cg *be, int nb, uint
 		/* a BE cgroup removed in the interval is in its parent's
 		 * growth only: counted as not BE, BE gets less, never more */
 		hi_mcpu = (all > bed ? all - bed : 0) / (now - st.last_at);
-	} else if (d->snap.at_ms && d->snap.cpu_used_mcpu > d->snap.cpu_be_mcpu) {
-		hi_mcpu = (uint64_t)(d->snap.cpu_used_mcpu - d->snap.cpu_be_mcpu);
+	} else if (d->snap.at_ms && d->snap.cpu_used_mcpu > 0) {
+		hi_mcpu = d->snap.cpu_used_mcpu > d->snap.cpu_be_mcpu
+				  ? (uint64_t)(d->snap.cpu_used_mcpu - d->snap.cpu_be_mcpu)
+				  : 0;
+	} else {
+		hi_mcpu = cap_mcpu; /* nothing known: the floor */
 	}
 	tm_use_free(&st.use);
 	st.use = cur;
@@ -295,7 +302,8 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	for (int i = 0; i < nb; i++)
 		if (!under_other(be, nb, i))
 			be[n++] = be[i];
-	if (fresh || now - st.last_at >= RECOMPUTE_MS) {
+	if (fresh || now - st.last_at >= (st.measured ? RECOMPUTE_MS : FIRST_MS)) {
+		st.measured = !fresh;
 		measure(d, be, n, now);
 		limit(d, be, n, true);
 	} else {
