@@ -31,6 +31,7 @@ static unsigned long synthetic_pus(const char *d)
 
 	for (const char *p = d; *p; p++) {
 		unsigned long a;
+		char *end;
 
 		/* attributes ("(memory=1GB)", "indexes=0,1") follow '=' or ',';
 		 * brackets are not trusted to close */
@@ -38,19 +39,17 @@ static unsigned long synthetic_pus(const char *d)
 		    (p > d && p[-1] != ':' && !isspace((unsigned char)p[-1]) && p[-1] != '(' &&
 		     p[-1] != '['))
 			continue;
-		a = strtoul(p, NULL, 10);
+		/* base 0 as hwloc reads them: "0x8600" is 34,304, not 0 */
+		a = strtoul(p, &end, 0);
+		if (end > p)
+			p = end - 1;
 		/* a 0 here is an attribute hwloc skips ("(0..."), not a count
 		 * that empties the machine: it must not zero the product */
-		if (!a) {
-			while (isdigit((unsigned char)p[1]))
-				p++;
+		if (!a)
 			continue;
-		}
 		if (a > TM_TOPO_MAX_CPUS || n > TM_TOPO_MAX_CPUS / a)
 			return TM_TOPO_MAX_CPUS + 1UL;
 		n *= a;
-		while (isdigit((unsigned char)p[1]))
-			p++;
 	}
 	return n;
 }

@@ -156,6 +156,13 @@ TEST(synthetic_above_the_cpu_limit_refused_before_building)
 	EXPECT_NE(NULL, strstr(err, "more than 512 CPUs"));
 	EXPECT_EQ(-1, tm_topo_load("31616", &t, err, sizeof(err)));
 	EXPECT_EQ(-1, tm_topo_load("pack:2 co:32L3:32L3:44 pu:2", &t, err, sizeof(err)));
+	/* hwloc reads arities in base 0: hex and octal too (fuzz_cpuset timed
+	 * out on "0x8600", 34,304 PUs) */
+	EXPECT_EQ(-1, tm_topo_load("0x8600", &t, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "more than 512 CPUs"));
+	EXPECT_EQ(-1, tm_topo_load("pack:0x2 pu:01000", &t, err, sizeof(err)));
+	EXPECT_EQ(0, tm_topo_load("pack:0x2 pu:010", &t, err, sizeof(err)));
+	EXPECT_EQ(16U, t.nr_cpus);
 	EXPECT_EQ(0,
 		  tm_topo_load("pack:1 l3:2 core:4 pu:2(indexes=2*8:1*2)", &t, err, sizeof(err)));
 	EXPECT_EQ(16U, t.nr_cpus);
