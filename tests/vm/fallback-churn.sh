@@ -9,9 +9,11 @@
 # - a task of the root cgroup that exits does not hand BE the whole line
 #   for a second: the root's sum fell by that task's CPU time and the rate
 #   read as zero;
-# - a new BE cgroup is limited within 0.3 s, not up to a second later at
-#   full speed (soak.sh failed in CI on one);
-# - BE still gets its share (the line less ONLINE) while steady.
+# - a new BE cgroup is limited at the fallback's next look (every 100 ms;
+#   audited as action=limit), not at the next recompute up to a second later
+#   at full speed (soak.sh failed in CI on one);
+# - the node is at the line while steady: BE gets what ONLINE and SYSTEM
+#   leave (node busy from every task's run time, tests/lib/busy.py).
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/vmlib.sh"
 
@@ -67,13 +69,19 @@ wait $sched_pid 2>/dev/null
 wait_log /tmp/td.log "strategy=fallback action=enter" 3 || { not_ok "fallback entered" "$(tail -3 /tmp/td.log)"; tap_done; }
 entry=$(sed -n 's/^audit ts=\([0-9.]*\) strategy=fallback action=enter.*/\1/p' /tmp/td.log | head -1)
 note "$(grep -m1 "strategy=fallback action=enter" /tmp/td.log)"
-# SYSTEM work in the root cgroup (this script's own), ending at ~entry + 4.5
-sleep 2
+# the node while steady, from about 1.2 s after entry
+tests/lib/busy.py --delay 1 --windows 1 --cgroup be=/be --cgroup online=/online >/tmp/busy.out &
+busy=$!
+# SYSTEM work in the root cgroup (this script's own), ending at ~entry + 5.5
+sleep 3
+wait $busy
 stress-ng --temp-path /tmp --cpu 1 --cpu-method int64 --timeout 2s >/dev/null 2>&1
 gone=$(date +%s.%N)
 sleep 3
-# new BE cgroups, each with a hog: limited within 0.3 s (the daemon's own
-# audit time), not at the next recompute up to a second later
+# new BE cgroups, each with a hog: limited by the watch (action=limit, its
+# audit time against mkdir), within 0.6 s: one watch period and a round of
+# the daemon's loop (a report sample every 2 s here) under TCG, against up
+# to 1 s, unaudited, before
 late=""
 for i in 1 2 3; do
 	t0=$(date +%s.%N)
@@ -82,10 +90,10 @@ for i in 1 2 3; do
 	sleep 1
 	dt=$(awk -v t0="$t0" '/strategy=fallback action=limit / { sub("ts=", "", $2); if ($2 >= t0) { printf "%.2f", $2 - t0; exit } }' /tmp/td.log)
 	note "new BE cgroup n$i: limited after ${dt:-never} s ($(cat $cg/be/n$i/cpu.idle) / $(cat $cg/be/n$i/cpu.max))"
-	awk -v x="${dt:-9}" 'BEGIN { exit !(x <= 0.3) }' || late="$late n$i:${dt:-never}"
+	awk -v x="${dt:-9}" 'BEGIN { exit !(x <= 0.6) }' || late="$late n$i:${dt:-never}"
 done
 newcg=$(date +%s.%N)
-expect_eq "each new BE cgroup limited within 0.3 s" "" "$late"
+expect_eq "each new BE cgroup limited by the watch within 0.6 s" "" "$late"
 sleep 2.5
 touch /tmp/fine.stop
 wait $sampler
@@ -119,10 +127,12 @@ else
 	not_ok "first second of the fallback within the line + 5" "BE $be% + ONLINE $on%"
 fi
 read -r _ _ be on _ < <(grep '^steady' /tmp/judge.out)
-if awk -v b="$be" -v o="$on" -v l=$line 'BEGIN { exit !(b + o <= l + 5 && b >= l - o - 10) }'; then
-	ok "steady: BE $be% gets the line less ONLINE ($on%), within 10 points, and no more"
+read -r _ nb _ _ _ bbe _ bon < <(cat /tmp/busy.out)
+note "steady: node busy ${nb:-none}% (BE ${bbe:-?}%, ONLINE ${bon:-?}%)"
+if awk -v b="$be" -v o="$on" -v l=$line -v n="${nb:-0}" 'BEGIN { exit !(b + o <= l + 5 && n >= l - 10 && n <= l + 5) }'; then
+	ok "steady: the node at the line (busy $nb%, line $line; BE $be% + ONLINE $on%)"
 else
-	not_ok "steady: BE gets the line less ONLINE" "BE $be% ONLINE $on%"
+	not_ok "steady: the node at the line" "busy ${nb:-none}%, BE $be%, ONLINE $on%"
 fi
 for w in exit new; do
 	read -r _ n be on _ < <(grep "^$w" /tmp/judge.out)
