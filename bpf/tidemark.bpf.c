@@ -383,7 +383,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 	}
 }
 
-static __always_inline void cg_wait_add(u64 cgid, u32 bucket)
+static __always_inline void cg_wait_add(u64 cgid, u32 bucket, u64 wait_ns)
 {
 	struct tm_cg_wait *w = bpf_map_lookup_elem(&cg_waits, &cgid);
 
@@ -393,9 +393,10 @@ static __always_inline void cg_wait_add(u64 cgid, u32 bucket)
 		bpf_map_update_elem(&cg_waits, &cgid, &zero, BPF_NOEXIST);
 		w = bpf_map_lookup_elem(&cg_waits, &cgid);
 	}
-	if (w && bucket < TM_HIST_BUCKETS)
+	if (w && bucket < TM_HIST_BUCKETS) {
 		__sync_fetch_and_add(&w->hist[bucket], 1);
-	else
+		__sync_fetch_and_add(&w->sum_ns, wait_ns);
+	} else
 		stat_inc(TM_STAT_CG_HIST_FULL);
 }
 
@@ -417,11 +418,13 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 		/* one wait per enqueue: a resumed task did not wait */
 		s = my_stats();
 		if (s && tctx->enq_at && time_before(tctx->enq_at, now)) {
-			u32 b = tm_hist_bucket(now - tctx->enq_at);
+			u64 wait = now - tctx->enq_at;
+			u32 b = tm_hist_bucket(wait);
 
 			s->wait_hist[cls][b]++;
+			s->wait_sum_ns[cls] += wait;
 			if (cls == TM_CLASS_ONLINE)
-				cg_wait_add(tctx->cgid, b);
+				cg_wait_add(tctx->cgid, b, wait);
 		}
 		trace_run(p,
 			  tctx->enq_at && time_before(tctx->enq_at, now) ? now - tctx->enq_at : 0);

@@ -21,7 +21,7 @@
  * independently, so an upgrade can pair an old reader with a new
  * scheduler). Bump it whenever a pinned map's key or value changes.
  */
-#define TM_ABI_VERSION 5
+#define TM_ABI_VERSION 6
 
 /* Value of the pinned "abi" map (one entry), written by the scheduler. */
 struct tm_abi {
@@ -342,8 +342,11 @@ struct tm_cpu_stats {
 	__u64 cnt[TM_NR_STATS];
 	/* run-queue wait (enqueue -> running) per class, log2 us buckets */
 	__u64 wait_hist[TM_NR_CLASSES][TM_HIST_BUCKETS];
+	/* and its total, ns (a Prometheus histogram's _sum; an exact mean) */
+	__u64 wait_sum_ns[TM_NR_CLASSES];
 };
-_Static_assert(sizeof(struct tm_cpu_stats) == (TM_NR_STATS + TM_NR_CLASSES * TM_HIST_BUCKETS) * 8,
+_Static_assert(sizeof(struct tm_cpu_stats) ==
+		       (TM_NR_STATS + TM_NR_CLASSES * TM_HIST_BUCKETS + TM_NR_CLASSES) * 8,
 	       "tm_cpu_stats layout");
 
 /* What each CPU runs now (map "cpu_ctxs"), read by other CPUs to find BE to
@@ -363,8 +366,9 @@ _Static_assert(sizeof(struct tm_cpu_ctx) == 8 * (4 + TM_NR_CLASSES) + 8, "tm_cpu
 /* Run-queue wait of the ONLINE tasks of one cgroup (the task's own cgroup). */
 struct tm_cg_wait {
 	__u64 hist[TM_HIST_BUCKETS];
+	__u64 sum_ns;
 };
-_Static_assert(sizeof(struct tm_cg_wait) == TM_HIST_BUCKETS * 8, "tm_cg_wait layout");
+_Static_assert(sizeof(struct tm_cg_wait) == (TM_HIST_BUCKETS + 1) * 8, "tm_cg_wait layout");
 
 /*
  * Decision trace (tidemarkctl trace): events into the pinned ring buffer

@@ -176,9 +176,9 @@ if wait_log /tmp/td.log "tidemarkd: running" 20; then
 	python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:9477/metrics", timeout=5).read().decode(), end="")' >/tmp/metrics.txt
 	label="{cgroup=\"/$pod\"}"
 	mt=$(awk -v k="tidemark_cgroup_cpu_throttled_periods_total$label" '$1 == k {print $2}' /tmp/metrics.txt)
-	ml=$(awk -v k="tidemark_cgroup_cpu_limit_mcpu$label" '$1 == k {print $2}' /tmp/metrics.txt)
-	if [ "$ml" = 500 ] && [ "${mt:-0}" -ge "${nt:-1}" ]; then
-		ok "/metrics: the pod's limit and throttles (${ml}m, $mt throttled periods)"
+	ml=$(awk -v k="tidemark_cgroup_cpu_limit_cores$label" '$1 == k {print $2}' /tmp/metrics.txt)
+	if [ "$ml" = 0.500000 ] && [ "${mt:-0}" -ge "${nt:-1}" ]; then
+		ok "/metrics: the pod's limit and throttles (${ml} cores, $mt throttled periods)"
 	else
 		not_ok "/metrics: the pod's limit and throttles" "$(grep tidemark_cgroup_cpu_ /tmp/metrics.txt | head -20)"
 	fi

@@ -34,9 +34,9 @@ EOC
 }
 # a metric of /online from tidemarkd (curl and sed: a python start on this
 # one vCPU is itself SYSTEM work the detector rightly sees as interference)
-metric() { # name signal
+metric() { # family stat
 	curl -s http://127.0.0.1:9477/metrics |
-		sed -n "s/^$1{cgroup=\"\/online\",signal=\"$2\"} //p"
+		sed -n "s/^$1{cgroup=\"\/online\",stat=\"$2\"} //p"
 }
 
 in_cgroup be/innocent stress-ng --temp-path /tmp --cpu-method int64 --cpu 1 --timeout 400s >/dev/null 2>&1
@@ -65,8 +65,8 @@ phase() { # dry_run
 	mark_a=$(wc -l </tmp/scx.log)
 	sleep 10	# baselines: 8 warm-up samples and some more
 	mark_b=$(wc -l </tmp/scx.log)
-	base=$(metric tidemark_interference_baseline rq_wait_us)
-	note "dry_run=$1: /online rq_wait baseline ${base:-none} us"
+	base=$(metric tidemark_interference_rq_wait_seconds baseline)
+	note "dry_run=$1: /online rq_wait baseline ${base:-none} s"
 	if grep -q "strategy=interfere" /tmp/td.log; then
 		not_ok "no action before the antagonist (dry_run=$1)" "$(grep strategy=interfere /tmp/td.log)"
 	else

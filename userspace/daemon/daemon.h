@@ -67,7 +67,12 @@ struct tm_snapshot {
 	const char *line_owner; /* "config" or the strategy that lowered it */
 	struct tm_tunables tun;
 	uint64_t sched_stats[TM_NR_STATS];
-	char dom_kind[8]; /* "L3", "L2", "package"; "" when unknown */
+	__u64 wait_hist[TM_NR_CLASSES][TM_HIST_BUCKETS]; /* run-queue wait */
+	__u64 wait_sum_ns[TM_NR_CLASSES];
+	uint64_t enable_seq;		   /* sched_ext's, at the sample */
+	double cpu_total_s[TM_NR_CLASSES]; /* CPU time by class since start */
+	int64_t at_realtime;		   /* the sample's wall-clock time, s */
+	char dom_kind[8];		   /* "L3", "L2", "package"; "" when unknown */
 	struct tm_dom_usage dom[TM_REPORT_MAX_DOMS];
 	int nr_dom;
 };
@@ -93,7 +98,8 @@ struct tm_daemon {
 		uint64_t hits; /* rounds that found more than it holds */
 	} limits[TM_MAX_LIMITS];
 	int nr_limits;
-	char *bw_prom; /* the CPU limits' counters, as /metrics text (last sample) */
+	char *bw_prom;	 /* the CPU limits' counters, as /metrics text (last sample) */
+	char *wait_prom; /* the ONLINE cgroups' wait histograms, the same */
 	/* BE-line requests (actuate.h: tm_line_request); main thread only */
 	struct tm_line_req line_req[TM_MAX_LINE_REQS];
 	int nr_line_req;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
@@ -34,7 +35,12 @@ static const uint32_t win_s[3] = {300, 600, 1800};
 
 static struct {
 	uint64_t cpu_busy, cpu_total; /* /proc/stat jiffies at the last sample */
-	uint64_t online_us, be_us, at_us;
+	uint64_t at_us;
+	/* this sample's growth of the class cgroups' usage, cgroup by cgroup
+	 * (a sum of totals falls when a cgroup goes), and its running total
+	 * since start for the counters of /metrics, us */
+	uint64_t grow_us[TM_NR_CLASSES];
+	double total_s[TM_NR_CLASSES];
 	double cpu[WIN_MAX], mem[WIN_MAX], on_cpu[WIN_MAX], on_mem[WIN_MAX];
 	uint32_t head, n;
 	double scratch[WIN_MAX];
@@ -113,8 +119,16 @@ static void record_cg(struct tm_daemon *d, const char *path, int cls, uint64_t u
 	for (int i = 0; i < d->nr_cg && !prev; i++)
 		if (!strcmp(d->cg[i].path, path))
 			prev = &d->cg[i];
-	if (prev && now_us > prev->at_us && usage_us >= prev->usage_us)
+	if (prev && now_us > prev->at_us && usage_us >= prev->usage_us) {
 		u->cpu_mcpu = 1000.0 * (usage_us - prev->usage_us) / (now_us - prev->at_us);
+		if (cls >= 0 && cls < TM_NR_CLASSES)
+			S.grow_us[cls] += usage_us - prev->usage_us;
+	} else if (S.at_us && now_us > S.at_us && cls >= 0 && cls < TM_NR_CLASSES) {
+		/* new since the last sample: what it ran is all from this interval */
+		uint64_t most = (now_us - S.at_us) * tm_nr_cpus();
+
+		S.grow_us[cls] += usage_us < most ? usage_us : most;
+	}
 }
 
 static void cg_sum(struct tm_daemon *d, int cls, const char (*pats)[TM_CFG_PATH_MAX], int npat,
@@ -158,7 +172,22 @@ static void cg_sum(struct tm_daemon *d, int cls, const char (*pats)[TM_CFG_PATH_
 	}
 }
 
-static bool sched_state(struct tm_daemon *d, struct tm_tunables *t, uint64_t *stats)
+/* sched_ext's enable_seq: every scheduler load since boot (0: none, or no
+ * sched_ext) */
+static uint64_t read_enable_seq(void)
+{
+	unsigned long long v = 0;
+	FILE *f = fopen("/sys/kernel/sched_ext/enable_seq", "r");
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+static bool sched_state(struct tm_daemon *d, struct tm_tunables *t, struct tm_cpu_stats *stats)
 {
 	char buf[32] = "";
 	__u32 zero = 0;
@@ -172,7 +201,7 @@ static bool sched_state(struct tm_daemon *d, struct tm_tunables *t, uint64_t *st
 		fclose(f);
 	}
 	up = !strncmp(buf, "enabled", 7);
-	memset(stats, 0, sizeof(uint64_t) * TM_NR_STATS);
+	memset(stats, 0, sizeof(*stats));
 	fd = tm_pin(d, TM_PIN_TUNABLES);
 	if (fd < 0)
 		return false; /* not ours, or none */
@@ -181,10 +210,7 @@ static bool sched_state(struct tm_daemon *d, struct tm_tunables *t, uint64_t *st
 	close(fd);
 	fd = tm_pin(d, TM_PIN_STATS);
 	if (fd >= 0) {
-		struct tm_cpu_stats sum;
-
-		if (!tm_stats_sum(fd, &sum))
-			memcpy(stats, sum.cnt, sizeof(sum.cnt));
+		tm_stats_sum(fd, stats);
 		close(fd);
 	}
 	return up;
@@ -251,19 +277,109 @@ static void counter(struct tm_buf *b, const char *name, const char *help)
 	tm_bprintf(b, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
 }
 
+/* Cgroup ids (the scheduler's map keys) to paths: the tree as last walked,
+ * walked once more per sample when an id is not in it (a cgroup made since). */
+static struct {
+	struct tm_cg_path *paths;
+	size_t np;
+	bool rewalked; /* in this sample */
+} P;
+
+static const char *id_path(struct tm_daemon *d, __u64 id)
+{
+	const char *path = tm_cgroup_path_of(P.paths, P.np, id);
+
+	if (!path && !P.rewalked) {
+		P.rewalked = true;
+		tm_cgroup_paths_free(P.paths, P.np);
+		P.paths = NULL;
+		if (tm_cgroup_walk(d->cgroup_root, &P.paths, &P.np))
+			P.np = 0;
+		path = tm_cgroup_path_of(P.paths, P.np, id);
+	}
+	return path; /* NULL: removed, its entry goes with it */
+}
+
+/* Histogram lines of a run-queue wait: log2 buckets of us ([0,1), [1,2),
+ * [2,4) ...), so bucket k's upper bound is 2^k us; cumulative, in seconds. */
+static void wait_hist_lines(struct tm_buf *b, const char *name, const char *lname, const char *lval,
+			    const __u64 *hist, __u64 sum_ns)
+{
+	uint64_t cum = 0;
+
+	for (int k = 0; k < TM_HIST_BUCKETS; k++) {
+		cum += hist[k];
+		tm_bprintf(b, "%s_bucket{", name);
+		if (lname) {
+			tm_bprintf(b, "%s=", lname);
+			tm_bprom_label(b, lval);
+			tm_bprintf(b, ",");
+		}
+		tm_bprintf(b, "le=\"%.6g\"} %" PRIu64 "\n", (double)(1ULL << k) / 1e6, cum);
+	}
+	tm_bprintf(b, "%s_bucket{", name);
+	if (lname) {
+		tm_bprintf(b, "%s=", lname);
+		tm_bprom_label(b, lval);
+		tm_bprintf(b, ",");
+	}
+	tm_bprintf(b, "le=\"+Inf\"} %" PRIu64 "\n%s_sum", cum, name);
+	if (lname) {
+		tm_bprintf(b, "{%s=", lname);
+		tm_bprom_label(b, lval);
+		tm_bprintf(b, "}");
+	}
+	tm_bprintf(b, " %.9f\n%s_count", sum_ns / 1e9, name);
+	if (lname) {
+		tm_bprintf(b, "{%s=", lname);
+		tm_bprom_label(b, lval);
+		tm_bprintf(b, "}");
+	}
+	tm_bprintf(b, " %" PRIu64 "\n", cum);
+}
+
+/* The run-queue wait of each ONLINE cgroup's tasks (map cg_waits) as
+ * histograms, rendered at each sample. */
+static char *wait_section(struct tm_daemon *d)
+{
+	static const char name[] = "tidemark_cgroup_wait_seconds";
+	struct tm_buf b = {};
+	__u64 key, at, *prev = NULL;
+	struct tm_cg_wait w;
+	int fd = tm_pin(d, TM_PIN_CG_WAITS);
+
+	if (fd < 0)
+		return NULL;
+	tm_bprintf(&b,
+		   "# HELP %s Run-queue wait (wakeup to running) of an ONLINE cgroup's tasks, "
+		   "by the task's own cgroup.\n# TYPE %s histogram\n",
+		   name, name);
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		const char *path;
+
+		at = key;
+		prev = &at;
+		if (bpf_map_lookup_elem(fd, &key, &w))
+			continue;
+		path = id_path(d, key);
+		if (path)
+			wait_hist_lines(&b, name, "cgroup", path, w.hist, w.sum_ns);
+	}
+	close(fd);
+	return tm_buf_done(&b);
+}
+
 /* The CPU limits the scheduler enforces (map cg_bw) and their cpu.stat-like
  * counters, one series per limited cgroup, rendered at each sample. */
 static char *bw_section(struct tm_daemon *d)
 {
-	static struct tm_cg_path *paths;
-	static size_t np;
 	static const struct {
 		const char *name, *help;
 		bool counter;
 	} m[] = {
-		{"tidemark_cgroup_cpu_limit_mcpu",
+		{"tidemark_cgroup_cpu_limit_cores",
 		 "CPU limit the scheduler enforces on a cgroup (cpu.max or cap, the tighter), "
-		 "milli-CPUs.",
+		 "in CPUs.",
 		 false},
 		{"tidemark_cgroup_cpu_periods_total",
 		 "Enforcement periods a limited cgroup was active in (cpu.stat nr_periods).", true},
@@ -283,7 +399,6 @@ static char *bw_section(struct tm_daemon *d)
 	struct tm_cg_bw *rows = NULL;
 	__u64 *ids = NULL, key, at, *prev = NULL;
 	size_t n = 0, cap = 0;
-	bool rewalked = false;
 	struct tm_buf b = {};
 	int fd = tm_pin(d, TM_PIN_CG_BW);
 
@@ -315,23 +430,14 @@ static char *bw_section(struct tm_daemon *d)
 			gauge(&b, m[k].name, m[k].help);
 		for (size_t i = 0; i < n; i++) {
 			const struct tm_cg_bw *r = &rows[i];
-			const char *path = tm_cgroup_path_of(paths, np, ids[i]);
+			const char *path = id_path(d, ids[i]);
 			double v;
 
-			/* a cgroup made since the last walk: walk once more */
-			if (!path && !rewalked) {
-				rewalked = true;
-				tm_cgroup_paths_free(paths, np);
-				paths = NULL;
-				if (tm_cgroup_walk(d->cgroup_root, &paths, &np))
-					np = 0;
-				path = tm_cgroup_path_of(paths, np, ids[i]);
-			}
 			if (!path)
 				continue; /* removed: its entry goes with it */
 			switch (k) {
 			case 0:
-				v = r->period_ns ? 1000.0 * r->eff_ns / r->period_ns : 0;
+				v = r->period_ns ? (double)r->eff_ns / r->period_ns : 0;
 				break;
 			case 1:
 				v = r->nr_periods;
@@ -354,9 +460,7 @@ static char *bw_section(struct tm_daemon *d)
 			}
 			tm_bprintf(&b, "%s{cgroup=", m[k].name);
 			tm_bprom_label(&b, path);
-			tm_bprintf(&b,
-				   k == 0 || k == 1 || k == 2 || k == 4 ? "} %.0f\n" : "} %.6f\n",
-				   v);
+			tm_bprintf(&b, k == 1 || k == 2 || k == 4 ? "} %.0f\n" : "} %.6f\n", v);
 		}
 	}
 	free(rows);
@@ -366,10 +470,11 @@ static char *bw_section(struct tm_daemon *d)
 
 void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 {
-	char *bw;
+	char *bw, *waits;
 	const struct tm_config *c = &d->cfg;
 	__u64 mtot = 0, mavail = 0;
 	uint64_t busy = 0, total = 0, on_us, be_us, on_mem, be_mem;
+	struct tm_cpu_stats st;
 	uint64_t now_us = now_ms * 1000;
 	struct tm_snapshot s = {};
 	double used_mcpu = 0, on_mcpu = 0, be_mcpu = 0, dt;
@@ -378,6 +483,7 @@ void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 	if (read_proc_stat(&busy, &total) || tm_read_meminfo(&mtot, &mavail))
 		return;
 	cur.n = 0;
+	memset(S.grow_us, 0, sizeof(S.grow_us));
 	cg_sum(d, TM_CLASS_ONLINE, c->online, c->nr_online, NULL, 0, &on_us, &on_mem, now_us);
 	cg_sum(d, TM_CLASS_BE, NULL, 0, c->be, c->nr_be, &be_us, &be_mem, now_us);
 	dom_usage(&s);
@@ -385,16 +491,20 @@ void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 		used_mcpu = 1000.0 * s.nr_cpus * (busy - S.cpu_busy) / (total - S.cpu_total);
 	dt = S.at_us && now_us > S.at_us ? (double)(now_us - S.at_us) : 0;
 	if (dt > 0) {
-		on_mcpu = on_us >= S.online_us ? 1000.0 * (on_us - S.online_us) / dt : 0;
-		be_mcpu = be_us >= S.be_us ? 1000.0 * (be_us - S.be_us) / dt : 0;
+		on_mcpu = 1000.0 * S.grow_us[TM_CLASS_ONLINE] / dt;
+		be_mcpu = 1000.0 * S.grow_us[TM_CLASS_BE] / dt;
+		S.total_s[TM_CLASS_ONLINE] += S.grow_us[TM_CLASS_ONLINE] / 1e6;
+		S.total_s[TM_CLASS_BE] += S.grow_us[TM_CLASS_BE] / 1e6;
+		if (used_mcpu > on_mcpu + be_mcpu)
+			S.total_s[TM_CLASS_SYSTEM] += (used_mcpu - on_mcpu - be_mcpu) * dt / 1e9;
 	}
 	bool first = !S.at_us;
 
 	S.cpu_busy = busy;
 	S.cpu_total = total;
-	S.online_us = on_us;
-	S.be_us = be_us;
 	S.at_us = now_us;
+	memcpy(s.cpu_total_s, S.total_s, sizeof(s.cpu_total_s));
+	s.at_realtime = time(NULL);
 	s.at_ms = now_ms;
 	s.cpu_used_mcpu = used_mcpu;
 	s.cpu_online_mcpu = on_mcpu;
@@ -447,13 +557,21 @@ void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 		(double)c->report.system_reserved_mib * 1048576, (double)s.online_peak_mem);
 	s.forbid = (s.nr_cpus && used_mcpu >= 10.0 * s.nr_cpus * c->cpu.forbid_pct) ||
 		   (s.mem_total && s.mem_used * 100 >= s.mem_total * c->memory.forbid_pct);
-	s.sched_up = sched_state(d, &s.tun, s.sched_stats);
+	s.sched_up = sched_state(d, &s.tun, &st);
+	memcpy(s.sched_stats, st.cnt, sizeof(s.sched_stats));
+	memcpy(s.wait_hist, st.wait_hist, sizeof(s.wait_hist));
+	memcpy(s.wait_sum_ns, st.wait_sum_ns, sizeof(s.wait_sum_ns));
+	s.enable_seq = read_enable_seq();
 	s.line_pct = tm_line_pct(d, &s.line_owner);
+	P.rewalked = false;
 	bw = s.sched_up ? bw_section(d) : NULL;
+	waits = s.sched_up ? wait_section(d) : NULL;
 	pthread_mutex_lock(&d->lock);
 	d->snap = s;
 	free(d->bw_prom);
 	d->bw_prom = bw;
+	free(d->wait_prom);
+	d->wait_prom = waits;
 	/* this sample's list becomes the reported one; the old one is reused */
 	{
 		struct tm_cg_usage *old = d->cg;
@@ -469,18 +587,69 @@ void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 	pthread_mutex_unlock(&d->lock);
 }
 
-/* Prometheus wants base units: a counter in ns ("run_ns_be",
- * "be_throttled_ns") is exported in seconds ("run_seconds_be"). */
-static bool prom_name(const char *stat, char *out, size_t len)
+/*
+ * The scheduler's counters in base units, a class in a label: "run_ns_be"
+ * is tidemark_sched_run_seconds_total{class="be"} (every counter named
+ * <x>_system, <x>_online and <x>_be is one family), "be_throttled_ns"
+ * tidemark_sched_be_throttled_seconds_total.
+ */
+static void sched_counters(struct tm_buf *b, const uint64_t *v)
 {
-	const char *p = strstr(stat, "_ns");
+	static const char *const cls[] = {"system", "online", "be"};
 
-	if (!p || (p[3] && p[3] != '_')) {
-		snprintf(out, len, "%s", stat);
-		return false;
+	for (int i = 0; i < TM_NR_STATS; i++) {
+		const char *n = tm_stat_names[i], *p;
+		char fam[96], name[128], help[256];
+		int c = -1, sib = 0;
+		size_t fl = strlen(n);
+
+		for (int k = 0; k < 3 && c < 0; k++) {
+			size_t l = strlen(cls[k]);
+
+			if (fl > l + 1 && n[fl - l - 1] == '_' && !strcmp(n + fl - l, cls[k]))
+				c = k, fl -= l + 1;
+		}
+		/* a family only when all three classes are there */
+		for (int j = 0; c >= 0 && j < TM_NR_STATS; j++)
+			for (int k = 0; k < 3; k++)
+				if (strlen(tm_stat_names[j]) == fl + 1 + strlen(cls[k]) &&
+				    !strncmp(tm_stat_names[j], n, fl) &&
+				    !strcmp(tm_stat_names[j] + fl + 1, cls[k]))
+					sib++;
+		if (sib != 3) {
+			c = -1;
+			fl = strlen(n);
+		}
+		snprintf(fam, sizeof(fam), "%.*s", (int)fl, n);
+		p = strstr(fam, "_ns");
+		bool ns = p && (!p[3] || p[3] == '_');
+
+		if (ns)
+			snprintf(name, sizeof(name), "tidemark_sched_%.*s_seconds%s_total",
+				 (int)(p - fam), fam, p + 3);
+		else
+			snprintf(name, sizeof(name), "tidemark_sched_%s_total", fam);
+		/* HELP and TYPE once per family: at its first member */
+		if (c <= 0) {
+			snprintf(help, sizeof(help), "%s%s%s", tm_stat_help[i],
+				 c == 0 ? " (by class)" : "", ns ? "; in seconds here" : "");
+			if (c == 0) {
+				/* "CPU time of SYSTEM tasks, ns" -> the family's */
+				char *t = strstr(help, "SYSTEM ");
+
+				if (t)
+					memmove(t, t + 7, strlen(t + 7) + 1);
+			}
+			counter(b, name, help);
+		}
+		tm_bprintf(b, "%s", name);
+		if (c >= 0)
+			tm_bprintf(b, "{class=\"%s\"}", cls[c]);
+		if (ns)
+			tm_bprintf(b, " %.9f\n", v[i] / 1e9);
+		else
+			tm_bprintf(b, " %" PRIu64 "\n", v[i]);
 	}
-	snprintf(out, len, "%.*s_seconds%s", (int)(p - stat), stat, p + 3);
-	return true;
 }
 
 /* The per-cgroup rows as of now, copied (caller holds d->lock, frees
@@ -496,7 +665,6 @@ static int cgroups_copy(const struct tm_daemon *d, struct tm_cg_usage **out)
 
 char *tm_report_prometheus(struct tm_daemon *d)
 {
-	static const char *const stat[] = {"avg", "p50", "p90", "p95", "p99"};
 	struct tm_buf b = {};
 	struct tm_cg_usage *cg;
 	struct tm_snapshot s;
@@ -520,53 +688,38 @@ char *tm_report_prometheus(struct tm_daemon *d)
 		tm_bprintf(&b, "%s", d->bw_prom);
 	pthread_mutex_unlock(&d->lock);
 
-	gauge(&b, "tidemark_node_cpu_capacity_mcpu", "Online CPUs of the node, milli-CPUs.");
-	tm_bprintf(&b, "tidemark_node_cpu_capacity_mcpu %u\n", s.nr_cpus * 1000);
-	gauge(&b, "tidemark_node_cpu_used_mcpu",
-	      "CPU used over the last sample period, milli-CPUs, by class.");
-	tm_bprintf(&b, "tidemark_node_cpu_used_mcpu{class=\"all\"} %.0f\n", s.cpu_used_mcpu);
-	tm_bprintf(&b, "tidemark_node_cpu_used_mcpu{class=\"online\"} %.0f\n", s.cpu_online_mcpu);
-	tm_bprintf(&b, "tidemark_node_cpu_used_mcpu{class=\"be\"} %.0f\n", s.cpu_be_mcpu);
-	tm_bprintf(&b, "tidemark_node_cpu_used_mcpu{class=\"system\"} %.0f\n", s.cpu_system_mcpu);
+	gauge(&b, "tidemark_build_info", "The running tidemarkd: version and map ABI version.");
+	tm_bprintf(&b, "tidemark_build_info{version=");
+	tm_bprom_label(&b, tm_version());
+	tm_bprintf(&b, ",abi_version=\"%d\"} 1\n", TM_ABI_VERSION);
+	gauge(&b, "tidemark_last_sample_timestamp_seconds",
+	      "When the figures below were sampled (Unix time; every report.sample_s).");
+	tm_bprintf(&b, "tidemark_last_sample_timestamp_seconds %" PRId64 "\n", s.at_realtime);
+	gauge(&b, "tidemark_node_cpu_capacity_cores", "Online CPUs of the node.");
+	tm_bprintf(&b, "tidemark_node_cpu_capacity_cores %u\n", s.nr_cpus);
+	counter(&b, "tidemark_node_cpu_seconds_total",
+		"CPU time used since tidemarkd started, by class: online and be from the "
+		"configured cgroups' cpu.stat, system the rest of /proc/stat's busy time.");
+	for (int k = 0; k < TM_NR_CLASSES; k++)
+		tm_bprintf(&b, "tidemark_node_cpu_seconds_total{class=\"%s\"} %.6f\n",
+			   tm_class_name(k), s.cpu_total_s[k]);
 	gauge(&b, "tidemark_node_memory_total_bytes", "MemTotal of the node.");
 	tm_bprintf(&b, "tidemark_node_memory_total_bytes %" PRIu64 "\n", s.mem_total);
-	gauge(&b, "tidemark_node_memory_used_bytes",
-	      "Memory used (MemTotal - MemAvailable for all; memory.current of the class "
-	      "cgroups).");
-	tm_bprintf(&b, "tidemark_node_memory_used_bytes{class=\"all\"} %" PRIu64 "\n", s.mem_used);
-	tm_bprintf(&b, "tidemark_node_memory_used_bytes{class=\"online\"} %" PRIu64 "\n",
+	gauge(&b, "tidemark_node_memory_used_bytes", "MemTotal - MemAvailable of the node.");
+	tm_bprintf(&b, "tidemark_node_memory_used_bytes %" PRIu64 "\n", s.mem_used);
+	gauge(&b, "tidemark_class_memory_used_bytes",
+	      "memory.current of the configured cgroups of a class.");
+	tm_bprintf(&b, "tidemark_class_memory_used_bytes{class=\"online\"} %" PRIu64 "\n",
 		   s.mem_online);
-	tm_bprintf(&b, "tidemark_node_memory_used_bytes{class=\"be\"} %" PRIu64 "\n", s.mem_be);
-	gauge(&b, "tidemark_node_cpu_window_mcpu",
-	      "Node CPU used over a window, milli-CPUs: avg and percentiles of the samples.");
-	for (int w = 0; w < 3; w++) {
-		const double v[5] = {s.cpu_win[w].avg, s.cpu_win[w].p50, s.cpu_win[w].p90,
-				     s.cpu_win[w].p95, s.cpu_win[w].p99};
-
-		for (int k = 0; k < 5; k++)
-			tm_bprintf(
-				&b,
-				"tidemark_node_cpu_window_mcpu{window=\"%us\",stat=\"%s\"} %.0f\n",
-				win_s[w], stat[k], v[k]);
-	}
-	gauge(&b, "tidemark_node_memory_window_bytes",
-	      "Node memory used over a window: avg and percentiles of the samples.");
-	for (int w = 0; w < 3; w++) {
-		const double v[5] = {s.mem_win[w].avg, s.mem_win[w].p50, s.mem_win[w].p90,
-				     s.mem_win[w].p95, s.mem_win[w].p99};
-
-		for (int k = 0; k < 5; k++)
-			tm_bprintf(&b,
-				   "tidemark_node_memory_window_bytes{window=\"%us\",stat=\"%s\"} "
-				   "%.0f\n",
-				   win_s[w], stat[k], v[k]);
-	}
-	gauge(&b, "tidemark_cgroup_cpu_used_mcpu",
-	      "CPU used by a configured cgroup since the last sample, milli-CPUs.");
+	tm_bprintf(&b, "tidemark_class_memory_used_bytes{class=\"be\"} %" PRIu64 "\n", s.mem_be);
+	counter(&b, "tidemark_cgroup_cpu_seconds_total",
+		"cpu.stat usage_usec of a configured cgroup (class: the scheduler's, else the "
+		"configuration's).");
 	for (int i = 0; i < ncg; i++) {
-		tm_bprintf(&b, "tidemark_cgroup_cpu_used_mcpu{cgroup=");
+		tm_bprintf(&b, "tidemark_cgroup_cpu_seconds_total{cgroup=");
 		tm_bprom_label(&b, cg[i].path);
-		tm_bprintf(&b, ",class=\"%s\"} %.0f\n", tm_class_name(cg[i].cls), cg[i].cpu_mcpu);
+		tm_bprintf(&b, ",class=\"%s\"} %.6f\n", tm_class_name(cg[i].cls),
+			   cg[i].usage_us / 1e6);
 	}
 	gauge(&b, "tidemark_cgroup_memory_used_bytes", "memory.current of a configured cgroup.");
 	for (int i = 0; i < ncg; i++) {
@@ -574,20 +727,23 @@ char *tm_report_prometheus(struct tm_daemon *d)
 		tm_bprom_label(&b, cg[i].path);
 		tm_bprintf(&b, ",class=\"%s\"} %" PRIu64 "\n", tm_class_name(cg[i].cls), cg[i].mem);
 	}
-	gauge(&b, "tidemark_domain_cpu_free_mcpu",
-	      "Free CPU per cache domain since the last sample, milli-CPUs.");
+	gauge(&b, "tidemark_domain_info",
+	      "A cache domain of the node (kind L3, L2 or package) and its online CPUs.");
+	for (int k = 0; k < s.nr_dom; k++)
+		tm_bprintf(&b, "tidemark_domain_info{domain=\"%d\",kind=\"%s\",cpus=\"%s\"} 1\n", k,
+			   s.dom_kind, s.dom[k].cpus);
+	gauge(&b, "tidemark_domain_cpu_free_cores",
+	      "CPU a cache domain left unused over the last sample period, in CPUs.");
 	for (int k = 0; k < s.nr_dom; k++) {
 		double f = s.dom[k].cap_mcpu - s.dom[k].used_mcpu;
 
-		tm_bprintf(&b,
-			   "tidemark_domain_cpu_free_mcpu{domain=\"%d\",kind=\"%s\",cpus=\"%s\"} "
-			   "%.0f\n",
-			   k, s.dom_kind, s.dom[k].cpus, f > 0 ? f : 0);
+		tm_bprintf(&b, "tidemark_domain_cpu_free_cores{domain=\"%d\"} %.3f\n", k,
+			   f > 0 ? f / 1000 : 0);
 	}
-	gauge(&b, "tidemark_be_allocatable_mcpu",
+	gauge(&b, "tidemark_be_allocatable_cores",
 	      "CPU the node can give BE: capacity x reclaim - max(system used, reserved) - ONLINE "
-	      "peak.");
-	tm_bprintf(&b, "tidemark_be_allocatable_mcpu %.0f\n", s.be_alloc_mcpu);
+	      "peak, in CPUs.");
+	tm_bprintf(&b, "tidemark_be_allocatable_cores %.3f\n", s.be_alloc_mcpu / 1000);
 	gauge(&b, "tidemark_be_allocatable_bytes", "Memory the node can give BE, same formula.");
 	tm_bprintf(&b, "tidemark_be_allocatable_bytes %" PRId64 "\n", s.be_alloc_mem);
 	gauge(&b, "tidemark_forbid_scheduling",
@@ -596,22 +752,29 @@ char *tm_report_prometheus(struct tm_daemon *d)
 	gauge(&b, "tidemark_scheduler_up",
 	      "1 when the tidemark sched_ext scheduler is loaded and its maps are pinned.");
 	tm_bprintf(&b, "tidemark_scheduler_up %d\n", s.sched_up);
-	gauge(&b, "tidemark_scheduler_suppress_pct", "The scheduler's BE line, % of the node.");
-	tm_bprintf(&b, "tidemark_scheduler_suppress_pct %u\n", s.tun.suppress_pct);
-	for (int i = 0; i < TM_NR_STATS; i++) {
-		char name[96];
-		bool ns = prom_name(tm_stat_names[i], name, sizeof(name));
-
-		tm_bprintf(&b,
-			   "# HELP tidemark_sched_%s_total %s%s.\n# TYPE tidemark_sched_%s_total "
-			   "counter\n",
-			   name, tm_stat_help[i], ns ? " (in seconds here)" : "", name);
-		if (ns)
-			tm_bprintf(&b, "tidemark_sched_%s_total %.6f\n", name,
-				   s.sched_stats[i] / 1e9);
-		else
-			tm_bprintf(&b, "tidemark_sched_%s_total %" PRIu64 "\n", name,
-				   s.sched_stats[i]);
+	counter(&b, "tidemark_sched_ext_enables_total",
+		"sched_ext schedulers loaded since boot (enable_seq): a rise without a restart "
+		"you made is the scheduler ejected and loaded again.");
+	tm_bprintf(&b, "tidemark_sched_ext_enables_total %" PRIu64 "\n", s.enable_seq);
+	/* the scheduler's own figures only while it runs: absent, not 0 */
+	if (s.sched_up) {
+		gauge(&b, "tidemark_scheduler_be_line_ratio",
+		      "The scheduler's BE line (suppress_pct), as a fraction of the node's CPU.");
+		tm_bprintf(&b, "tidemark_scheduler_be_line_ratio %.2f\n",
+			   s.tun.suppress_pct / 100.0);
+		sched_counters(&b, s.sched_stats);
+		tm_bprintf(
+			&b,
+			"# HELP tidemark_sched_wait_seconds Run-queue wait (wakeup to running) "
+			"of the scheduler's tasks, by class.\n# TYPE tidemark_sched_wait_seconds "
+			"histogram\n");
+		for (int k = 0; k < TM_NR_CLASSES; k++)
+			wait_hist_lines(&b, "tidemark_sched_wait_seconds", "class",
+					tm_class_name(k), s.wait_hist[k], s.wait_sum_ns[k]);
+		pthread_mutex_lock(&d->lock);
+		if (d->wait_prom)
+			tm_bprintf(&b, "%s", d->wait_prom);
+		pthread_mutex_unlock(&d->lock);
 	}
 	for (int i = 0; i < tm_nr_strategies; i++)
 		if (tm_strategies[i]->report_prom)

@@ -29,9 +29,11 @@ static inline int tm_stats_sum(int stats_fd, struct tm_cpu_stats *sum)
 		for (int c = 0; c < ncpu; c++) {
 			for (int j = 0; j < TM_NR_STATS; j++)
 				sum->cnt[j] += per[c].cnt[j];
-			for (int j = 0; j < TM_NR_CLASSES; j++)
+			for (int j = 0; j < TM_NR_CLASSES; j++) {
 				for (int k = 0; k < TM_HIST_BUCKETS; k++)
 					sum->wait_hist[j][k] += per[c].wait_hist[j][k];
+				sum->wait_sum_ns[j] += per[c].wait_sum_ns[j];
+			}
 		}
 		ret = 0;
 	}

@@ -646,27 +646,43 @@ static void stop(struct tm_daemon *d)
 
 static void report_prom(struct tm_daemon *d, struct tm_buf *b)
 {
-	static const char *const fam_name[2] = {"tidemark_interference_signal",
-						"tidemark_interference_baseline"};
-	static const char *const fam_help[2] = {
-		"Last sample of an interference signal of an ONLINE cgroup (units in the name).",
-		"Baseline (mean of the non-outlier samples) of an interference signal.",
+	/* one family per signal, in its base unit: the last sample and the
+	 * baseline (mean of the non-outlier samples) as stat="last|baseline" */
+	static const struct {
+		const char *name, *help;
+		double scale;
+	} fam[TM_IF_SIGNALS] = {
+		{"tidemark_interference_rq_wait_seconds",
+		 "Mean run-queue wait of an ONLINE cgroup's tasks (the scheduler's).", 1e-6},
+		{"tidemark_interference_cpu_delay_ratio",
+		 "Time an ONLINE cgroup's tasks waited for a CPU per second (schedstat delay).",
+		 1e-3},
+		{"tidemark_interference_cpu_pressure_ratio",
+		 "Share of the last interval some task of an ONLINE cgroup waited for a CPU "
+		 "(cpu.pressure some total).",
+		 1e-2},
+		{"tidemark_interference_memory_pressure_ratio",
+		 "Share of the last interval some task of an ONLINE cgroup stalled on memory "
+		 "(memory.pressure some total).",
+		 1e-2},
+		{"tidemark_interference_cycles_per_instruction",
+		 "Cycles per instruction of an ONLINE cgroup (perf counters).", 1},
 	};
+	static const char *const stat[2] = {"last", "baseline"};
 
 	pthread_mutex_lock(&d->lock);
-	for (int fam = 0; fam < 2; fam++) {
-		/* the last sample, then the baseline, of each signal */
-		tm_bprintf(b, "# HELP %s %s\n# TYPE %s gauge\n", fam_name[fam], fam_help[fam],
-			   fam_name[fam]);
+	for (int k = 0; k < TM_IF_SIGNALS; k++) {
+		tm_bprintf(b, "# HELP %s %s\n# TYPE %s gauge\n", fam[k].name, fam[k].help,
+			   fam[k].name);
 		for (int i = 0; i < shown.nr; i++)
-			for (int k = 0; k < TM_IF_SIGNALS; k++) {
-				double v = fam ? shown.row[i].baseline[k] : shown.row[i].value[k];
+			for (int st = 0; st < 2; st++) {
+				double v = st ? shown.row[i].baseline[k] : shown.row[i].value[k];
 
 				if (isnan(v))
 					continue;
-				tm_bprintf(b, "%s{cgroup=", fam_name[fam]);
+				tm_bprintf(b, "%s{cgroup=", fam[k].name);
 				tm_bprom_label(b, shown.row[i].path);
-				tm_bprintf(b, ",signal=\"%s\"} %.3f\n", signal_names[k], v);
+				tm_bprintf(b, ",stat=\"%s\"} %.6g\n", stat[st], v * fam[k].scale);
 			}
 	}
 	tm_bprintf(b, "# HELP tidemark_interference_interfered 1 while an ONLINE cgroup is "

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# vm: --cpus 2 --timeout 420
+# A real Prometheus server (Debian's) scrapes tidemarkd every second; PromQL
+# over its HTTP API then finds what the metrics claim: BE's CPU rate (from
+# the cgroups' cpu.stat counters) at the line with BE saturating, the
+# scheduler's own BE run time close to it, the ONLINE wait histogram's
+# median (histogram_quantile) in the same log2 bucket, or the next, as the
+# scheduler's own histogram read by tidemarkctl over the same span, the
+# per-cgroup histogram counting the same waits, and build_info present.
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
+
+command -v prometheus >/dev/null || { not_ok "prometheus is installed (tools/deps.sh)"; tap_done; }
+cg=/sys/fs/cgroup
+line=50
+echo "+cpu +memory" >$cg/cgroup.subtree_control
+mkdir -p $cg/be $cg/online
+sched_start --be /be --online /online --suppress-pct $line || tap_done
+cat >/tmp/td.json <<EOC
+{"version": 1,
+ "watermarks": {"cpu": {"forbid_pct": 45, "suppress_pct": $line, "evict_pct": 95}},
+ "memory_eviction": {"enabled": false}, "cpu_eviction": {"enabled": false},
+ "interference": {"enabled": false},
+ "cgroups": {"be": ["/be"], "online": ["/online"]},
+ "report": {"listen": "127.0.0.1:9477", "sample_s": 1}}
+EOC
+build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
+dpid=$!
+wait_log /tmp/td.log "tidemarkd: running" 20 || { not_ok "daemon starts" "$(cat /tmp/td.log)"; tap_done; }
+cat >/tmp/prom.yml <<EOC
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+scrape_configs:
+  - job_name: tidemark
+    static_configs: [{targets: ["127.0.0.1:9477"]}]
+EOC
+prometheus --config.file=/tmp/prom.yml --storage.tsdb.path=/tmp/prom \
+	--web.listen-address=127.0.0.1:9090 >/tmp/prom.log 2>&1 &
+ppid=$!
+q() { # PromQL -> the first result's value, or nothing
+	curl -s -G --data-urlencode "query=$1" http://127.0.0.1:9090/api/v1/query |
+		python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+v = r.get("data", {}).get("result", [])
+print(v[0]["value"][1] if v else "")'
+}
+for i in $(seq 120); do
+	[ "$(q 'up{job="tidemark"}')" = 1 ] && break
+	sleep 0.5
+done
+expect_eq "Prometheus scrapes tidemarkd (up)" 1 "$(q 'up{job="tidemark"}')"
+
+in_cgroup be stress-ng --temp-path /tmp --cpu-method int64 --cpu 2 --timeout 300s >/dev/null 2>&1
+# ONLINE that sleeps and wakes: waits to measure
+in_cgroup online stress-ng --temp-path /tmp --cpu-method int64 --cpu 1 --cpu-load 20 --timeout 300s >/dev/null 2>&1
+sleep 8
+# the scheduler's own histogram over 20 s, and Prometheus over the same span
+build/tidemarkctl stats --interval 20 --once --json >/tmp/stats.json
+sleep 2 # the last sample and its scrape
+ctl_p50=$(python3 -c 'import json; print(json.load(open("/tmp/stats.json"))["wait"]["online"]["p50_us"])')
+ctl_n=$(python3 -c 'import json; print(json.load(open("/tmp/stats.json"))["wait"]["online"]["samples"])')
+prom_p50=$(q 'histogram_quantile(0.5, increase(tidemark_sched_wait_seconds_bucket{class="online"}[20s] offset 2s)) * 1e6')
+prom_n=$(q 'increase(tidemark_sched_wait_seconds_count{class="online"}[20s] offset 2s)')
+cg_n=$(q 'increase(tidemark_cgroup_wait_seconds_count{cgroup="/online"}[20s] offset 2s)')
+note "ONLINE wait p50: tidemarkctl ${ctl_p50} us (bucket bound, $ctl_n waits); histogram_quantile ${prom_p50} us ($prom_n waits; per cgroup $cg_n)"
+if python3 -c "
+import sys
+c, p = float('$ctl_p50'), float('${prom_p50:-nan}')
+# tidemarkctl gives the bucket's upper bound 2^k; Prometheus interpolates
+# inside a bucket, so the same one is (c/2, c]; the next on either side
+# allows for the two spans not being the same samples
+sys.exit(not (c / 4 < p <= c * 2))"; then
+	ok "histogram_quantile of the ONLINE wait in the scheduler's p50 bucket or the next (${prom_p50} us vs ${ctl_p50} us)"
+else
+	not_ok "histogram_quantile of the ONLINE wait agrees with the scheduler" "${prom_p50:-none} us vs ${ctl_p50} us"
+fi
+if python3 -c "import sys; a, b = float('${prom_n:-0}'), float('$ctl_n'); sys.exit(not (b > 100 and abs(a - b) <= 0.25 * b))"; then
+	ok "waits counted: Prometheus $prom_n, tidemarkctl $ctl_n (within 25%)"
+else
+	not_ok "waits counted alike" "Prometheus ${prom_n:-none}, tidemarkctl $ctl_n"
+fi
+if python3 -c "import sys; a, b = float('${cg_n:-0}'), float('${prom_n:-0}'); sys.exit(not (b > 0 and abs(a - b) <= 0.05 * b))"; then
+	ok "the /online cgroup's histogram counts the same waits ($cg_n)"
+else
+	not_ok "the /online cgroup's histogram counts the same waits" "${cg_n:-none} vs ${prom_n:-none}"
+fi
+
+be=$(q 'sum(rate(tidemark_cgroup_cpu_seconds_total{class="be"}[20s])) / scalar(tidemark_node_cpu_capacity_cores)')
+be_sched=$(q 'rate(tidemark_sched_run_seconds_total{class="be"}[20s]) / scalar(tidemark_node_cpu_capacity_cores)')
+be_node=$(q 'rate(tidemark_node_cpu_seconds_total{class="be"}[20s]) / scalar(tidemark_node_cpu_capacity_cores)')
+on=$(q 'rate(tidemark_node_cpu_seconds_total{class="online"}[20s]) / scalar(tidemark_node_cpu_capacity_cores)')
+# SYSTEM (Prometheus itself among it) from the scheduler's own run time:
+# /proc/stat's ticks read high under TCG
+sys=$(q 'rate(tidemark_sched_run_seconds_total{class="system"}[20s]) / scalar(tidemark_node_cpu_capacity_cores)')
+ratio=$(q 'tidemark_scheduler_be_line_ratio')
+note "BE: cgroups $be, node class counter $be_node, scheduler's run time $be_sched; ONLINE $on; SYSTEM $sys; line $ratio"
+expect_eq "the line as a ratio" 0.5 "$ratio"
+# BE gets the line less ONLINE's and SYSTEM's use: not above it, and not far below
+if python3 -c "import sys; b, o, y = float('${be:-nan}'), float('${on:-nan}'), float('${sys:-nan}'); sys.exit(not (b + o <= $line / 100 + 0.05 and b >= $line / 100 - o - y - 0.08))"; then
+	ok "rate(BE cgroups' CPU) at the line: BE $be + ONLINE $on (+ SYSTEM $sys) of the node, line 0.5"
+else
+	not_ok "rate(BE cgroups' CPU) at the line" "BE ${be:-none} ONLINE ${on:-none} SYSTEM ${sys:-none}"
+fi
+if python3 -c "import sys; a, b = float('${be_node:-nan}'), float('${be:-nan}'); sys.exit(not abs(a - b) <= 0.03)"; then
+	ok "the node's class counter agrees with the cgroups' ($be_node vs $be)"
+else
+	not_ok "the node's class counter agrees with the cgroups'" "$be_node vs $be"
+fi
+# the scheduler charges BE a little above cpu.stat (see stats.sh): printed, near
+if python3 -c "import sys; a, b = float('${be_sched:-nan}'), float('${be:-nan}'); sys.exit(not abs(a - b) <= 0.1)"; then
+	ok "the scheduler's BE run time near cpu.stat's ($be_sched vs $be)"
+else
+	not_ok "the scheduler's BE run time near cpu.stat's" "$be_sched vs $be"
+fi
+bi=$(q 'tidemark_build_info')
+expect_eq "tidemark_build_info is 1" 1 "$bi"
+check "no scrape errors logged by Prometheus" bash -c "! grep -i 'level=warn.*scrape\|level=error' /tmp/prom.log"
+
+kill $ppid $dpid
+wait $ppid $dpid 2>/dev/null
+pkill stress-ng
+kill -INT $sched_pid
+wait $sched_pid
+tap_done
