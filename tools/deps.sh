@@ -35,7 +35,14 @@ PKGS=(
 	iproute2 util-linux
 	# make format and its check in make test (Debian's clang-format 14)
 	clang-format
+	# tests/host/kustomize.sh reads the rendered manifests
+	python3-yaml
 )
+
+# kubectl (its kustomize renders dist/kubernetes in the tests): Debian's
+# kubernetes-client only where no kubectl is installed (another kubectl,
+# e.g. upstream's, conflicts with the package)
+command -v kubectl >/dev/null || PKGS+=(kubernetes-client)
 
 missing=()
 for p in "${PKGS[@]}"; do
