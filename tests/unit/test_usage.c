@@ -5,10 +5,14 @@
  * readings must not make the rate fall (it handed BE the whole line for a
  * second each time a root task exited: soak.sh, CI), a new one adds what it
  * ran, a name reused counts from zero, a new one never adds more than the
- * interval allows.
+ * interval allows. And the BE cgroups the fallback limits: those inside no
+ * other, found in O(n log n) (a scan of every pair was 1,000,000 strncmp
+ * every 100 ms at 1,000 BE cgroups).
  */
 #include <stdint.h>
+#include <stdio.h>
 #include "kselftest_harness.h"
+#include "actuate.h"
 #include "usage.h"
 
 static int fill(struct tm_usetab *t, const char *const *k, const uint64_t *v, int n)
@@ -67,6 +71,32 @@ TEST(empty_tables)
 	EXPECT_EQ((uint64_t)(0), tm_use_growth(&b, &a, "", 100));
 	tm_use_free(&a);
 	tm_use_free(&b);
+}
+
+TEST(top_level_cgroups)
+{
+	static const char *const in[] = {"/be/a-x", "/be/a/b/c", "/batch", "/be/a",
+					 "/be/ab",  "/be/a/b",	 "/be",	   "/x/y"};
+	static const char *const want[] = {"/batch", "/be", "/x/y"};
+	static const char *const in2[] = {"/k/p2", "/k/p1/c", "/k/p10", "/k/p1"};
+	static const char *const want2[] = {"/k/p1", "/k/p10", "/k/p2"};
+	struct tm_be_cg be[8];
+	int n;
+
+	for (int i = 0; i < 8; i++)
+		snprintf(be[i].path, sizeof(be[i].path), "%s", in[i]);
+	n = tm_be_top_level(be, 8);
+	ASSERT_EQ(3, n);
+	for (int i = 0; i < n; i++)
+		EXPECT_STREQ(want[i], be[i].path);
+	/* a name that only starts like another is not inside it */
+	for (int i = 0; i < 4; i++)
+		snprintf(be[i].path, sizeof(be[i].path), "%s", in2[i]);
+	n = tm_be_top_level(be, 4);
+	ASSERT_EQ(3, n);
+	for (int i = 0; i < n; i++)
+		EXPECT_STREQ(want2[i], be[i].path);
+	EXPECT_EQ(0, tm_be_top_level(be, 0));
 }
 
 TEST_HARNESS_MAIN

@@ -226,6 +226,39 @@ void tm_limit_hit(struct tm_daemon *d, const char *what, unsigned int limit)
 			what, limit);
 }
 
+/* Paths with '/' before every other byte: a cgroup's descendants follow it
+ * at once ("/a", "/a/b", "/a-x"), so nesting is a look at the last kept. */
+static int path_cmp(const void *a, const void *b)
+{
+	const unsigned char *x = (const unsigned char *)((const struct tm_be_cg *)a)->path;
+	const unsigned char *y = (const unsigned char *)((const struct tm_be_cg *)b)->path;
+
+	for (;; x++, y++) {
+		int cx = *x == '/' ? 1 : *x, cy = *y == '/' ? 1 : *y;
+
+		if (cx != cy || !cx)
+			return cx - cy;
+	}
+}
+
+int tm_be_top_level(struct tm_be_cg *be, int nb)
+{
+	int n = 0;
+
+	if (nb <= 0)
+		return 0;
+	qsort(be, nb, sizeof(*be), path_cmp);
+	for (int i = 0; i < nb; i++) {
+		size_t l = n ? strlen(be[n - 1].path) : 0;
+
+		if (n && !strncmp(be[i].path, be[n - 1].path, l) &&
+		    (be[i].path[l] == '/' || !strcmp(be[n - 1].path, "/")))
+			continue;
+		be[n++] = be[i];
+	}
+	return n;
+}
+
 int tm_cg_write(const struct tm_daemon *d, const char *rel, const char *file, const char *val)
 {
 	char p[PATH_MAX];

@@ -104,6 +104,11 @@ struct tm_be_cg {
 	const struct tm_cfg_cgroup *cfg; /* the entry that named it (first match) */
 };
 
+/* Keep the cgroups of @be not inside another of them (a nested one is held
+ * by its ancestor's cpu.max, and in its usage): sorts @be, returns how many
+ * are kept at its start. O(n log n). */
+int tm_be_top_level(struct tm_be_cg *be, int nb);
+
 /* Every BE cgroup of the configuration, without duplicates, in a malloc'd
  * array (*out, caller frees; NULL when none). Returns how many; -1 when out
  * of memory. Nothing is left out: it grows with the node. */

@@ -87,22 +87,12 @@ static int add_root_tasks(const struct tm_daemon *d, struct tm_usetab *t)
 	return ret;
 }
 
-static bool under_other(const struct tm_be_cg *be, int n, int i)
-{
-	for (int j = 0; j < n; j++) {
-		size_t l = strlen(be[j].path);
-
-		if (j != i && !strncmp(be[i].path, be[j].path, l) && be[i].path[l] == '/')
-			return true;
-	}
-	return false;
-}
-
 /*
  * Every counter the rate needs, us: "/<top>" each top-level cgroup's
  * usage_usec, which is exact (the root's own cpu.stat is built from tick
  * samples and points high under virtualisation), "proc/<pid>/task/<tid>"
- * the root cgroup's own tasks, "be:/x/y" each BE cgroup not inside another.
+ * the root cgroup's own tasks, "be:/x/y" each BE cgroup (none inside
+ * another: tm_be_top_level).
  */
 static int read_usage(const struct tm_daemon *d, const struct tm_be_cg *be, int nb,
 		      struct tm_usetab *t)
@@ -129,8 +119,7 @@ static int read_usage(const struct tm_daemon *d, const struct tm_be_cg *be, int 
 	for (int i = 0; i < nb; i++) {
 		char dir[PATH_MAX];
 
-		if (under_other(be, nb, i) ||
-		    tm_cg_path(dir, sizeof(dir), d->cgroup_root, be[i].path, NULL) ||
+		if (tm_cg_path(dir, sizeof(dir), d->cgroup_root, be[i].path, NULL) ||
 		    tm_cg_read_u64(dir, "cpu.stat", "usage_usec", &v))
 			continue;
 		snprintf(key, sizeof(key), "be:%s", be[i].path);
@@ -273,7 +262,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	char why[96];
 	bool ours = tm_sched_running(NULL, why, sizeof(why)), fresh = false;
 	struct tm_be_cg *be;
-	int nb, n = 0;
+	int nb, n;
 
 	if (!d->cfg.fallback.enabled || ours) {
 		/* also what an earlier tidemarkd left */
@@ -299,9 +288,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	if (nb < 0)
 		return;
 	/* a BE cgroup inside another is limited with it */
-	for (int i = 0; i < nb; i++)
-		if (!under_other(be, nb, i))
-			be[n++] = be[i];
+	n = tm_be_top_level(be, nb);
 	if (fresh || now - st.last_at >= (st.measured ? RECOMPUTE_MS : FIRST_MS)) {
 		st.measured = !fresh;
 		measure(d, be, n, now);
