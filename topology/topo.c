@@ -35,14 +35,26 @@ static unsigned long synthetic_pus(const char *d)
 
 		/* attributes ("(memory=1GB)", "indexes=0,1") follow '=' or ',';
 		 * brackets are not trusted to close */
-		if (!isdigit((unsigned char)*p) ||
-		    (p > d && p[-1] != ':' && !isspace((unsigned char)p[-1]) && p[-1] != '(' &&
-		     p[-1] != '['))
+		if (p > d && p[-1] != ':' && !isspace((unsigned char)p[-1]) && p[-1] != '(' &&
+		    p[-1] != '[')
 			continue;
-		/* base 0 as hwloc reads them: "0x8600" is 34,304, not 0 */
+		/* blanks and a sign first (":+72372"), in base 0 ("0x8600" is
+		 * 34,304) or 10 ("000484811979" is octal 04 and then digits),
+		 * whichever is more: too many is safe, too few is not; a '-'
+		 * reads as huge: refused */
 		a = strtoul(p, &end, 0);
-		if (end > p)
-			p = end - 1;
+		{
+			char *end10;
+			unsigned long a10 = strtoul(p, &end10, 10);
+
+			if (a10 > a)
+				a = a10;
+			if (end10 > end)
+				end = end10;
+		}
+		if (end == p)
+			continue;
+		p = end - 1;
 		/* a 0 here is an attribute hwloc skips ("(0..."), not a count
 		 * that empties the machine: it must not zero the product */
 		if (!a)

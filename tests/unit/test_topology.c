@@ -161,6 +161,10 @@ TEST(synthetic_above_the_cpu_limit_refused_before_building)
 	EXPECT_EQ(-1, tm_topo_load("0x8600", &t, err, sizeof(err)));
 	EXPECT_NE(NULL, strstr(err, "more than 512 CPUs"));
 	EXPECT_EQ(-1, tm_topo_load("pack:0x2 pu:01000", &t, err, sizeof(err)));
+	/* and a sign (fuzz_cpuset: "pu...:+72372") */
+	EXPECT_EQ(-1, tm_topo_load("pack:2 pu:+600", &t, err, sizeof(err)));
+	EXPECT_EQ(-1, tm_topo_load("0000004848119790", &t, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "more than 512 CPUs"));
 	EXPECT_EQ(0, tm_topo_load("pack:0x2 pu:010", &t, err, sizeof(err)));
 	EXPECT_EQ(16U, t.nr_cpus);
 	EXPECT_EQ(0,
