@@ -624,7 +624,8 @@ void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 			for (int i = 0; i < cur.n; i++)
 				prev_idx[i] = i;
 			idx_rows = d->cg;
-			qsort(prev_idx, cur.n, sizeof(*prev_idx), by_path);
+			if (cur.n) /* none yet: no index (qsort wants one) */
+				qsort(prev_idx, cur.n, sizeof(*prev_idx), by_path);
 		} else {
 			free(prev_idx); /* no memory for the index: no rates this time */
 			prev_idx = NULL;
