@@ -43,23 +43,7 @@ for c in a b c; do
 	in_cgroup be/$c stress-ng --temp-path /tmp --cpu 1 --cpu-method int64 --timeout 600s >/dev/null 2>&1
 done
 # every 0.1 s: BE's and ONLINE's share of the node since the last sample
-python3 - >/tmp/fine.log <<'PYEND' &
-import os, time
-n = os.cpu_count()
-def usage(p):
-    try:
-        with open(f"/sys/fs/cgroup/{p}/cpu.stat") as f:
-            return int(f.readline().split()[1])
-    except OSError:
-        return 0
-prev, t0 = (usage("be"), usage("online")), time.monotonic()
-while not os.path.exists("/tmp/fine.stop"):
-    time.sleep(0.1)
-    cur, t = (usage("be"), usage("online")), time.monotonic()
-    print("%.3f %.3f %d %d" % (time.clock_gettime(time.CLOCK_REALTIME), (t - t0) * 1e6 * n,
-                               cur[0] - prev[0], cur[1] - prev[1]), flush=True)
-    prev, t0 = cur, t
-PYEND
+tests/lib/cgsample.py --interval 0.1 --stop /tmp/fine.stop be=be online=online >/tmp/fine.log &
 sampler=$!
 # the report samples every 2 s: two of them under the load
 sleep 5
@@ -104,9 +88,10 @@ import sys
 entry, gone, newcg, line = map(float, sys.argv[1:])
 rows = [tuple(map(float, l.split())) for l in open("/tmp/fine.log")]
 def share(a, b):
+    # rows: time, interval, BE %, ONLINE %: interval-weighted means
     r = [x for x in rows if a < x[0] - 0.05 and x[0] <= b]
     dt = sum(x[1] for x in r)
-    return (100 * sum(x[2] for x in r) / dt, 100 * sum(x[3] for x in r) / dt) if dt else (0, 0)
+    return (sum(x[1] * x[2] for x in r) / dt, sum(x[1] * x[3] for x in r) / dt) if dt else (0, 0)
 def windows(a, b):
     out, t = [], a
     while t + 1 <= b + 1e-6:

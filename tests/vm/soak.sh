@@ -101,24 +101,7 @@ done) &
 done) &
 
 # each second: BE's and ONLINE's share of the node, from cgroup cpu.stat
-python3 - >/tmp/share.log <<'PYEND' &
-import os, sys, time
-n = os.cpu_count()
-def usage(p):
-    try:
-        with open(f"/sys/fs/cgroup/{p}/cpu.stat") as f:
-            return int(f.readline().split()[1])
-    except OSError:
-        return 0
-prev, t0 = (usage("be"), usage("online")), time.monotonic()
-while not os.path.exists("/tmp/soak.work"):
-    time.sleep(1)
-    cur, t = (usage("be"), usage("online")), time.monotonic()
-    dt = (t - t0) * 1e6 * n
-    print("%.3f %.1f %.1f" % (time.clock_gettime(time.CLOCK_REALTIME), 100 * (cur[0] - prev[0]) / dt,
-                              100 * (cur[1] - prev[1]) / dt), flush=True)
-    prev, t0 = cur, t
-PYEND
+tests/lib/cgsample.py --interval 1 --stop /tmp/soak.work be=be online=online >/tmp/share.log &
 sampler=$!
 
 # the state a recovered node is in
@@ -167,6 +150,14 @@ for f in $(seq "$faults"); do
 	done
 	echo "$f $kind $t0 ${rec:-none}" >>/tmp/faults.log
 	note "fault $f: kill -9 $kind, recovered after ${rec:-never} s"
+	# a slow one says what the two programs said meanwhile (the guest's
+	# /tmp is gone after the run): make soak once took 59 s on a "both"
+	if [ -z "$rec" ] || awk -v r="$rec" 'BEGIN { exit !(r > 15) }'; then
+		note "slow recovery: scx.log: $(tail -8 /tmp/scx.log | tr '\n' '|')"
+		note "slow recovery: td.log: $(grep -v '^audit' /tmp/td.log | tail -8 | tr '\n' '|')"
+		note "slow recovery: audits: $(grep '^audit' /tmp/td.log | tail -6 | tr '\n' '|')"
+		note "slow recovery: sched_ext $(scx_state), tidemarkd $(pgrep -x tidemarkd | tr '\n' ' '), scx_tidemark $(pgrep -x scx_tidemark | tr '\n' ' ')"
+	fi
 	[ -n "$rec" ] || not_ok "fault $f ($kind) recovered within 30 s" "$(tail -3 /tmp/scx.log)" "$(tail -3 /tmp/td.log)"
 done
 sleep 3
@@ -180,7 +171,7 @@ python3 - "$line" "$bound_scx" "$bound_both" >/tmp/judge.out <<'PYEND'
 import statistics, sys
 line, bscx, bboth = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
 faults = [l.split() for l in open("/tmp/faults.log")]
-share = [tuple(map(float, l.split())) for l in open("/tmp/share.log")]
+share = [(r[0], r[2], r[3]) for r in (tuple(map(float, l.split())) for l in open("/tmp/share.log"))]
 t_first = float(faults[0][2]) if faults else float("inf")
 before = [s for s in share if s[0] < t_first]
 over = [s for s in before if s[1] + s[2] > line + 5]
