@@ -40,7 +40,8 @@ q() { # PromQL -> the first result's value, or nothing
 	curl -s -G --data-urlencode "query=$1" http://127.0.0.1:9090/api/v1/query |
 		python3 -c '
 import json, sys
-r = json.load(sys.stdin)
+t = sys.stdin.read()  # empty while Prometheus starts
+r = json.loads(t) if t.strip() else {}
 v = r.get("data", {}).get("result", [])
 print(v[0]["value"][1] if v else "")'
 }
