@@ -37,6 +37,9 @@ PKGS=(
 	clang-format
 	# tests/host/kustomize.sh reads the rendered manifests
 	python3-yaml
+	# tests/host/nodemetric.sh: the stand-in API server checks NodeMetric
+	# against its schema, over TLS with a CA the test makes
+	python3-jsonschema openssl
 )
 
 # kubectl (its kustomize renders dist/kubernetes in the tests): Debian's

@@ -68,6 +68,17 @@ void tm_config_defaults(struct tm_config *c)
 	c->report.reclaim_pct = 100;
 	c->report.push_interval_s = 60;
 	snprintf(c->pin_dir, sizeof(c->pin_dir), "/sys/fs/bpf/tidemark");
+	snprintf(c->kube.api, sizeof(c->kube.api), "none");
+	snprintf(c->kube.token_file, sizeof(c->kube.token_file),
+		 "/var/run/secrets/kubernetes.io/serviceaccount/token");
+	snprintf(c->kube.ca_file, sizeof(c->kube.ca_file),
+		 "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
+	c->kube.pods[0] = 0; /* api when the API is configured, else none */
+	snprintf(c->kube.kubelet_url, sizeof(c->kube.kubelet_url), "https://127.0.0.1:10250/pods");
+	c->kube.pods_refresh_s = 10;
+	c->kube.timeout_ms = 5000;
+	c->kube.retries = 3;
+	c->kube.update_nodemetric = true;
 }
 
 struct ctx {
@@ -382,6 +393,74 @@ static void interference(struct ctx *x, json_t *o, struct tm_config *c)
 		     f->of_m);
 }
 
+/* A node name as Kubernetes allows one: a DNS subdomain (RFC 1123). */
+static bool dns_subdomain(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > 253)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+
+		if (!alnum && ch != '-' && ch != '.')
+			return false;
+		/* each label starts and ends with a letter or digit */
+		if (!alnum && (i == 0 || i == n - 1 || s[i - 1] == '.' || s[i + 1] == '.'))
+			return false;
+	}
+	return true;
+}
+
+static void kube_url(struct ctx *x, const char *field, const char *url)
+{
+	char why[384];
+
+	if (tm_http_url_check(url, why, sizeof(why)))
+		fail(x, field, "%s", why);
+	else if (strncmp(url, "https://", 8))
+		fail(x, field, "'%s' must be https (a bearer token goes with every request)", url);
+}
+
+static void kubernetes(struct ctx *x, json_t *o, struct tm_config *c)
+{
+	str_field(x, o, "api", "kubernetes.api", c->kube.api, sizeof(c->kube.api));
+	if (!strcmp(c->kube.api, "kubeconfig"))
+		fail(x, "kubernetes.api",
+		     "'kubeconfig' is not supported yet: use 'in-cluster' (the DaemonSet's service "
+		     "account) or give server, token_file and ca_file");
+	else if (strcmp(c->kube.api, "none") && strcmp(c->kube.api, "in-cluster"))
+		fail(x, "kubernetes.api", "'%s' must be none or in-cluster", c->kube.api);
+	str_field(x, o, "node_name", "kubernetes.node_name", c->kube.node_name,
+		  sizeof(c->kube.node_name));
+	if (c->kube.node_name[0] && !dns_subdomain(c->kube.node_name))
+		fail(x, "kubernetes.node_name",
+		     "'%s' is not a node name (lower-case letters, digits, '-' and '.')",
+		     c->kube.node_name);
+	str_field(x, o, "server", "kubernetes.server", c->kube.server, sizeof(c->kube.server));
+	if (c->kube.server[0])
+		kube_url(x, "kubernetes.server", c->kube.server);
+	str_field(x, o, "token_file", "kubernetes.token_file", c->kube.token_file,
+		  sizeof(c->kube.token_file));
+	str_field(x, o, "ca_file", "kubernetes.ca_file", c->kube.ca_file, sizeof(c->kube.ca_file));
+	str_field(x, o, "pods", "kubernetes.pods", c->kube.pods, sizeof(c->kube.pods));
+	if (c->kube.pods[0] && strcmp(c->kube.pods, "api") && strcmp(c->kube.pods, "kubelet") &&
+	    strcmp(c->kube.pods, "none"))
+		fail(x, "kubernetes.pods", "'%s' must be api, kubelet or none", c->kube.pods);
+	else if (!strcmp(c->kube.pods, "api") && !strcmp(c->kube.api, "none"))
+		fail(x, "kubernetes.pods", "'api' needs kubernetes.api (it is none)");
+	str_field(x, o, "kubelet_url", "kubernetes.kubelet_url", c->kube.kubelet_url,
+		  sizeof(c->kube.kubelet_url));
+	kube_url(x, "kubernetes.kubelet_url", c->kube.kubelet_url);
+	u32_field(x, o, "pods_refresh_s", "kubernetes.pods_refresh_s", 1, 600,
+		  &c->kube.pods_refresh_s);
+	u32_field(x, o, "timeout_ms", "kubernetes.timeout_ms", 100, 60000, &c->kube.timeout_ms);
+	u32_field(x, o, "retries", "kubernetes.retries", 0, 10, &c->kube.retries);
+	bool_field(x, o, "update_nodemetric", "kubernetes.update_nodemetric",
+		   &c->kube.update_nodemetric);
+}
+
 static void check_order(struct ctx *x, const struct tm_config *c)
 {
 	/* Koordinator issue 2477: a wrong order makes suppress and evict fight */
@@ -412,11 +491,15 @@ static void check_order(struct ctx *x, const struct tm_config *c)
 
 int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t errlen)
 {
-	static const char *const top[] = {
-		"version",	"watermarks",	"scheduler", "memory_eviction",
-		"cpu_eviction", "interference", "eviction",  "fallback",
-		"cgroups",	"report",	NULL};
+	static const char *const top[] = {"version",	     "watermarks",   "scheduler",
+					  "memory_eviction", "cpu_eviction", "interference",
+					  "eviction",	     "fallback",     "cgroups",
+					  "report",	     "kubernetes",   NULL};
 	static const char *const wm[] = {"cpu", "memory", NULL};
+	static const char *const kube[] = {"api",	  "node_name",	       "server",
+					   "token_file",  "ca_file",	       "pods",
+					   "kubelet_url", "pods_refresh_s",    "timeout_ms",
+					   "retries",	  "update_nodemetric", NULL};
 	static const char *const wcpu[] = {"forbid_pct", "suppress_pct",   "evict_lower_pct",
 					   "evict_pct",	 "evict_window_s", NULL};
 	static const char *const wmem[] = {"forbid_pct", "evict_lower_pct", "evict_pct", NULL};
@@ -581,6 +664,13 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 		u32_field(&x, o, "push_interval_s", "report.push_interval_s", 1, 3600,
 			  &c->report.push_interval_s);
 	}
+	if ((o = object(&x, root, "kubernetes", "kubernetes"))) {
+		known_keys(&x, "kubernetes", o, kube);
+		kubernetes(&x, o, c);
+	}
+	if (!c->kube.pods[0])
+		snprintf(c->kube.pods, sizeof(c->kube.pods), "%s",
+			 strcmp(c->kube.api, "none") ? "api" : "none");
 	/* unless given, CPU eviction stops at the scheduler's line */
 	if (!c->cpu.evict_lower_pct)
 		c->cpu.evict_lower_pct = c->cpu.suppress_pct;

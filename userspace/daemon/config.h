@@ -110,6 +110,20 @@ struct tm_config {
 		uint32_t push_interval_s;
 	} report;
 	char pin_dir[256];
+	/* the cluster (kube.c): pod identity, NodeMetric's status and spec */
+	struct {
+		char api[16];	     /* "none" or "in-cluster" */
+		char node_name[254]; /* "": $NODE_NAME, else the host name */
+		char server[256];    /* "": https://$KUBERNETES_SERVICE_HOST:PORT */
+		char token_file[256];
+		char ca_file[256];
+		char pods[16]; /* where pod identity comes from: api, kubelet, none */
+		char kubelet_url[256];
+		uint32_t pods_refresh_s;
+		uint32_t timeout_ms; /* one request, connecting included */
+		uint32_t retries;    /* after a failed request, with back-off */
+		bool update_nodemetric;
+	} kube;
 };
 
 /* Defaults for every field (a config file may give only what differs). */

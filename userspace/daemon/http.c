@@ -17,6 +17,7 @@
 #include "daemon.h"
 #include "http.h"
 #include "httpc.h"
+#include "nodemetric.h"
 #include "report.h"
 
 /*
@@ -206,7 +207,7 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char 
 		}
 	}
 	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-		body = strdup("read-only: GET /metrics or GET /report\n");
+		body = strdup("read-only: GET /metrics, /report or /nodemetric\n");
 		code = MHD_HTTP_METHOD_NOT_ALLOWED;
 	} else if (*upload_data_size) {
 		*upload_data_size = 0; /* a GET has no body: ignore it */
@@ -216,8 +217,11 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char 
 	} else if (!strcmp(url, "/report")) {
 		body = tm_report_json(d);
 		type = "application/json";
+	} else if (!strcmp(url, "/nodemetric")) {
+		body = tm_nm_json(d);
+		type = "application/json";
 	} else {
-		body = strdup("not found: GET /metrics or GET /report\n");
+		body = strdup("not found: GET /metrics, /report or /nodemetric\n");
 		code = MHD_HTTP_NOT_FOUND;
 	}
 	if (!body)

@@ -26,6 +26,8 @@
 #include "daemon.h"
 #include "http.h"
 #include "httpc.h"
+#include "kube.h"
+#include "nodemetric.h"
 #include "report.h"
 #include "strategy.h"
 #include "tmlib.h"
@@ -98,6 +100,8 @@ int main(int argc, char **argv)
 	static struct tm_daemon d = {.cgroup_root = "/sys/fs/cgroup", .state_dir = "/run/tidemark"};
 	uint64_t next_sample = 0, now;
 	struct tm_http *http;
+	struct tm_kube *kube;
+	int kube_failed;
 	bool check = false;
 	uint64_t due[TM_MAX_STRATEGIES] = {}, wait_ms, wd_ms = 0, wd_usec;
 	char err[512];
@@ -163,10 +167,16 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
+	tm_nm_init(&d);
 	tm_report_sample(&d, tm_now_ms());
 	http = tm_http_start(&d);
 	if (!http)
 		return 1;
+	kube = tm_kube_start(&d, &kube_failed);
+	if (kube_failed) {
+		tm_http_stop(http);
+		return 1;
+	}
 	for (int i = 0; i < tm_nr_strategies; i++)
 		tm_strategies[i]->configure(&d);
 	fprintf(stderr, "tidemarkd: running (config %s, http %s:%u, memory eviction %s%s)\n",
@@ -238,6 +248,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < tm_nr_strategies; i++)
 		if (d.events & tm_strategies[i]->wake_on)
 			tm_strategies[i]->tick(&d, tm_now_ms());
+	tm_kube_stop(kube);
 	tm_http_stop(http);
 	return 0;
 }

@@ -23,6 +23,8 @@
 #include "buf.h"
 #include "actuate.h"
 #include "daemon.h"
+#include "kube.h"
+#include "nodemetric.h"
 #include "report.h"
 #include "strategy.h"
 #include "tmlib.h"
@@ -636,6 +638,8 @@ void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 		cur.n = 0;
 	}
 	pthread_mutex_unlock(&d->lock);
+	if (!first)
+		tm_nm_sample(d, now_us, used_mcpu);
 }
 
 /*
@@ -875,6 +879,7 @@ char *tm_report_prometheus(struct tm_daemon *d)
 		"answered 2xx).");
 	tm_bprintf(&b, "tidemark_report_pushes_total{result=\"ok\"} %" PRIu64 "\n", push_ok);
 	tm_bprintf(&b, "tidemark_report_pushes_total{result=\"error\"} %" PRIu64 "\n", push_failed);
+	tm_kube_prom(&b);
 	free(cg);
 	return tm_buf_done(&b);
 }

@@ -98,10 +98,10 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
 	return add;
 }
 
-int tm_http_request(const char *url, const char *method, const char *body, unsigned int timeout_ms,
-		    char **resp, long *status, char *err, size_t errlen)
+int tm_http_exchange(const struct tm_http_req *r, char **resp, long *status, char *err,
+		     size_t errlen)
 {
-	char ebuf[CURL_ERROR_SIZE] = "";
+	char ebuf[CURL_ERROR_SIZE] = "", ct[128], *auth = NULL;
 	struct curl_slist *hdr = NULL;
 	struct sink s = {};
 	CURLcode rc;
@@ -113,33 +113,63 @@ int tm_http_request(const char *url, const char *method, const char *body, unsig
 		snprintf(err, errlen, "libcurl: cannot make a handle");
 		return -1;
 	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms); /* the whole exchange */
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);		   /* threads: no SIGALRM */
+	curl_easy_setopt(c, CURLOPT_URL, r->url);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)r->timeout_ms); /* the whole exchange */
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);		      /* threads: no SIGALRM */
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "tidemark");
-	if (!strcmp(method, "POST")) {
-		hdr = curl_slist_append(hdr, "Content-Type: application/json");
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
+	if (r->ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, r->ca_file);
+	hdr = curl_slist_append(hdr, "Accept: application/json");
+	if (r->bearer) {
+		if (asprintf(&auth, "Authorization: Bearer %s", r->bearer) < 0)
+			auth = NULL;
+		if (auth)
+			hdr = curl_slist_append(hdr, auth);
 	}
+	if (r->body) {
+		snprintf(ct, sizeof(ct), "Content-Type: %s",
+			 r->content_type ? r->content_type : "application/json");
+		hdr = curl_slist_append(hdr, ct);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body);
+	}
+	if (strcmp(r->method, "GET") && strcmp(r->method, "POST"))
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r->method);
+	else if (!strcmp(r->method, "POST") && !r->body)
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
 	rc = curl_easy_perform(c);
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
 	curl_slist_free_all(hdr);
+	if (auth) {
+		explicit_bzero(auth, strlen(auth)); /* a credential: not left in the heap */
+		free(auth);
+	}
 	curl_easy_cleanup(c);
 	if (rc != CURLE_OK) {
 		if (s.over)
-			snprintf(err, errlen, "%s: answer larger than %u bytes", url, RESP_MAX);
+			snprintf(err, errlen, "%s: answer larger than %u bytes", r->url, RESP_MAX);
 		else
-			snprintf(err, errlen, "%s: %s", url,
+			snprintf(err, errlen, "%s: %s", r->url,
 				 ebuf[0] ? ebuf : curl_easy_strerror(rc));
 		free(s.p);
 		return -1;
 	}
 	*resp = s.p ? s.p : calloc(1, 1);
 	return *resp ? 0 : -1;
+}
+
+int tm_http_request(const char *url, const char *method, const char *body, unsigned int timeout_ms,
+		    char **resp, long *status, char *err, size_t errlen)
+{
+	struct tm_http_req r = {.url = url,
+				.method = method,
+				.body = !strcmp(method, "POST") ? (body ? body : "") : NULL,
+				.timeout_ms = timeout_ms};
+
+	return tm_http_exchange(&r, resp, status, err, errlen);
 }

@@ -25,4 +25,20 @@ int tm_http_url_check(const char *url, char *err, size_t errlen);
  */
 int tm_http_request(const char *url, const char *method, const char *body, unsigned int timeout_ms,
 		    char **resp, long *status, char *err, size_t errlen);
+
+/* One request with what an API server needs besides: any method, a body's
+ * content type, a bearer token, the CA to verify the server with. */
+struct tm_http_req {
+	const char *url;
+	const char *method;	  /* "GET", "POST", "PATCH", "PUT", "DELETE" */
+	const char *body;	  /* NULL: none */
+	const char *content_type; /* of @body; NULL: application/json */
+	const char *bearer;	  /* NULL: no Authorization header */
+	const char *ca_file;	  /* NULL: the system's CAs */
+	unsigned int timeout_ms;  /* the whole exchange */
+};
+
+/* As tm_http_request, for @r. */
+int tm_http_exchange(const struct tm_http_req *r, char **resp, long *status, char *err,
+		     size_t errlen);
 #endif

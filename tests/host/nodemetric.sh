@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# NodeMetric and the API client on the host, against the stand-in API server
+# of tests/lib/kubestand.py (HTTPS with a CA made here, a bearer token): no
+# kube-apiserver can run on these machines. A stand-in cgroup tree holds pods
+# of every QoS class in both kubelet drivers' layouts, their CPU counters
+# growing at known rates (tests/lib/fakecpu.py). Checked: /nodemetric and
+# every status written validate against tests/schema/nodemetric.schema.json;
+# pods are named from the API's pod list with Koordinator's QoS and priority;
+# usage, the collect policy of the NodeMetric's spec (window, durations,
+# memory policy) and prod reclaimable follow the counters; a missing
+# NodeMetric is created; 500 and 429 are retried, 403 is not, a time-out is
+# bounded; a wrong token is said in the report; without an API, the report
+# says pods are unnamed.
+. "$(dirname "$0")/../lib/lib.sh"
+bin=${TIDEMARK_BUILD:-build}/tidemarkd
+top=$PWD
+tmp=$(mktemp -d)
+d= api= fake=
+trap 'touch "$tmp/stop"; kill $d $api $fake 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+port=$((20000 + RANDOM % 20000)) aport=$((port + 1))
+command -v openssl >/dev/null && python3 -c 'import jsonschema' 2>/dev/null ||
+	{ not_ok "openssl and python3-jsonschema are installed (tools/deps.sh)"; tap_done; }
+
+# --check: the kubernetes section refused field by field
+refused() { # desc json-of-kubernetes expected
+	local err rc
+	printf '{"version":1,"kubernetes":%s}\n' "$2" >"$tmp/c.json"
+	err=$("$bin" --config "$tmp/c.json" --check 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc -eq 2 ] && grep -qF -- "$3" <<<"$err"; then ok "$1"; else not_ok "$1" "exit $rc (want 2): $err"; fi
+}
+refused "kubeconfig: not yet, said" '{"api":"kubeconfig"}' "kubernetes.api: 'kubeconfig' is not supported yet"
+refused "an unknown api refused" '{"api":"magic"}' "kubernetes.api: 'magic' must be none or in-cluster"
+refused "a server over http refused" '{"api":"in-cluster","server":"http://10.0.0.1:6443"}' \
+	"kubernetes.server: 'http://10.0.0.1:6443' must be https"
+refused "pods from the API without one refused" '{"pods":"api"}' "kubernetes.pods: 'api' needs kubernetes.api"
+refused "a node name with capitals refused" '{"node_name":"Node_A"}' "kubernetes.node_name: 'Node_A' is not a node name"
+refused "an unknown field named" '{"apii":"none"}' "kubernetes.apii: unknown field"
+
+# a CA and a server certificate for 127.0.0.1
+(cd "$tmp" &&
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -subj /CN=stand-in-ca &&
+	openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=127.0.0.1 &&
+	printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >ext &&
+	openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out srv.crt -days 2 \
+		-extfile ext) >/dev/null 2>&1 || { not_ok "test certificates made"; tap_done; }
+printf 'tok-%s\n' "$RANDOM$RANDOM" >"$tmp/token"
+
+# pods: uid, cgroup (both drivers), rate mCPU, memory.current
+cg=$tmp/cg
+u1=0a000000-0000-4000-8000-000000000001 u2=0a000000-0000-4000-8000-000000000002
+u3=0a000000-0000-4000-8000-000000000003 u4=0a000000-0000-4000-8000-000000000004
+u5=0a000000-0000-4000-8000-000000000005 u6=0a000000-0000-4000-8000-000000000006
+p1=kubepods.slice/kubepods-pod${u1//-/_}.slice
+p2=kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${u2//-/_}.slice
+p3=kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${u3//-/_}.slice
+p4=kubepods/burstable/pod$u4
+p5=kubepods.slice/kubepods-pod${u5//-/_}.slice
+p6=kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${u6//-/_}.slice
+mkcg() { # rel memory.current
+	mkdir -p "$cg/$1"
+	echo "$2" >"$cg/$1/memory.current"
+	printf 'anon 1\nfile 1048576\ninactive_file 524288\n' >"$cg/$1/memory.stat"
+	echo "usage_usec 0" >"$cg/$1/cpu.stat"
+}
+mkcg "$p1" 268435456
+mkcg "$p2" 134217728
+mkcg "$p3" 67108864
+mkcg "$p4" 33554432
+mkcg "$p5" 16777216
+mkcg "$p6" 8388608
+mkcg online/web 4194304
+tests/lib/fakecpu.py "$tmp/stop" "$cg/$p1=250" "$cg/$p2=400" "$cg/$p3=800" "$cg/$p4=100" \
+	"$cg/$p5=50" "$cg/$p6=300" "$cg/online/web=150" &
+fake=$!
+
+pod() { # uid ns name kubeQOS labels-json priority-or-null containers-json [init-json]
+	printf '{"metadata":{"uid":"%s","namespace":"%s","name":"%s","labels":%s},' "$1" "$2" "$3" "$5"
+	printf '"spec":{"nodeName":"node-a","priority":%s,"containers":%s,"initContainers":%s},' "$6" "$7" "${8:-[]}"
+	printf '"status":{"qosClass":"%s"}}' "$4"
+}
+req() { printf '[{"name":"c","resources":{"requests":{"cpu":"%s","memory":"%s"}}}]' "$1" "$2"; }
+{
+	printf '{"kind":"PodList","apiVersion":"v1","items":['
+	pod $u1 shop web-0 Guaranteed '{}' 0 "$(req 1 512Mi)"
+	printf ,
+	pod $u2 shop cache-0 Burstable '{"koordinator.sh/qosClass":"LSR"}' 9100 "$(req 500m 256Mi)" "$(req 2 64Mi)"
+	printf ,
+	pod $u3 batch job-0 BestEffort '{"koordinator.sh/qosClass":"BE"}' 5500 '[{"name":"c"}]'
+	printf ,
+	pod $u4 shop api-0 Burstable '{}' 7100 "$(req 0.2 100M)"
+	printf ,
+	pod $u5 kube-system agent-0 Guaranteed '{"koordinator.sh/qosClass":"SYSTEM"}' null "$(req 100m 16Mi)"
+	printf ,
+	# listed but not started here: no cgroup, not reported
+	pod 0a000000-0000-4000-8000-000000000009 shop pending-0 Burstable '{}' 0 "$(req 1 1Gi)"
+	printf ']}'
+} >"$tmp/pods.json"
+cat >"$tmp/nm.json" <<'JSON'
+{"apiVersion":"slo.koordinator.sh/v1alpha1","kind":"NodeMetric","metadata":{"name":"node-a"},
+ "spec":{"metricCollectPolicy":{"aggregateDurationSeconds":3,"reportIntervalSeconds":1,
+   "nodeAggregatePolicy":{"durations":["2s","4s"]},"nodeMemoryCollectPolicy":"usageWithPageCache"}}}
+JSON
+mkdir -p "$tmp/api"
+standin() { # extra args...
+	python3 tests/lib/kubestand.py --port $aport --cert "$tmp/srv.crt" --key "$tmp/srv.key" \
+		--token "$(cat "$tmp/token")" --node node-a --pods "$tmp/pods.json" \
+		--schema tests/schema/nodemetric.schema.json --dir "$tmp/api" --plan "$tmp/plan.json" \
+		"$@" >"$tmp/api.out" 2>&1 &
+	api=$!
+	for _ in $(seq 100); do grep -q ready "$tmp/api.out" 2>/dev/null && return 0; sleep 0.05; done
+	return 1
+}
+standin || { not_ok "the stand-in API server starts" "$(cat "$tmp/api.out")"; tap_done; }
+
+cat >"$tmp/d.json" <<JSON
+{"version":1,"memory_eviction":{"enabled":false},"cpu_eviction":{"enabled":false},
+ "interference":{"enabled":false},"fallback":{"enabled":false},
+ "cgroups":{"be":["/kubepods.slice/kubepods-besteffort.slice/*"],"online":["/online/*"]},
+ "report":{"listen":"127.0.0.1:$port","sample_s":1},
+ "kubernetes":{"api":"in-cluster","node_name":"node-a","server":"https://127.0.0.1:$aport",
+  "token_file":"$tmp/token","ca_file":"$tmp/ca.crt","pods_refresh_s":1,"timeout_ms":1000,
+  "retries":2}}
+JSON
+"$bin" --config "$tmp/d.json" --cgroup-root "$cg" --state-dir "$tmp/state" >/dev/null 2>"$tmp/d.log" &
+d=$!
+wait_for() { # seconds cmd...: poll until cmd succeeds
+	local n=$(($1 * 10))
+	shift
+	for _ in $(seq $n); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+statuses() { ls "$tmp/api"/status-*.json 2>/dev/null | wc -l; }
+statuses_ge() { [ "$(statuses)" -ge "$1" ]; }
+if wait_for 15 grep -qs "create_nodemetric POST 201" "$tmp/api/requests.log"; then
+	ok "a missing NodeMetric is created (POST 201)"
+else
+	not_ok "a missing NodeMetric is created" "$(cat "$tmp/api/requests.log" 2>&1)" "$(cat "$tmp/d.log")"
+fi
+if wait_for 10 statuses_ge 1; then ok "its status is written (merge patch, schema-valid)"; else
+	not_ok "its status is written" "$(cat "$tmp/api/requests.log")" "$(cat "$tmp/api/invalid.log" 2>&1)"; fi
+
+# the NodeMetric's spec from now on: 3 s window, 2 s and 4 s durations, page cache counted
+kill $api
+wait $api 2>/dev/null
+standin --nodemetric "$tmp/nm.json" || { not_ok "the stand-in restarts" "$(cat "$tmp/api.out")"; tap_done; }
+n0=$(statuses)
+if wait_for 20 statuses_ge $((n0 + 6)); then ok "statuses keep coming at the spec's 1 s interval"; else
+	not_ok "statuses keep coming at the spec's 1 s interval" "$(tail -5 "$tmp/api/requests.log")"; fi
+curl -s "http://127.0.0.1:$port/nodemetric" >"$tmp/nm-now.json"
+last=$(ls -t "$tmp/api"/status-*.json | head -1)
+python3 - "$tmp/nm-now.json" "$last" tests/schema/nodemetric.schema.json <<'PY' >"$tmp/judge.txt" 2>&1
+import json, sys
+import jsonschema
+doc, sent, schema = (json.load(open(p)) for p in sys.argv[1:4])
+v = jsonschema.Draft7Validator(schema)
+def out(ok, desc, detail=""):
+    print(("ok" if ok else "not_ok") + "\t" + desc + "\t" + str(detail))
+errs = list(v.iter_errors(doc))
+out(not errs, "GET /nodemetric validates against the NodeMetric schema", errs[:1])
+out(not list(v.iter_errors(sent)), "the status the stand-in accepted validates too")
+pol = doc.get("spec", {}).get("metricCollectPolicy", {})
+out(pol.get("aggregateDurationSeconds") == 3 and pol.get("nodeAggregatePolicy", {}).get("durations") == ["2s", "4s"]
+    and pol.get("nodeMemoryCollectPolicy") == "usageWithPageCache", "the NodeMetric's collect policy is the one honoured", pol)
+st = doc["status"]
+def cpu(q):
+    return float(q[:-1]) if q.endswith("m") else float(q) * 1000
+def mem(q):
+    m = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30}
+    return int(q[:-2]) * m[q[-2:]] if q[-2:] in m else int(q)
+pods = {(p["namespace"], p["name"]): p for p in st.get("podsMetric", [])}
+want = {("shop", "web-0"): ("LS", "koord-prod", 250, 268435456),
+        ("shop", "cache-0"): ("LSR", "koord-prod", 400, 134217728),
+        ("batch", "job-0"): ("BE", "koord-batch", 800, 67108864),
+        ("shop", "api-0"): ("LS", "koord-mid", 100, 33554432),
+        ("kube-system", "agent-0"): ("SYSTEM", "koord-prod", 50, 16777216)}
+out(set(pods) == set(want), "every listed pod with a cgroup, no other (pending pod and unlisted cgroup left out)", sorted(pods))
+for k, (q, pr, rate, m) in want.items():
+    p = pods.get(k)
+    if not p:
+        continue
+    r = p["podUsage"]["resources"]
+    out(p["qos"] == q and p["priority"] == pr, "%s/%s: qos %s, priority %s" % (k + (q, pr)), (p["qos"], p["priority"]))
+    out(abs(cpu(r["cpu"]) - rate) <= rate * 0.1 + 5, "%s/%s: CPU %s is its counter's %d mCPU (10%%)" % (k + (r["cpu"], rate)))
+    out(mem(r["memory"]) == m, "%s/%s: memory %s is memory.current with the page cache policy" % (k + (r["memory"],)), m)
+hosts = {h["name"]: h for h in st.get("hostApplicationMetric", [])}
+h = hosts.get("/online/web")
+out(h is not None and abs(cpu(h["usage"]["resources"]["cpu"]) - 150) <= 20 and h["qos"] == "LS",
+    "the ONLINE host cgroup is a host application at its rate", h)
+agg = st["nodeMetric"].get("aggregatedNodeUsages", [])
+out([a["duration"] for a in agg] == ["2s", "4s"] and all(set(a["usage"]) == {"avg", "p50", "p90", "p95", "p99"} for a in agg),
+    "aggregated node usage for each duration, avg/p50/p90/p95/p99", [a.get("duration") for a in agg])
+nu, su = st["nodeMetric"]["nodeUsage"]["resources"], st["nodeMetric"]["systemUsage"]["resources"]
+out(cpu(su["cpu"]) <= cpu(nu["cpu"]) and mem(su["memory"]) <= mem(nu["memory"]), "system usage is within node usage", (nu, su))
+# prod pods: web-0 asks 1000 (runs 250), cache-0 2000 by its init container (400), agent-0 100 (50)
+rec = cpu(st["prodReclaimableMetric"]["resource"]["resources"]["cpu"])
+exp = (1000 - 250) + (2000 - 400) + (100 - 50)
+out(abs(rec - exp) <= 60, "prod reclaimable CPU is prod requests less their peak (%d vs %d mCPU)" % (rec, exp))
+ann = doc["metadata"].get("annotations", {}).get("tidemark.io/pod-identity", "")
+out("5 pods named from the API server" in ann, "the report says where pod names come from", ann)
+PY
+while IFS=$'\t' read -r res desc detail; do
+	if [ "$res" = ok ]; then ok "$desc"; else not_ok "$desc" "$detail"; fi
+done <"$tmp/judge.txt"
+grep -q Traceback "$tmp/judge.txt" && not_ok "the judge ran" "$(cat "$tmp/judge.txt")"
+[ -e "$tmp/api/invalid.log" ] && not_ok "no status refused by the stand-in's schema check" "$(cat "$tmp/api/invalid.log")"
+
+metric() { # name{labels} -> value
+	curl -s "http://127.0.0.1:$port/metrics" | awk -v m="$1" '$1 == m {print $2}'
+}
+metric_ge() { # name{labels} n
+	[ "$(metric "$1")" -ge "$2" ] 2>/dev/null
+}
+# 500 then 429: retried (0.25 s, then the 429's retryAfterSeconds), then written
+r0=$(metric 'tidemark_kube_retries_total{call="patch_nodemetric_status"}')
+echo '{"patch_nodemetric_status":["500","429"]}' >"$tmp/plan.json"
+pseq() { grep "^patch_nodemetric_status" "$tmp/api/requests.log" | awk '{print $3}' | tr '\n' ' '; }
+has_seq() { grep -q "$1" <<<"$(pseq)"; }
+if wait_for 10 metric_ge 'tidemark_kube_retries_total{call="patch_nodemetric_status"}' $((r0 + 2)) &&
+	wait_for 5 has_seq "500 429 200"; then
+	ok "500 and 429 retried, then the status written"
+else
+	not_ok "500 and 429 retried, then the status written" "$(pseq)" "$(cat "$tmp/plan.json")"
+fi
+# 403: final, counted as failed, not retried; the next interval writes again
+f0=$(metric 'tidemark_kube_requests_total{call="patch_nodemetric_status",result="failed"}')
+n403=$(grep -c "^patch_nodemetric_status PATCH 403" "$tmp/api/requests.log")
+echo '{"patch_nodemetric_status":["403"]}' >"$tmp/plan.json"
+if wait_for 10 metric_ge 'tidemark_kube_requests_total{call="patch_nodemetric_status",result="failed"}' $((f0 + 1)) &&
+	wait_for 5 has_seq "403 200"; then
+	if [ "$(grep -c "^patch_nodemetric_status PATCH 403" "$tmp/api/requests.log")" = $((n403 + 1)) ]; then
+		ok "403 counted as failed, not retried, the next interval writes"
+	else
+		not_ok "403 not retried" "$(pseq)"
+	fi
+else
+	not_ok "403 counted as failed, then the next interval writes" "$(pseq)"
+fi
+# time-outs: each bounded by timeout_ms (1 s), given up after 2 retries;
+# /metrics answers meanwhile
+f0=$(metric 'tidemark_kube_requests_total{call="list_pods",result="failed"}')
+echo '{"list_pods":["timeout","timeout","timeout"]}' >"$tmp/plan.json"
+t0=$(date +%s%N)
+slow=0
+while [ "$(metric 'tidemark_kube_requests_total{call="list_pods",result="failed"}')" = "$f0" ]; do
+	s=$(date +%s%N)
+	curl -s -m 5 -o /dev/null "http://127.0.0.1:$port/metrics"
+	[ $(($(date +%s%N) - s)) -gt 500000000 ] && slow=$((slow + 1))
+	[ $(($(date +%s%N) - t0)) -gt 20000000000 ] && break
+	sleep 0.2
+done
+el=$((($(date +%s%N) - t0) / 1000000))
+if [ "$(metric 'tidemark_kube_requests_total{call="list_pods",result="failed"}')" -gt "$f0" ] && [ $el -lt 8000 ]; then
+	ok "three time-outs of 1 s with back-off: given up after ${el} ms, failure counted"
+else
+	not_ok "time-outs bounded" "after ${el} ms: $(tail -3 "$tmp/d.log")"
+fi
+expect_eq "/metrics answered within 0.5 s throughout" 0 "$slow"
+grep -q "pods from the api: .*Timeout\|pods from the api: .*timed out" "$tmp/d.log" && ok "the time-out is logged" ||
+	not_ok "the time-out is logged" "$(tail -3 "$tmp/d.log")"
+# a wrong token: 401, said in the report; the last list still names the pods
+echo wrong >"$tmp/token.new" && mv "$tmp/token.new" "$tmp/token"
+wait_for 10 grep -qs "list_pods GET 401" "$tmp/api/requests.log"
+sleep 0.5
+ann=$(curl -s "http://127.0.0.1:$port/nodemetric" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["metadata"]["annotations"]["tidemark.io/pod-identity"], len(d["status"]["podsMetric"]))')
+if grep -q "last refresh failed: pods from the api: HTTP 401" <<<"$ann" && grep -q " 5$" <<<"$ann"; then
+	ok "a refused token is said in the report; the last list still names 5 pods"
+else
+	not_ok "a refused token is said in the report" "$ann"
+fi
+kill $d
+wait $d 2>/dev/null
+
+# no API: served, valid, pods unnamed and said so
+sed 's/"api":"in-cluster"/"api":"none"/' "$tmp/d.json" >"$tmp/d2.json"
+"$bin" --config "$tmp/d2.json" --cgroup-root "$cg" --state-dir "$tmp/state" >/dev/null 2>"$tmp/d2.log" &
+d=$!
+wait_for 10 curl -sf -o "$tmp/nm2.json" "http://127.0.0.1:$port/nodemetric"
+sleep 2.5
+curl -s -o "$tmp/nm2.json" "http://127.0.0.1:$port/nodemetric"
+if python3 - "$tmp/nm2.json" tests/schema/nodemetric.schema.json <<'PY'; then ok "without an API: valid, no pod named, the report says why"; else not_ok "without an API" "$(head -c 800 "$tmp/nm2.json")" "$(cat "$tmp/d2.log")"; fi
+import json, sys
+import jsonschema
+doc, schema = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+jsonschema.validate(doc, schema)
+assert doc["status"]["podsMetric"] == []
+assert "kubernetes.pods is none" in doc["metadata"]["annotations"]["tidemark.io/pod-identity"]
+assert "prodReclaimableMetric" not in doc["status"]
+PY
+grep -q "no Kubernetes API configured" "$tmp/d2.log" && ok "said once at start" || not_ok "said at start" "$(cat "$tmp/d2.log")"
+tap_done

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""A stand-in for the parts of a Kubernetes API server tidemarkd calls, over
+HTTPS, for tests on machines where no kube-apiserver can run.
+
+It answers the documented paths:
+  GET   /api/v1/pods?fieldSelector=spec.nodeName=NODE    (the pod list file)
+  GET   /apis/slo.koordinator.sh/v1alpha1/nodemetrics/NODE
+  POST  /apis/slo.koordinator.sh/v1alpha1/nodemetrics
+  PATCH /apis/slo.koordinator.sh/v1alpha1/nodemetrics/NODE/status
+and checks what a real one would: the bearer token (401), the field
+selector, JSON bodies, the merge-patch content type on PATCH (415), and each
+NodeMetric written against the project's schema (422 with the first error).
+
+A plan file (JSON, re-read on every request) makes calls fail first:
+{"patch_nodemetric_status": ["500", "429", "timeout", "403"]} answers the
+next four such calls so ("timeout": no answer for 30 s); each entry is used
+once. Every request is logged to DIR/requests.log as
+"CALL METHOD CODE"; each accepted status is DIR/status-N.json.
+"""
+import argparse
+import json
+import os
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import jsonschema
+
+NM = "/apis/slo.koordinator.sh/v1alpha1/nodemetrics"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--cert", required=True)
+    ap.add_argument("--key", required=True)
+    ap.add_argument("--token", required=True)
+    ap.add_argument("--node", required=True)
+    ap.add_argument("--pods", required=True, help="a PodList JSON file")
+    ap.add_argument("--schema", required=True)
+    ap.add_argument("--dir", required=True, help="where requests and statuses go")
+    ap.add_argument("--nodemetric", help="the NodeMetric object there at start (none: 404)")
+    ap.add_argument("--plan", help="the failure plan file")
+    a = ap.parse_args()
+
+    schema = json.load(open(a.schema))
+    validator = jsonschema.Draft7Validator(schema)
+    lock = threading.Lock()
+    state = {"nm": json.load(open(a.nodemetric)) if a.nodemetric else None, "n": 0}
+
+    def planned(call):
+        if not a.plan or not os.path.exists(a.plan):
+            return None
+        with lock:
+            plan = json.load(open(a.plan))
+            steps = plan.get(call) or []
+            if not steps:
+                return None
+            step = steps.pop(0)
+            with open(a.plan + ".tmp", "w") as f:
+                json.dump(plan, f)
+            os.replace(a.plan + ".tmp", a.plan)
+            return step
+
+    class H(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def reply(self, call, code, obj=None, retry_after=None):
+            body = json.dumps(obj if obj is not None else {}).encode()
+            with lock, open(os.path.join(a.dir, "requests.log"), "a") as f:
+                f.write("%s %s %d\n" % (call, self.command, code))
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def status_obj(self, code, reason, msg, retry=None):
+            o = {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                 "message": msg, "reason": reason, "code": code}
+            if retry:
+                o["details"] = {"retryAfterSeconds": retry}
+            return o
+
+        def route(self):
+            u = urllib.parse.urlsplit(self.path)
+            q = urllib.parse.parse_qs(u.query)
+            if self.command == "GET" and u.path == "/api/v1/pods":
+                return "list_pods", q
+            if self.command == "GET" and u.path == NM + "/" + a.node:
+                return "get_nodemetric", q
+            if self.command == "POST" and u.path == NM:
+                return "create_nodemetric", q
+            if self.command == "PATCH" and u.path == NM + "/" + a.node + "/status":
+                return "patch_nodemetric_status", q
+            return "unknown", q
+
+        def body(self):
+            n = int(self.headers.get("Content-Length") or 0)
+            return self.rfile.read(n) if n else b""
+
+        def handle_any(self):
+            call, q = self.route()
+            data = self.body()
+            if self.headers.get("Authorization") != "Bearer " + a.token:
+                return self.reply(call, 401, self.status_obj(401, "Unauthorized", "bad token"))
+            if "application/json" not in (self.headers.get("Accept") or ""):
+                return self.reply(call, 406, self.status_obj(406, "NotAcceptable", "Accept"))
+            if call == "unknown":
+                return self.reply(call, 404, self.status_obj(404, "NotFound", self.path))
+            step = planned(call)
+            if step == "timeout":
+                time.sleep(30)
+                return
+            if step:
+                code = int(step)
+                return self.reply(call, code, self.status_obj(
+                    code, "Planned", "planned %s" % step, 1 if code == 429 else None))
+            if call == "list_pods":
+                if q.get("fieldSelector") != ["spec.nodeName=" + a.node]:
+                    return self.reply(call, 400, self.status_obj(
+                        400, "BadRequest", "fieldSelector %r" % q.get("fieldSelector")))
+                return self.reply(call, 200, json.load(open(a.pods)))
+            if call == "get_nodemetric":
+                with lock:
+                    nm = state["nm"]
+                if nm is None:
+                    return self.reply(call, 404, self.status_obj(404, "NotFound", "nodemetrics"))
+                return self.reply(call, 200, nm)
+            try:
+                doc = json.loads(data)
+            except ValueError as e:
+                return self.reply(call, 400, self.status_obj(400, "BadRequest", str(e)))
+            if call == "create_nodemetric":
+                if self.headers.get("Content-Type") != "application/json":
+                    return self.reply(call, 415, self.status_obj(415, "UnsupportedMediaType", "ct"))
+                if doc.get("metadata", {}).get("name") != a.node:
+                    return self.reply(call, 422, self.status_obj(422, "Invalid", "name"))
+                with lock:
+                    if state["nm"] is not None:
+                        return self.reply(call, 409, self.status_obj(409, "AlreadyExists", "nm"))
+                    state["nm"] = doc
+                return self.reply(call, 201, doc)
+            # patch_nodemetric_status
+            if self.headers.get("Content-Type") != "application/merge-patch+json":
+                return self.reply(call, 415, self.status_obj(
+                    415, "UnsupportedMediaType", self.headers.get("Content-Type") or ""))
+            with lock:
+                nm = state["nm"]
+            if nm is None:
+                return self.reply(call, 404, self.status_obj(404, "NotFound", "nodemetrics"))
+            if set(doc) != {"status"}:
+                return self.reply(call, 422, self.status_obj(422, "Invalid", "only status"))
+            obj = dict(nm)
+            obj["status"] = doc["status"]
+            errs = sorted(validator.iter_errors(obj), key=lambda e: list(e.path))
+            if errs:
+                msg = "%s: %s" % ("/".join(map(str, errs[0].path)), errs[0].message)
+                with open(os.path.join(a.dir, "invalid.log"), "a") as f:
+                    f.write(msg + "\n")
+                return self.reply(call, 422, self.status_obj(422, "Invalid", msg))
+            with lock:
+                state["n"] += 1
+                n = state["n"]
+                nm["status"] = doc["status"]
+            with open(os.path.join(a.dir, "status-%d.json" % n), "w") as f:
+                json.dump(obj, f)
+            return self.reply(call, 200, obj)
+
+        do_GET = do_POST = do_PATCH = do_PUT = handle_any
+
+    srv = ThreadingHTTPServer(("127.0.0.1", a.port), H)
+    srv.daemon_threads = True
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(a.cert, a.key)
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    print("ready", flush=True)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The cluster thread (kube.h). Its own thread: a slow or refusing API
+ * server delays neither the strategies nor the endpoint.
+ *
+ * Every kubernetes.pods_refresh_s: this node's pods, from the API server
+ * (GET /api/v1/pods?fieldSelector=spec.nodeName=NODE) or the kubelet's
+ * /pods, into nodemetric.c's table. Every reportIntervalSeconds of the
+ * NodeMetric's spec: GET nodemetrics/NODE (its metricCollectPolicy is
+ * honoured from then on; created when missing), then a merge patch of its
+ * status. A request that fails to connect, times out, or gets 429 or a 5xx
+ * is retried kubernetes.retries times, 0.25 s doubling to 4 s apart (or the
+ * server's Retry-After, up to 10 s); other answers are final. The token
+ * is read before every request (projected tokens rotate).
+ */
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "actuate.h"
+#include "daemon.h"
+#include "httpc.h"
+#include "kube.h"
+#include "nodemetric.h"
+
+#define TOKEN_MAX 16384
+
+/* What the counters are kept by: the call, and its outcome. */
+enum call { C_PODS, C_KUBELET_PODS, C_NM_GET, C_NM_CREATE, C_NM_STATUS, NR_CALLS };
+static const char *const call_name[NR_CALLS] = {"list_pods", "kubelet_pods", "get_nodemetric",
+						"create_nodemetric", "patch_nodemetric_status"};
+
+static struct {
+	pthread_mutex_t lock;
+	uint64_t ok[NR_CALLS], failed[NR_CALLS], retries[NR_CALLS];
+	uint64_t last_ok_s[NR_CALLS]; /* wall clock of the last success */
+} K = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+struct tm_kube {
+	struct tm_daemon *d;
+	pthread_t th;
+	volatile bool stop;
+	char server[256], token_file[256], ca_file[256], kubelet_url[256], pods[16];
+	char node[254];
+	uint32_t timeout_ms, retries, refresh_s;
+	bool api, update;
+	bool said_404; /* a missing NodeMetric said once */
+	bool nm_ok;    /* the NodeMetric exists (its status can be written) */
+};
+
+static void count(enum call c, bool ok, unsigned int retries)
+{
+	pthread_mutex_lock(&K.lock);
+	if (ok) {
+		K.ok[c]++;
+		K.last_ok_s[c] = (uint64_t)time(NULL);
+	} else {
+		K.failed[c]++;
+	}
+	K.retries[c] += retries;
+	pthread_mutex_unlock(&K.lock);
+}
+
+void tm_kube_prom(struct tm_buf *b)
+{
+	pthread_mutex_lock(&K.lock);
+	tm_bprintf(b, "# HELP tidemark_kube_requests_total Requests to the cluster (API server "
+		      "or kubelet) by call and result, retries not counted.\n"
+		      "# TYPE tidemark_kube_requests_total counter\n");
+	for (int c = 0; c < NR_CALLS; c++)
+		tm_bprintf(b,
+			   "tidemark_kube_requests_total{call=\"%s\",result=\"ok\"} %" PRIu64 "\n"
+			   "tidemark_kube_requests_total{call=\"%s\",result=\"failed\"} %" PRIu64
+			   "\n",
+			   call_name[c], K.ok[c], call_name[c], K.failed[c]);
+	tm_bprintf(b, "# HELP tidemark_kube_retries_total Requests to the cluster tried again "
+		      "(connection failure, time-out, 429 or 5xx).\n"
+		      "# TYPE tidemark_kube_retries_total counter\n");
+	for (int c = 0; c < NR_CALLS; c++)
+		tm_bprintf(b, "tidemark_kube_retries_total{call=\"%s\"} %" PRIu64 "\n",
+			   call_name[c], K.retries[c]);
+	tm_bprintf(b, "# HELP tidemark_kube_last_success_timestamp_seconds When each call last "
+		      "succeeded (0: never).\n"
+		      "# TYPE tidemark_kube_last_success_timestamp_seconds gauge\n");
+	for (int c = 0; c < NR_CALLS; c++)
+		tm_bprintf(b,
+			   "tidemark_kube_last_success_timestamp_seconds{call=\"%s\"} %" PRIu64
+			   "\n",
+			   call_name[c], K.last_ok_s[c]);
+	pthread_mutex_unlock(&K.lock);
+}
+
+/* Sleep @ms unless told to stop; false when stopping. */
+static bool nap(struct tm_kube *k, uint64_t ms)
+{
+	for (uint64_t t = 0; t < ms && !k->stop; t += 50)
+		usleep(50000);
+	return !k->stop;
+}
+
+/* The service account's token, trimmed; NULL (and @err) when unreadable. */
+static char *read_token(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char *t;
+	size_t n;
+
+	if (!f) {
+		snprintf(err, errlen, "token %s: %m", path);
+		return NULL;
+	}
+	t = calloc(1, TOKEN_MAX + 1);
+	n = t ? fread(t, 1, TOKEN_MAX, f) : 0;
+	fclose(f);
+	if (!t)
+		return NULL;
+	while (n && (t[n - 1] == '\n' || t[n - 1] == '\r' || t[n - 1] == ' '))
+		t[--n] = 0;
+	if (!n) {
+		snprintf(err, errlen, "token %s is empty", path);
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/*
+ * One call with its retries. 0 with *resp (malloc'd) and *status for any
+ * final HTTP answer; -1 with @err when no answer came. @url is absolute.
+ */
+static int call(struct tm_kube *k, enum call c, const char *method, const char *url,
+		const char *ctype, const char *body, char **resp, long *status, char *err,
+		size_t errlen)
+{
+	unsigned int tries = 0, backoff = 250;
+	int ret;
+
+	for (;;) {
+		char *tok = read_token(k->token_file, err, errlen);
+		struct tm_http_req r = {.url = url,
+					.method = method,
+					.body = body,
+					.content_type = ctype,
+					.bearer = tok,
+					.ca_file = k->ca_file[0] ? k->ca_file : NULL,
+					.timeout_ms = k->timeout_ms};
+
+		*status = 0;
+		if (!tok) {
+			ret = -1; /* no token, no request: not retried either */
+			break;
+		}
+		ret = tm_http_exchange(&r, resp, status, err, errlen);
+		explicit_bzero(tok, strlen(tok));
+		free(tok);
+		if (!ret && *status != 429 && *status < 500)
+			break;
+		if (tries >= k->retries)
+			break;
+		if (!ret) {
+			json_t *j = NULL;
+			unsigned int wait = backoff;
+
+			/* a 429 may say when (the Status details' retryAfterSeconds) */
+			if (*status == 429 && (j = json_loads(*resp, 0, NULL))) {
+				json_t *ra = json_object_get(json_object_get(j, "details"),
+							     "retryAfterSeconds");
+
+				if (json_is_integer(ra) && json_integer_value(ra) > 0)
+					wait = json_integer_value(ra) > 10
+						       ? 10000
+						       : (unsigned int)json_integer_value(ra) *
+								 1000;
+				json_decref(j);
+			}
+			free(*resp);
+			*resp = NULL;
+			backoff = wait;
+		}
+		tries++;
+		if (!nap(k, backoff))
+			break;
+		backoff = backoff * 2 > 4000 ? 4000 : backoff * 2;
+	}
+	count(c, !ret && *status / 100 == 2, tries);
+	return ret;
+}
+
+/* An answer's message for the log: the Status object's, else the start of
+ * the body. */
+static void answer_msg(const char *resp, char *out, size_t len)
+{
+	json_t *j = resp ? json_loads(resp, 0, NULL) : NULL;
+	const char *m = json_is_object(j) ? json_string_value(json_object_get(j, "message")) : NULL;
+
+	snprintf(out, len, "%.200s", m ? m : resp ? resp : "");
+	for (char *p = out; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	json_decref(j);
+}
+
+static void refresh_pods(struct tm_kube *k)
+{
+	char url[768], err[512], why[768], msg[256];
+	char *resp = NULL;
+	struct tm_pod *pods;
+	long status;
+	json_t *j;
+	int n;
+	bool api = !strcmp(k->pods, "api");
+
+	if (api)
+		snprintf(url, sizeof(url), "%s/api/v1/pods?fieldSelector=spec.nodeName%%3D%s",
+			 k->server, k->node);
+	else
+		snprintf(url, sizeof(url), "%s", k->kubelet_url);
+	if (call(k, api ? C_PODS : C_KUBELET_PODS, "GET", url, NULL, NULL, &resp, &status, err,
+		 sizeof(err))) {
+		snprintf(why, sizeof(why), "pods from the %s: %s", k->pods, err);
+		goto fail;
+	}
+	if (status != 200) {
+		answer_msg(resp, msg, sizeof(msg));
+		snprintf(why, sizeof(why), "pods from the %s: HTTP %ld %s", k->pods, status, msg);
+		goto fail;
+	}
+	j = json_loads(resp, 0, NULL);
+	n = tm_pods_parse(j, &pods, err, sizeof(err));
+	json_decref(j);
+	if (n < 0) {
+		snprintf(why, sizeof(why), "pods from the %s: %s", k->pods, err);
+		goto fail;
+	}
+	tm_nm_set_pods(pods, n, api ? "API server" : "kubelet", NULL);
+	free(resp);
+	return;
+fail:
+	fprintf(stderr, "tidemarkd: %s\n", why);
+	tm_nm_set_pods(NULL, 0, NULL, why);
+	free(resp);
+}
+
+/* The NodeMetric's spec into the collect policy; creates the object when
+ * there is none (koord-manager creates one per node; without it, tidemark
+ * does). false when the status cannot be written now. */
+static bool nodemetric_spec(struct tm_kube *k, const char *base)
+{
+	char err[512], msg[256], *resp = NULL, *body;
+	struct tm_nm_policy p;
+	long status;
+	json_t *j;
+
+	if (call(k, C_NM_GET, "GET", base, NULL, NULL, &resp, &status, err, sizeof(err))) {
+		fprintf(stderr, "tidemarkd: NodeMetric %s: %s\n", k->node, err);
+		return false;
+	}
+	if (status == 404) {
+		free(resp);
+		resp = NULL;
+		if (!k->said_404)
+			fprintf(stderr, "tidemarkd: NodeMetric %s does not exist: creating it\n",
+				k->node);
+		k->said_404 = true;
+		j = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "slo.koordinator.sh/v1alpha1",
+			      "kind", "NodeMetric", "metadata", "name", k->node);
+		body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+		json_decref(j);
+		if (!body)
+			return false;
+		/* the collection URL: base less "/NODE" */
+		char coll[768];
+
+		snprintf(coll, sizeof(coll), "%.*s", (int)(strrchr(base, '/') - base), base);
+		if (call(k, C_NM_CREATE, "POST", coll, "application/json", body, &resp, &status,
+			 err, sizeof(err)) ||
+		    (status != 201 && status != 200 && status != 409)) {
+			answer_msg(resp, msg, sizeof(msg));
+			fprintf(stderr, "tidemarkd: creating NodeMetric %s: %s%s%ld %s\n", k->node,
+				resp ? "" : err, resp ? "HTTP " : "", resp ? status : 0L,
+				resp ? msg : "");
+			free(body);
+			free(resp);
+			return false;
+		}
+		free(body);
+		free(resp);
+		return true; /* a new object: the default policy */
+	}
+	if (status != 200) {
+		answer_msg(resp, msg, sizeof(msg));
+		fprintf(stderr, "tidemarkd: NodeMetric %s: HTTP %ld %s\n", k->node, status, msg);
+		free(resp);
+		return false;
+	}
+	j = json_loads(resp, 0, NULL);
+	free(resp);
+	if (tm_nm_policy_from_spec(json_object_get(j, "spec"), &p, err, sizeof(err)))
+		/* refused whole: the policy in effect stays */
+		fprintf(stderr, "tidemarkd: NodeMetric %s: %s (keeping the policy in effect)\n",
+			k->node, err);
+	else
+		tm_nm_set_policy(&p);
+	json_decref(j);
+	return true;
+}
+
+static void nm_base(struct tm_kube *k, char *base, size_t len)
+{
+	snprintf(base, len, "%s/apis/slo.koordinator.sh/v1alpha1/nodemetrics/%s", k->server,
+		 k->node);
+}
+
+static void write_status(struct tm_kube *k)
+{
+	char base[768], url[800], err[512], msg[256], *resp = NULL, *body;
+	json_t *o, *patch;
+	long status;
+
+	nm_base(k, base, sizeof(base));
+	o = tm_nm_object(k->d);
+	patch = o ? json_pack("{s:O}", "status", json_object_get(o, "status")) : NULL;
+	body = patch ? json_dumps(patch, JSON_COMPACT) : NULL;
+	json_decref(patch);
+	json_decref(o);
+	if (!body)
+		return;
+	snprintf(url, sizeof(url), "%s/status", base);
+	if (call(k, C_NM_STATUS, "PATCH", url, "application/merge-patch+json", body, &resp, &status,
+		 err, sizeof(err)))
+		fprintf(stderr, "tidemarkd: NodeMetric %s status: %s\n", k->node, err);
+	else if (status / 100 != 2) {
+		answer_msg(resp, msg, sizeof(msg));
+		fprintf(stderr, "tidemarkd: NodeMetric %s status: HTTP %ld %s\n", k->node, status,
+			msg);
+		if (status == 404)
+			k->nm_ok = false; /* deleted meanwhile: created again first */
+	}
+	free(resp);
+	free(body);
+}
+
+/*
+ * Pods and the NodeMetric's spec every pods_refresh_s (a changed collect
+ * policy applies within that), the status every reportIntervalSeconds once
+ * the object exists.
+ */
+static void *kube_thread(void *arg)
+{
+	struct tm_kube *k = arg;
+	uint64_t next_refresh = 0, last_status = 0;
+	char base[768];
+
+	nm_base(k, base, sizeof(base));
+	while (!k->stop) {
+		uint64_t now = tm_now_ms();
+		struct tm_nm_policy p;
+
+		if (now >= next_refresh) {
+			if (strcmp(k->pods, "none"))
+				refresh_pods(k);
+			if (k->api && k->update)
+				k->nm_ok = nodemetric_spec(k, base);
+			next_refresh = tm_now_ms() + k->refresh_s * 1000ULL;
+		}
+		tm_nm_get_policy(&p);
+		/* from the last write: a shorter interval in the spec applies now */
+		if (k->api && k->update && k->nm_ok &&
+		    (!last_status || tm_now_ms() >= last_status + p.report_s * 1000ULL)) {
+			last_status = tm_now_ms();
+			write_status(k);
+		}
+		nap(k, 100);
+	}
+	return NULL;
+}
+
+struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
+{
+	const struct tm_config *c = &d->cfg;
+	struct tm_kube *k;
+	const char *host = getenv("KUBERNETES_SERVICE_HOST"),
+		   *port = getenv("KUBERNETES_SERVICE_PORT");
+
+	*failed = 0;
+	if (!strcmp(c->kube.api, "none") && strcmp(c->kube.pods, "kubelet")) {
+		fprintf(stderr, "tidemarkd: no Kubernetes API configured (kubernetes.api none): "
+				"NodeMetric served at /nodemetric only, pods unnamed\n");
+		return NULL;
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k) {
+		*failed = 1;
+		return NULL;
+	}
+	k->d = d;
+	k->api = strcmp(c->kube.api, "none");
+	k->update = c->kube.update_nodemetric;
+	k->timeout_ms = c->kube.timeout_ms;
+	k->retries = c->kube.retries;
+	k->refresh_s = c->kube.pods_refresh_s;
+	snprintf(k->node, sizeof(k->node), "%s", tm_nm_node());
+	snprintf(k->pods, sizeof(k->pods), "%s", c->kube.pods);
+	snprintf(k->token_file, sizeof(k->token_file), "%s", c->kube.token_file);
+	snprintf(k->ca_file, sizeof(k->ca_file), "%s", c->kube.ca_file);
+	snprintf(k->kubelet_url, sizeof(k->kubelet_url), "%s", c->kube.kubelet_url);
+	if (c->kube.server[0])
+		snprintf(k->server, sizeof(k->server), "%s", c->kube.server);
+	else if (k->api && host && *host && port && *port)
+		snprintf(k->server, sizeof(k->server),
+			 strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port);
+	else if (k->api) {
+		fprintf(stderr,
+			"tidemarkd: kubernetes.api is in-cluster but KUBERNETES_SERVICE_HOST "
+			"and _PORT are not set (not in a pod?) and kubernetes.server is "
+			"empty\n");
+		free(k);
+		*failed = 1;
+		return NULL;
+	}
+	if (strspn(k->node, "abcdefghijklmnopqrstuvwxyz0123456789-.") != strlen(k->node) ||
+	    !k->node[0]) {
+		fprintf(stderr,
+			"tidemarkd: node name '%s' (kubernetes.node_name, else $NODE_NAME, "
+			"else the host name) is not a Kubernetes node name\n",
+			k->node);
+		free(k);
+		*failed = 1;
+		return NULL;
+	}
+	if (pthread_create(&k->th, NULL, kube_thread, k)) {
+		fprintf(stderr, "tidemarkd: cannot start the cluster thread\n");
+		free(k);
+		*failed = 1;
+		return NULL;
+	}
+	fprintf(stderr, "tidemarkd: cluster: node %s, pods from %s%s%s\n", k->node, k->pods,
+		k->api ? ", API server " : "", k->api ? k->server : "");
+	return k;
+}
+
+void tm_kube_stop(struct tm_kube *k)
+{
+	if (!k)
+		return;
+	k->stop = true;
+	pthread_join(k->th, NULL);
+	free(k);
+}

@@ -1,0 +1,850 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Koordinator's NodeMetric from tidemarkd's samples (nodemetric.h).
+ *
+ * Every report sample: node CPU (the report's /proc/stat rate) and memory in
+ * the three forms the collect policy may ask for; each pod cgroup of the
+ * kubelet's tree (kubepods.slice or kubepods, QoS level and pod level) and
+ * each ONLINE cgroup outside it: cumulative CPU time and memory. nodeUsage
+ * and podUsage are averages over aggregateDurationSeconds (CPU: counter
+ * growth over the span; memory: mean of the samples), systemUsage is node
+ * minus the pods (as Koordinator defines it), aggregatedNodeUsages the
+ * avg/p50/p90/p95/p99 of the node samples over each duration, reported once
+ * samples cover the duration. prodReclaimableMetric: what prod pods request
+ * above their peak usage in the window.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "actuate.h"
+#include "buf.h"
+#include "daemon.h"
+#include "nodemetric.h"
+#include "quantity.h"
+#include "tmlib.h"
+
+#define NODE_RING  4096 /* node samples: 68 min at 1 s, 11 h at 10 s */
+#define TRACK_RING 1024 /* per pod: the aggregate window at most */
+#define MAX_TRACKS 4096
+
+struct pt {
+	uint64_t t_us, cpu_us, mem;
+};
+
+/* A pod cgroup or an ONLINE host cgroup followed from sample to sample. */
+struct track {
+	char path[TM_CFG_PATH_MAX];
+	char uid[40];	   /* "" for a host cgroup */
+	char kube_qos[16]; /* from where the kubelet put it */
+	uint32_t gen;	   /* the last sample that saw it */
+	uint32_t head, n, cap;
+	struct pt *ring;
+};
+
+struct node_pt {
+	uint64_t t_us;
+	double mcpu;
+	uint64_t mem[3]; /* TM_NM_MEM_* */
+};
+
+static struct {
+	pthread_mutex_t lock; /* everything below: the sampler, HTTP and cluster threads */
+	char node[254];
+	struct tm_nm_policy pol;
+	struct node_pt ring[NODE_RING];
+	uint32_t head, n;
+	struct track *tr;
+	int nr, cap;
+	uint32_t gen;
+	uint64_t at_realtime;
+	struct tm_pod *pods;
+	int nr_pods;
+	char source[16];  /* where pods came from: "api", "kubelet", "" */
+	char why[256];	  /* why no pod has a name */
+	uint64_t pods_at; /* wall clock of the list, s */
+	double scratch[NODE_RING];
+	char msg[512];
+	bool full; /* a cgroup found no track this sample (MAX_TRACKS) */
+} N = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+void tm_nm_policy_default(struct tm_nm_policy *p)
+{
+	*p = (struct tm_nm_policy){.aggregate_s = 300,
+				   .report_s = 60,
+				   .durations = {300, 600, 1800},
+				   .nr_durations = 3,
+				   .mem = TM_NM_MEM_NO_CACHE};
+}
+
+int tm_nm_policy_from_spec(json_t *spec, struct tm_nm_policy *p, char *err, size_t errlen)
+{
+	struct tm_nm_policy q;
+	json_t *mp, *v, *a, *d;
+	size_t i;
+
+	tm_nm_policy_default(&q);
+	mp = spec ? json_object_get(spec, "metricCollectPolicy") : NULL;
+	if (!mp || json_is_null(mp)) {
+		*p = q;
+		return 0;
+	}
+	if (!json_is_object(mp)) {
+		snprintf(err, errlen, "spec.metricCollectPolicy: must be an object");
+		return -1;
+	}
+	if ((v = json_object_get(mp, "aggregateDurationSeconds")) && !json_is_null(v)) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > 86400) {
+			snprintf(err, errlen,
+				 "spec.metricCollectPolicy.aggregateDurationSeconds: must be "
+				 "1-86400");
+			return -1;
+		}
+		q.aggregate_s = (uint32_t)json_integer_value(v);
+	}
+	if ((v = json_object_get(mp, "reportIntervalSeconds")) && !json_is_null(v)) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > 86400) {
+			snprintf(err, errlen,
+				 "spec.metricCollectPolicy.reportIntervalSeconds: must be 1-86400");
+			return -1;
+		}
+		q.report_s = (uint32_t)json_integer_value(v);
+	}
+	if ((v = json_object_get(mp, "nodeAggregatePolicy")) && !json_is_null(v)) {
+		a = json_is_object(v) ? json_object_get(v, "durations") : NULL;
+		if (!json_is_object(v) || (a && !json_is_array(a) && !json_is_null(a))) {
+			snprintf(
+				err, errlen,
+				"spec.metricCollectPolicy.nodeAggregatePolicy.durations: must be a "
+				"list of durations");
+			return -1;
+		}
+		if (json_is_array(a)) {
+			if (json_array_size(a) > TM_NM_MAX_DURATIONS) {
+				snprintf(err, errlen,
+					 "spec.metricCollectPolicy.nodeAggregatePolicy.durations: "
+					 "more than %d",
+					 TM_NM_MAX_DURATIONS);
+				return -1;
+			}
+			q.nr_durations = 0;
+			json_array_foreach(a, i, d)
+			{
+				uint32_t s;
+
+				if (!json_is_string(d) ||
+				    tm_duration_parse(json_string_value(d), &s)) {
+					snprintf(err, errlen,
+						 "spec.metricCollectPolicy.nodeAggregatePolicy."
+						 "durations[%zu]: not a duration of 1 s to 30 days",
+						 i);
+					return -1;
+				}
+				q.durations[q.nr_durations++] = s;
+			}
+		}
+	}
+	if ((v = json_object_get(mp, "nodeMemoryCollectPolicy")) && !json_is_null(v)) {
+		const char *s = json_is_string(v) ? json_string_value(v) : "";
+
+		if (!strcmp(s, "usageWithoutPageCache"))
+			q.mem = TM_NM_MEM_NO_CACHE;
+		else if (!strcmp(s, "usageWithHotPageCache"))
+			q.mem = TM_NM_MEM_HOT_CACHE;
+		else if (!strcmp(s, "usageWithPageCache"))
+			q.mem = TM_NM_MEM_CACHE;
+		else {
+			snprintf(err, errlen,
+				 "spec.metricCollectPolicy.nodeMemoryCollectPolicy: must be "
+				 "usageWithoutPageCache, usageWithHotPageCache or "
+				 "usageWithPageCache");
+			return -1;
+		}
+	}
+	*p = q;
+	return 0;
+}
+
+/* A cgroup path as a JSON string: a byte that is not UTF-8 as "\\xHH"
+ * (a tenant names its cgroups; one bad name must not void the object). */
+static json_t *path_str(const char *s)
+{
+	char out[TM_CFG_PATH_MAX * 4 + 1];
+	size_t o = 0;
+
+	while (*s && o + 5 < sizeof(out)) {
+		size_t l = tm_utf8_len(s);
+
+		if (l) {
+			memcpy(out + o, s, l);
+			o += l;
+			s += l;
+		} else {
+			o += snprintf(out + o, sizeof(out) - o, "\\x%02x", (unsigned char)*s++);
+		}
+	}
+	out[o] = 0;
+	return json_string(out);
+}
+
+static const char *const mem_policy_name[] = {"usageWithoutPageCache", "usageWithHotPageCache",
+					      "usageWithPageCache"};
+
+/* ---- pod identity ---- */
+
+static const char *jstr(json_t *o, const char *k)
+{
+	json_t *v = o ? json_object_get(o, k) : NULL;
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* The effective request of a pod: its containers' sum, or its largest init
+ * container's when that is more (the kubelet's rule), plus overhead. */
+static void pod_requests(json_t *spec, struct tm_pod *p)
+{
+	uint64_t sum[2] = {0, 0}, init[2] = {0, 0}, v;
+	static const char *const res[2] = {"cpu", "memory"};
+	static const uint64_t scale[2] = {1000, 1};
+	json_t *c, *cs;
+	size_t i;
+
+	for (int pass = 0; pass < 2; pass++) {
+		cs = json_object_get(spec, pass ? "initContainers" : "containers");
+		json_array_foreach(cs, i, c)
+		{
+			json_t *req = json_object_get(json_object_get(c, "resources"), "requests");
+
+			for (int r = 0; r < 2; r++) {
+				const char *q = jstr(req, res[r]);
+
+				if (!q || tm_qty_parse(q, scale[r], &v))
+					continue;
+				if (pass)
+					init[r] = v > init[r] ? v : init[r];
+				else
+					sum[r] += v;
+			}
+		}
+	}
+	for (int r = 0; r < 2; r++) {
+		const char *q = jstr(json_object_get(spec, "overhead"), res[r]);
+
+		if (init[r] > sum[r])
+			sum[r] = init[r];
+		if (q && !tm_qty_parse(q, scale[r], &v))
+			sum[r] += v;
+	}
+	p->req_mcpu = sum[0];
+	p->req_bytes = sum[1];
+}
+
+/*
+ * Koordinator's classes: the koordinator.sh/qosClass label, else LS for a
+ * Guaranteed or Burstable pod and BE for a BestEffort one; the priority
+ * class from spec.priority's band (prod 9000-9999, mid 7000-7999, batch
+ * 5000-5999, free 3000-3999), else koordinator.sh/priority-class, else
+ * batch for BE and prod for the rest.
+ */
+static void pod_classes(json_t *labels, json_t *spec, struct tm_pod *p)
+{
+	static const char *const qos[] = {"LSE", "LSR", "LS", "BE", "SYSTEM", NULL};
+	static const char *const prio[] = {"koord-prod", "koord-mid", "koord-batch", "koord-free",
+					   NULL};
+	const char *l = jstr(labels, "koordinator.sh/qosClass");
+	json_t *pr = json_object_get(spec, "priority");
+
+	p->qos[0] = p->prio[0] = 0;
+	for (int i = 0; l && qos[i]; i++)
+		if (!strcmp(l, qos[i]))
+			snprintf(p->qos, sizeof(p->qos), "%s", qos[i]);
+	if (!p->qos[0])
+		snprintf(p->qos, sizeof(p->qos), "%s",
+			 !strcmp(p->kube_qos, "BestEffort") ? "BE" : "LS");
+	if (json_is_integer(pr)) {
+		json_int_t v = json_integer_value(pr);
+
+		if (v >= 9000 && v <= 9999)
+			snprintf(p->prio, sizeof(p->prio), "koord-prod");
+		else if (v >= 7000 && v <= 7999)
+			snprintf(p->prio, sizeof(p->prio), "koord-mid");
+		else if (v >= 5000 && v <= 5999)
+			snprintf(p->prio, sizeof(p->prio), "koord-batch");
+		else if (v >= 3000 && v <= 3999)
+			snprintf(p->prio, sizeof(p->prio), "koord-free");
+	}
+	l = jstr(labels, "koordinator.sh/priority-class");
+	for (int i = 0; !p->prio[0] && l && prio[i]; i++)
+		if (!strcmp(l, prio[i]))
+			snprintf(p->prio, sizeof(p->prio), "%s", prio[i]);
+	if (!p->prio[0])
+		snprintf(p->prio, sizeof(p->prio), "%s",
+			 !strcmp(p->qos, "BE") ? "koord-batch" : "koord-prod");
+}
+
+static int pod_by_uid(const void *a, const void *b)
+{
+	return strcmp(((const struct tm_pod *)a)->uid, ((const struct tm_pod *)b)->uid);
+}
+
+int tm_pods_parse(json_t *list, struct tm_pod **pods, char *err, size_t errlen)
+{
+	json_t *items = json_is_object(list) ? json_object_get(list, "items") : NULL, *it;
+	struct tm_pod *v;
+	size_t i;
+	int n = 0;
+
+	*pods = NULL;
+	if (!json_is_array(items)) {
+		snprintf(err, errlen, "not a pod list (no items)");
+		return -1;
+	}
+	v = calloc(json_array_size(items) + 1, sizeof(*v));
+	if (!v) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	json_array_foreach(items, i, it)
+	{
+		json_t *md = json_object_get(it, "metadata"), *spec = json_object_get(it, "spec");
+		const char *uid = jstr(md, "uid"), *ns = jstr(md, "namespace"),
+			   *name = jstr(md, "name");
+		const char *kq = jstr(json_object_get(it, "status"), "qosClass");
+		struct tm_pod *p = &v[n];
+
+		/* a pod without these cannot be matched or named: left out */
+		if (!uid || !ns || !name || strlen(uid) >= sizeof(p->uid) ||
+		    strlen(ns) >= sizeof(p->ns) || strlen(name) >= sizeof(p->name))
+			continue;
+		snprintf(p->uid, sizeof(p->uid), "%s", uid);
+		snprintf(p->ns, sizeof(p->ns), "%s", ns);
+		snprintf(p->name, sizeof(p->name), "%s", name);
+		snprintf(p->kube_qos, sizeof(p->kube_qos), "%s", kq ? kq : "");
+		if (json_is_object(spec))
+			pod_requests(spec, p);
+		pod_classes(json_object_get(md, "labels"), spec, p);
+		n++;
+	}
+	qsort(v, n, sizeof(*v), pod_by_uid);
+	*pods = v;
+	return n;
+}
+
+bool tm_pod_uid_of(const char *name, char *uid, size_t len)
+{
+	const char *p;
+	size_t n = 0;
+
+	/* systemd: kubepods[-<qos>]-pod<uid with '_'>.slice; cgroupfs: pod<uid> */
+	if (!strncmp(name, "pod", 3))
+		p = name;
+	else if (!strncmp(name, "kubepods-", 9) && (p = strstr(name, "-pod")))
+		p++;
+	else
+		return false;
+	if (len < 37)
+		return false;
+	for (p += 3; *p && *p != '.' && n < 36; p++, n++) {
+		char c = *p == '_' ? '-' : *p;
+
+		if (!isxdigit((unsigned char)c) && c != '-')
+			return false;
+		uid[n] = (char)tolower((unsigned char)c);
+	}
+	uid[n] = 0;
+	if (n != 36 || (*p && strcmp(p, ".slice")))
+		return false;
+	return true;
+}
+
+/* ---- sampling ---- */
+
+const char *tm_nm_node(void)
+{
+	return N.node;
+}
+
+void tm_nm_init(struct tm_daemon *d)
+{
+	const char *env = getenv("NODE_NAME");
+	char host[256] = "";
+
+	if (d->cfg.kube.node_name[0])
+		snprintf(N.node, sizeof(N.node), "%s", d->cfg.kube.node_name);
+	else if (env && *env)
+		snprintf(N.node, sizeof(N.node), "%s", env);
+	else if (!gethostname(host, sizeof(host) - 1))
+		for (size_t i = 0; host[i] && i < sizeof(N.node) - 1; i++)
+			N.node[i] = (char)tolower((unsigned char)host[i]);
+	tm_nm_policy_default(&N.pol);
+	if (!strcmp(d->cfg.kube.pods, "none") || !d->cfg.kube.pods[0])
+		snprintf(N.why, sizeof(N.why),
+			 "no pod list: kubernetes.pods is none (no API server or kubelet "
+			 "configured)");
+	else
+		snprintf(N.why, sizeof(N.why), "no pod list yet from the %s", d->cfg.kube.pods);
+}
+
+void tm_nm_set_pods(struct tm_pod *pods, int n, const char *source, const char *why)
+{
+	pthread_mutex_lock(&N.lock);
+	if (pods) {
+		free(N.pods);
+		N.pods = pods;
+		N.nr_pods = n;
+		snprintf(N.source, sizeof(N.source), "%s", source);
+		N.pods_at = (uint64_t)time(NULL);
+		N.why[0] = 0;
+	} else if (why) {
+		/* the last list stays: pods change slowly, a failed refresh is
+		 * said in the report */
+		snprintf(N.why, sizeof(N.why), "%s", why);
+	}
+	pthread_mutex_unlock(&N.lock);
+}
+
+void tm_nm_set_policy(const struct tm_nm_policy *p)
+{
+	pthread_mutex_lock(&N.lock);
+	N.pol = *p;
+	pthread_mutex_unlock(&N.lock);
+}
+
+void tm_nm_get_policy(struct tm_nm_policy *p)
+{
+	pthread_mutex_lock(&N.lock);
+	*p = N.pol;
+	pthread_mutex_unlock(&N.lock);
+}
+
+/* MemTotal - MemAvailable, - MemFree, and the first plus Active(file). */
+static int node_mem(uint64_t m[3])
+{
+	uint64_t tot = 0, avail = 0, mfree = 0, afile = 0, v;
+	char line[256], key[64];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63[^:]: %" SCNu64, key, &v) == 2) {
+			if (!strcmp(key, "MemTotal"))
+				tot = v * 1024;
+			else if (!strcmp(key, "MemAvailable"))
+				avail = v * 1024;
+			else if (!strcmp(key, "MemFree"))
+				mfree = v * 1024;
+			else if (!strcmp(key, "Active(file)"))
+				afile = v * 1024;
+		}
+	fclose(f);
+	m[TM_NM_MEM_NO_CACHE] = tot > avail ? tot - avail : 0;
+	m[TM_NM_MEM_HOT_CACHE] = m[TM_NM_MEM_NO_CACHE] + afile;
+	m[TM_NM_MEM_CACHE] = tot > mfree ? tot - mfree : 0;
+	return 0;
+}
+
+/* A cgroup's memory as policy @pol counts it: memory.current less its page
+ * cache (memory.stat file), less its inactive page cache, or all of it. */
+static uint64_t cg_mem(const char *dir, int pol)
+{
+	__u64 cur = 0, file = 0, inact = 0;
+
+	if (tm_cg_read_u64(dir, "memory.current", NULL, &cur))
+		return 0;
+	if (pol == TM_NM_MEM_CACHE)
+		return cur;
+	if (pol == TM_NM_MEM_NO_CACHE) {
+		tm_cg_read_u64(dir, "memory.stat", "file", &file);
+		return cur > file ? cur - file : 0;
+	}
+	tm_cg_read_u64(dir, "memory.stat", "inactive_file", &inact);
+	return cur > inact ? cur - inact : 0;
+}
+
+/* The track of @path, added when new; tracks stay sorted by path (one
+ * lookup per cgroup per sample: a scan was O(n^2) at many pods). */
+static struct track *track_get(const char *path)
+{
+	int lo = 0, hi = N.nr - 1;
+	struct track *t;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2, c = strcmp(N.tr[mid].path, path);
+
+		if (!c)
+			return &N.tr[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	if (N.nr >= MAX_TRACKS) {
+		N.full = true;
+		return NULL;
+	}
+	if (N.nr == N.cap) {
+		int nc = N.cap ? N.cap * 2 : 64;
+		struct track *nv = realloc(N.tr, sizeof(*nv) * nc);
+
+		if (!nv)
+			return NULL;
+		N.tr = nv;
+		N.cap = nc;
+	}
+	memmove(&N.tr[lo + 1], &N.tr[lo], sizeof(*N.tr) * (N.nr - lo));
+	N.nr++;
+	t = &N.tr[lo];
+	memset(t, 0, sizeof(*t));
+	snprintf(t->path, sizeof(t->path), "%s", path);
+	return t;
+}
+
+static void track_add(struct track *t, uint32_t cap, uint64_t now_us, uint64_t cpu_us, uint64_t mem)
+{
+	if (t->cap != cap) {
+		struct pt *nr = calloc(cap, sizeof(*nr));
+
+		if (!nr)
+			return;
+		/* the newest samples carried over */
+		for (uint32_t i = 0; i < t->n && i < cap; i++)
+			nr[cap - 1 - i] = t->ring[(t->head + t->cap - 1 - i) % t->cap];
+		t->n = t->n < cap ? t->n : cap;
+		t->head = 0;
+		free(t->ring);
+		t->ring = nr;
+		t->cap = cap;
+		if (t->n < cap) { /* move them to the front: head is the next slot */
+			memmove(nr, nr + cap - t->n, t->n * sizeof(*nr));
+			t->head = t->n;
+		}
+	}
+	t->ring[t->head] = (struct pt){now_us, cpu_us, mem};
+	t->head = (t->head + 1) % t->cap;
+	if (t->n < t->cap)
+		t->n++;
+}
+
+static void sample_dir(const char *root, const char *rel, const char *kube_qos, uint32_t cap,
+		       uint64_t now_us, int pol)
+{
+	char dir[PATH_MAX], uid[40], sub[TM_CFG_PATH_MAX];
+	struct dirent *e;
+	DIR *dd;
+
+	if (tm_cg_path(dir, sizeof(dir), root, rel, NULL) || !(dd = opendir(dir)))
+		return;
+	while ((e = readdir(dd))) {
+		struct track *t;
+		char pdir[PATH_MAX];
+		__u64 cpu = 0;
+
+		if (e->d_type != DT_DIR || !tm_pod_uid_of(e->d_name, uid, sizeof(uid)))
+			continue;
+		if (snprintf(sub, sizeof(sub), "%s/%s", rel, e->d_name) >= (int)sizeof(sub) ||
+		    tm_cg_path(pdir, sizeof(pdir), root, sub, NULL) ||
+		    tm_cg_read_u64(pdir, "cpu.stat", "usage_usec", &cpu))
+			continue;
+		t = track_get(sub);
+		if (!t)
+			continue;
+		snprintf(t->uid, sizeof(t->uid), "%s", uid);
+		snprintf(t->kube_qos, sizeof(t->kube_qos), "%s", kube_qos);
+		t->gen = N.gen;
+		track_add(t, cap, now_us, cpu, cg_mem(pdir, pol));
+	}
+	closedir(dd);
+}
+
+static bool under_kubepods(const char *p)
+{
+	return !strncmp(p, "/kubepods", 9) && (p[9] == '/' || p[9] == '.' || !p[9]);
+}
+
+void tm_nm_sample(struct tm_daemon *d, uint64_t now_us, double node_mcpu)
+{
+	static const struct {
+		const char *rel, *qos;
+	} dirs[] = {{"/kubepods.slice", "Guaranteed"},
+		    {"/kubepods.slice/kubepods-burstable.slice", "Burstable"},
+		    {"/kubepods.slice/kubepods-besteffort.slice", "BestEffort"},
+		    {"/kubepods", "Guaranteed"},
+		    {"/kubepods/burstable", "Burstable"},
+		    {"/kubepods/besteffort", "BestEffort"}};
+	uint64_t mem[3];
+	uint32_t cap;
+	bool full;
+	int w = 0;
+
+	if (node_mem(mem))
+		return;
+	pthread_mutex_lock(&N.lock);
+	N.gen++;
+	N.at_realtime = (uint64_t)time(NULL);
+	N.ring[N.head] = (struct node_pt){.t_us = now_us, .mcpu = node_mcpu};
+	memcpy(N.ring[N.head].mem, mem, sizeof(mem));
+	N.head = (N.head + 1) % NODE_RING;
+	if (N.n < NODE_RING)
+		N.n++;
+	/* enough samples for the window, and one more for its start */
+	cap = N.pol.aggregate_s / (d->cfg.report.sample_s ? d->cfg.report.sample_s : 1) + 2;
+	cap = cap > TRACK_RING ? TRACK_RING : cap;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		sample_dir(d->cgroup_root, dirs[i].rel, dirs[i].qos, cap, now_us, N.pol.mem);
+	/* ONLINE cgroups outside the kubelet's tree: host applications (the
+	 * report's sample just read them; d->cg is this thread's) */
+	for (int i = 0; i < d->nr_cg; i++) {
+		const struct tm_cg_usage *u = &d->cg[i];
+		char dir[PATH_MAX];
+		struct track *t;
+
+		if (u->cls != TM_CLASS_ONLINE || under_kubepods(u->path) ||
+		    tm_cg_path(dir, sizeof(dir), d->cgroup_root, u->path, NULL))
+			continue;
+		t = track_get(u->path);
+		if (!t)
+			continue;
+		t->uid[0] = t->kube_qos[0] = 0;
+		t->gen = N.gen;
+		track_add(t, cap, now_us, u->usage_us, cg_mem(dir, N.pol.mem));
+	}
+	/* gone: dropped */
+	for (int i = 0; i < N.nr; i++) {
+		if (N.tr[i].gen == N.gen) {
+			N.tr[w++] = N.tr[i];
+			continue;
+		}
+		free(N.tr[i].ring);
+	}
+	N.nr = w;
+	full = N.full;
+	N.full = false;
+	pthread_mutex_unlock(&N.lock);
+	if (full) /* logged and counted: never a silent cap */
+		tm_limit_hit(d, "nodemetric.cgroups", MAX_TRACKS);
+}
+
+/* ---- the object ---- */
+
+/* CPU (counter growth over the span) and mean memory of @t over the last
+ * @win_s; peak CPU and memory of the intervals inside. false: fewer than
+ * two samples. */
+static bool track_avg(const struct track *t, uint32_t win_s, double *mcpu, double *mem,
+		      double *peak_mcpu, double *peak_mem)
+{
+	const struct pt *last, *first = NULL, *prev;
+	double msum = 0;
+	uint32_t k = 0;
+
+	if (t->n < 2)
+		return false;
+	last = &t->ring[(t->head + t->cap - 1) % t->cap];
+	*peak_mcpu = *peak_mem = 0;
+	for (uint32_t i = 0; i < t->n; i++) {
+		const struct pt *p = &t->ring[(t->head + t->cap - 1 - i) % t->cap];
+
+		if (last->t_us - p->t_us > (uint64_t)win_s * 1000000)
+			break;
+		first = p;
+		msum += p->mem;
+		k++;
+		*peak_mem = p->mem > *peak_mem ? p->mem : *peak_mem;
+		if (i + 1 < t->n) {
+			prev = &t->ring[(t->head + t->cap - 2 - i) % t->cap];
+			if (p->t_us > prev->t_us && p->cpu_us >= prev->cpu_us) {
+				double r = 1000.0 * (p->cpu_us - prev->cpu_us) /
+					   (p->t_us - prev->t_us);
+
+				*peak_mcpu = r > *peak_mcpu ? r : *peak_mcpu;
+			}
+		}
+	}
+	if (!first || first == last || last->cpu_us < first->cpu_us)
+		return false;
+	*mcpu = 1000.0 * (last->cpu_us - first->cpu_us) / (last->t_us - first->t_us);
+	*mem = msum / k;
+	return true;
+}
+
+static json_t *resources(double mcpu, double bytes)
+{
+	char c[32], m[32];
+
+	tm_qty_cpu(c, sizeof(c), mcpu > 0 ? (uint64_t)(mcpu + 0.5) : 0);
+	tm_qty_bytes(m, sizeof(m), bytes > 0 ? (uint64_t)(bytes + 0.5) : 0);
+	return json_pack("{s:{s:s,s:s}}", "resources", "cpu", c, "memory", m);
+}
+
+static void rfc3339(char *out, size_t len, uint64_t t)
+{
+	time_t tt = (time_t)t;
+	struct tm tmv;
+
+	gmtime_r(&tt, &tmv);
+	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+}
+
+static const struct tm_pod *pod_of(const char *uid)
+{
+	struct tm_pod key;
+
+	snprintf(key.uid, sizeof(key.uid), "%s", uid);
+	return N.nr_pods ? bsearch(&key, N.pods, N.nr_pods, sizeof(*N.pods), pod_by_uid) : NULL;
+}
+
+/* The node's samples over the last @win_s: their CPU and memory values. */
+static uint32_t node_window(uint32_t win_s, double *cpu, double *mem, int pol, uint64_t *span_us)
+{
+	const struct node_pt *last = &N.ring[(N.head + NODE_RING - 1) % NODE_RING];
+	uint32_t k = 0;
+
+	*span_us = 0;
+	for (uint32_t i = 0; i < N.n; i++) {
+		const struct node_pt *p = &N.ring[(N.head + NODE_RING - 1 - i) % NODE_RING];
+
+		if (last->t_us - p->t_us > (uint64_t)win_s * 1000000)
+			break;
+		cpu[k] = p->mcpu;
+		mem[k] = (double)p->mem[pol];
+		*span_us = last->t_us - p->t_us;
+		k++;
+	}
+	return k;
+}
+
+json_t *tm_nm_object(struct tm_daemon *d)
+{
+	static double cpu[NODE_RING], mem[NODE_RING];
+	json_t *o, *st, *nm, *pods, *hosts, *aggs, *pol, *durs, *ann;
+	double pods_mcpu = 0, pods_mem = 0, rec_mcpu = 0, rec_mem = 0;
+	char when[32], buf[32];
+	struct tm_wstat sc, sm;
+	uint64_t span;
+	uint32_t k, ds;
+	int named = 0;
+
+	pthread_mutex_lock(&N.lock);
+	rfc3339(when, sizeof(when), N.at_realtime ? N.at_realtime : (uint64_t)time(NULL));
+	durs = json_array();
+	for (int i = 0; i < N.pol.nr_durations; i++) {
+		tm_duration_fmt(buf, sizeof(buf), N.pol.durations[i]);
+		json_array_append_new(durs, json_string(buf));
+	}
+	pol = json_pack("{s:I,s:I,s:{s:o},s:s}", "aggregateDurationSeconds",
+			(json_int_t)N.pol.aggregate_s, "reportIntervalSeconds",
+			(json_int_t)N.pol.report_s, "nodeAggregatePolicy", "durations", durs,
+			"nodeMemoryCollectPolicy", mem_policy_name[N.pol.mem]);
+	/* node usage: the mean over the aggregate window */
+	k = node_window(N.pol.aggregate_s, cpu, mem, N.pol.mem, &span);
+	sc = tm_window_stats(cpu, k, N.scratch);
+	sm = tm_window_stats(mem, k, N.scratch);
+	nm = json_object();
+	if (k)
+		json_object_set_new(nm, "nodeUsage", resources(sc.avg, sm.avg));
+	aggs = json_array();
+	for (int i = 0; i < N.pol.nr_durations; i++) {
+		ds = N.pol.durations[i];
+		k = node_window(ds, cpu, mem, N.pol.mem, &span);
+		/* only when the samples cover the duration (less one interval) */
+		if (!k ||
+		    span + (uint64_t)d->cfg.report.sample_s * 1000000 < (uint64_t)ds * 1000000)
+			continue;
+		sc = tm_window_stats(cpu, k, N.scratch);
+		sm = tm_window_stats(mem, k, N.scratch);
+		tm_duration_fmt(buf, sizeof(buf), ds);
+		json_array_append_new(
+			aggs,
+			json_pack("{s:s,s:{s:o,s:o,s:o,s:o,s:o}}", "duration", buf, "usage", "avg",
+				  resources(sc.avg, sm.avg), "p50", resources(sc.p50, sm.p50),
+				  "p90", resources(sc.p90, sm.p90), "p95",
+				  resources(sc.p95, sm.p95), "p99", resources(sc.p99, sm.p99)));
+	}
+	if (json_array_size(aggs))
+		json_object_set_new(nm, "aggregatedNodeUsages", aggs);
+	else
+		json_decref(aggs);
+	pods = json_array();
+	hosts = json_array();
+	for (int i = 0; i < N.nr; i++) {
+		const struct track *t = &N.tr[i];
+		double c, m, pc, pm;
+		const struct tm_pod *p;
+
+		if (!track_avg(t, N.pol.aggregate_s, &c, &m, &pc, &pm))
+			continue;
+		if (!t->uid[0]) {
+			json_array_append_new(hosts,
+					      json_pack("{s:o,s:o,s:s,s:s}", "name",
+							path_str(t->path), "usage", resources(c, m),
+							"priority", "koord-prod", "qos", "LS"));
+			continue;
+		}
+		pods_mcpu += c;
+		pods_mem += m;
+		p = pod_of(t->uid);
+		if (!p)
+			continue; /* not (yet) in the pod list: in systemUsage's sum only */
+		named++;
+		if (!strcmp(p->prio, "koord-prod")) {
+			rec_mcpu += p->req_mcpu > pc ? p->req_mcpu - pc : 0;
+			rec_mem += p->req_bytes > pm ? p->req_bytes - pm : 0;
+		}
+		json_array_append_new(pods,
+				      json_pack("{s:s,s:s,s:o,s:s,s:s,s:{s:{s:s,s:s,s:s}}}",
+						"namespace", p->ns, "name", p->name, "podUsage",
+						resources(c, m), "priority", p->prio, "qos", p->qos,
+						"extensions", "tidemark", "uid", p->uid, "cgroup",
+						t->path, "kubeQOS", t->kube_qos));
+	}
+	st = json_pack("{s:s,s:o}", "updateTime", when, "nodeMetric", nm);
+	if (json_object_get(nm, "nodeUsage")) {
+		k = node_window(N.pol.aggregate_s, cpu, mem, N.pol.mem, &span);
+		sc = tm_window_stats(cpu, k, N.scratch);
+		sm = tm_window_stats(mem, k, N.scratch);
+		json_object_set_new(nm, "systemUsage",
+				    resources(sc.avg > pods_mcpu ? sc.avg - pods_mcpu : 0,
+					      sm.avg > pods_mem ? sm.avg - pods_mem : 0));
+	}
+	json_object_set_new(st, "podsMetric", pods);
+	json_object_set_new(st, "hostApplicationMetric", hosts);
+	if (N.source[0])
+		json_object_set_new(st, "prodReclaimableMetric",
+				    json_pack("{s:o}", "resource", resources(rec_mcpu, rec_mem)));
+	ann = json_object();
+	if (N.source[0]) {
+		rfc3339(buf, sizeof(buf), N.pods_at);
+		snprintf(N.msg, sizeof(N.msg), "%d pods named from the %s's list of %s%s%s", named,
+			 N.source, buf, N.why[0] ? "; last refresh failed: " : "", N.why);
+	} else {
+		snprintf(N.msg, sizeof(N.msg), "%s", N.why);
+	}
+	json_object_set_new(ann, "tidemark.io/pod-identity", json_string(N.msg));
+	o = json_pack("{s:s,s:s,s:{s:s,s:o},s:{s:o},s:o}", "apiVersion",
+		      "slo.koordinator.sh/v1alpha1", "kind", "NodeMetric", "metadata", "name",
+		      N.node, "annotations", ann, "spec", "metricCollectPolicy", pol, "status", st);
+	pthread_mutex_unlock(&N.lock);
+	return o;
+}
+
+char *tm_nm_json(struct tm_daemon *d)
+{
+	json_t *o = tm_nm_object(d);
+	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	char *out = NULL;
+
+	json_decref(o);
+	if (s && asprintf(&out, "%s\n", s) < 0)
+		out = NULL;
+	free(s);
+	return out;
+}

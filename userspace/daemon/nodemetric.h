@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The node's usage in Koordinator's NodeMetric (slo.koordinator.sh/v1alpha1):
+ * node, system and per-pod usage averaged over the collect policy's window,
+ * aggregated node usage per duration, ONLINE host applications, what prod
+ * pods leave unused. Pods are found in the kubelet's cgroup tree (either
+ * driver) and named from the pod list the cluster gives (kube.c).
+ */
+#ifndef __TM_NODEMETRIC_H
+#define __TM_NODEMETRIC_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+
+struct tm_daemon;
+
+#define TM_NM_MAX_DURATIONS 8
+
+/* NodeMetric's spec.metricCollectPolicy, as honoured. */
+struct tm_nm_policy {
+	uint32_t aggregate_s; /* the window nodeUsage and podUsage average over */
+	uint32_t report_s;    /* how often the status is written */
+	uint32_t durations[TM_NM_MAX_DURATIONS]; /* aggregatedNodeUsages, s */
+	int nr_durations;
+	int mem; /* TM_NM_MEM_* */
+};
+
+enum {
+	TM_NM_MEM_NO_CACHE,  /* usageWithoutPageCache (the default) */
+	TM_NM_MEM_HOT_CACHE, /* usageWithHotPageCache: active file pages count */
+	TM_NM_MEM_CACHE,     /* usageWithPageCache */
+};
+
+/* One pod of this node as the cluster lists it. */
+struct tm_pod {
+	char uid[40];
+	char ns[64];
+	char name[254];
+	char qos[8];	   /* Koordinator's: LSE, LSR, LS, BE, SYSTEM */
+	char prio[16];	   /* koord-prod, koord-mid, koord-batch, koord-free */
+	char kube_qos[16]; /* Guaranteed, Burstable, BestEffort */
+	uint64_t req_mcpu, req_bytes;
+};
+
+/* Koordinator's defaults: 300 s, 60 s, 5m/10m/30m, without page cache. */
+void tm_nm_policy_default(struct tm_nm_policy *p);
+
+/*
+ * Read spec.metricCollectPolicy from a NodeMetric object (@spec its "spec"
+ * member, may be NULL): what it leaves out keeps the default. -1 with the
+ * field named in @err when a value is not one Koordinator allows.
+ */
+int tm_nm_policy_from_spec(json_t *spec, struct tm_nm_policy *p, char *err, size_t errlen);
+
+/*
+ * A PodList (the API's or the kubelet's /pods) into *pods, sorted by UID;
+ * Koordinator's QoS and priority class from its labels and priority, else
+ * from the Kubernetes QoS class. How many, -1 with @err on a malformed list.
+ */
+int tm_pods_parse(json_t *list, struct tm_pod **pods, char *err, size_t errlen);
+
+/* The pod UID a kubelet cgroup directory name holds ("kubepods-burstable-
+ * pod<uid_>.slice", "pod<uid>"); false when it names no pod. */
+bool tm_pod_uid_of(const char *name, char *uid, size_t len);
+
+/* Set up (main thread, before the HTTP and cluster threads start): the
+ * node's name from kubernetes.node_name, $NODE_NAME or the host name. */
+void tm_nm_init(struct tm_daemon *d);
+const char *tm_nm_node(void);
+
+/* One sample of the node and of every pod and ONLINE host cgroup (main
+ * thread, with the report's sample). */
+void tm_nm_sample(struct tm_daemon *d, uint64_t now_us, double node_mcpu);
+
+/* The pods the cluster lists now (kube.c); @source "api" or "kubelet". The
+ * table is taken over. @why: why there is none (NULL when listed). */
+void tm_nm_set_pods(struct tm_pod *pods, int n, const char *source, const char *why);
+
+/* The collect policy NodeMetric's spec asks for (kube.c). */
+void tm_nm_set_policy(const struct tm_nm_policy *p);
+void tm_nm_get_policy(struct tm_nm_policy *p);
+
+/* The whole NodeMetric object (apiVersion, kind, metadata, spec, status);
+ * NULL when no memory. */
+json_t *tm_nm_object(struct tm_daemon *d);
+
+/* GET /nodemetric's body: the object as text. */
+char *tm_nm_json(struct tm_daemon *d);
+#endif
