@@ -82,6 +82,11 @@ cport = {p["name"]: p["containerPort"] for p in cs["daemon"].get("ports", [])}
 check("the container's metrics port is the configured one", cport.get("metrics") == port, cport)
 check("the liveness probe asks /metrics there",
       cs["daemon"].get("livenessProbe", {}).get("httpGet", {}).get("path") == "/metrics")
+env = {e["name"]: e for e in cs["daemon"].get("env", [])}
+check("the daemon's NODE_NAME is the pod's node (the NodeMetric and pod list it uses)",
+      env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName")
+check("the daemon talks to the API in-cluster (its service account)",
+      cfg.get("kubernetes", {}).get("api") == "in-cluster" and ds["spec"]["template"]["spec"].get("serviceAccountName") == "tidemark")
 svc = by["Service"][0]
 check("the Service selects the DaemonSet's pods",
       all(ds["spec"]["template"]["metadata"]["labels"].get(k) == v
