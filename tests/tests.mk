@@ -6,7 +6,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 # Built with the programs' own warnings (but -Wclobbered, which the harness's
 # own vfork in TEST_F trips); linked with the daemon's
 # configuration parser and actuators (which the path tests drive).
-UNIT_DAEMON := userspace/daemon/config.c userspace/daemon/actuate.c userspace/daemon/usage.c
+UNIT_DAEMON := userspace/daemon/config.c userspace/daemon/actuate.c userspace/daemon/usage.c \
+	userspace/daemon/nodemetric.c
 
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard bpf/*.h userspace/*/*.h topology/*.h) $(UNIT_DAEMON) $(LIBTM) $(BUILD)/ksrc
 	@mkdir -p $(BUILD)/tests
