@@ -61,6 +61,9 @@ if missing:
 PY
 curl -s "http://127.0.0.1:$port/metrics" >"$tmp/metrics.txt"
 if out=$(promtool check metrics <"$tmp/metrics.txt" 2>&1); then ok "/metrics passes promtool with those names"; else not_ok "/metrics passes promtool" "$out"; fi
+undoc=$(awk '/^# TYPE /{print $3}' "$tmp/metrics.txt" | sort -u | while read -r f; do
+	grep -qF "| \`$f\` |" docs/metrics.md || echo "$f"; done)
+expect_eq "every family served is in docs/metrics.md's table" "" "$undoc"
 if python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$tmp/metrics.txt" 2>/dev/null &&
 	grep -qF 'cgroup="/be/bad\\xff\\xfe"' "$tmp/metrics.txt"; then
 	ok "/metrics is UTF-8, the name's bytes as \\xHH"
