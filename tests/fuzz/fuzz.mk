@@ -6,7 +6,7 @@
 #                                 a few seconds of each target
 # Seeds: tests/fuzz/corpus/TARGET; inputs that once crashed a target:
 # tests/fuzz/regress/TARGET (replayed every run).
-FUZZ_TARGETS := fuzz_config fuzz_rules fuzz_cpuset fuzz_cgfiles fuzz_http
+FUZZ_TARGETS := fuzz_config fuzz_rules fuzz_cpuset fuzz_cgfiles fuzz_http fuzz_kube
 FUZZ_BINS    := $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS))
 FUZZ_SECONDS ?= 60
 comma := ,

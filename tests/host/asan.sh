@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The host unit tests and the host shell tests that run tidemark's programs
-# (cli.sh, daemon.sh, endpoint.sh), again against the ASan + UBSan builds
+# (cli.sh, daemon.sh, endpoint.sh, nodemetric.sh), again against the ASan + UBSan builds
 # in build/asan (make asan-build): no sanitizer report, no leak, no failure.
 . "$(dirname "$0")/../lib/lib.sh"
 asan=build/asan
@@ -28,7 +28,7 @@ for t in "$asan"/tests/test_*; do
 	"$t" >"$tmp/u.log" 2>&1
 	judge "$(basename "$t")" "$tmp/u.log" $?
 done
-for s in cli daemon endpoint; do
+for s in cli daemon endpoint nodemetric; do
 	# the sanitizers' reports go to the programs' stderr, which the shell
 	# tests keep in their own logs: collect them in one place as well
 	ASAN_OPTIONS="$ASAN_OPTIONS:log_path=$tmp/san-$s" TIDEMARK_BUILD=$asan \

@@ -17,7 +17,7 @@ top=$PWD
 tmp=$(mktemp -d)
 d= api= fake=
 trap 'touch "$tmp/stop"; kill $d $api $fake 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-port=$((20000 + RANDOM % 20000)) aport=$((port + 1))
+port=$((20000 + RANDOM % 20000)) aport=0
 command -v openssl >/dev/null && python3 -c 'import jsonschema' 2>/dev/null ||
 	{ not_ok "openssl and python3-jsonschema are installed (tools/deps.sh)"; tap_done; }
 
@@ -102,13 +102,20 @@ cat >"$tmp/nm.json" <<'JSON'
    "nodeAggregatePolicy":{"durations":["2s","4s"]},"nodeMemoryCollectPolicy":"usageWithPageCache"}}}
 JSON
 mkdir -p "$tmp/api"
-standin() { # extra args...
+standin() { # extra args...: on $aport, any free one the first time
 	python3 tests/lib/kubestand.py --port $aport --cert "$tmp/srv.crt" --key "$tmp/srv.key" \
 		--token "$(cat "$tmp/token")" --node node-a --pods "$tmp/pods.json" \
 		--schema tests/schema/nodemetric.schema.json --dir "$tmp/api" --plan "$tmp/plan.json" \
 		"$@" >"$tmp/api.out" 2>&1 &
 	api=$!
-	for _ in $(seq 100); do grep -q ready "$tmp/api.out" 2>/dev/null && return 0; sleep 0.05; done
+	for _ in $(seq 100); do
+		if grep -qx "ready [0-9]*" "$tmp/api.out" 2>/dev/null; then
+			aport=$(awk '/^ready/{print $2}' "$tmp/api.out")
+			return 0
+		fi
+		kill -0 $api 2>/dev/null || return 1
+		sleep 0.05
+	done
 	return 1
 }
 standin || { not_ok "the stand-in API server starts" "$(cat "$tmp/api.out")"; tap_done; }

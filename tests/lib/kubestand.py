@@ -34,7 +34,7 @@ NM = "/apis/slo.koordinator.sh/v1alpha1/nodemetrics"
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--port", type=int, default=0, help="0: any free port")
     ap.add_argument("--cert", required=True)
     ap.add_argument("--key", required=True)
     ap.add_argument("--token", required=True)
@@ -180,7 +180,7 @@ def main():
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(a.cert, a.key)
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    print("ready", flush=True)
+    print("ready %d" % srv.server_address[1], flush=True)
     srv.serve_forever()
 
 

@@ -1,57 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * NodeMetric's inputs (userspace/daemon/nodemetric.c): the pod UID in a
- * kubelet cgroup name (both drivers, and names that only look like one),
- * the pod list into Koordinator's QoS and priority classes with effective
- * requests, and spec.metricCollectPolicy with each bad value named.
+ * NodeMetric's inputs (userspace/daemon/nodemetric.c): the pod list into Koordinator's QoS and
+ * priority classes with effective requests, and spec.metricCollectPolicy with each bad value named.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
 #include "kselftest_harness.h"
 #include "nodemetric.h"
-
-TEST(pod_uid_in_cgroup_names)
-{
-	static const struct {
-		const char *name, *uid;
-	} good[] = {
-		{"kubepods-pod0a000000_0000_4000_8000_000000000001.slice",
-		 "0a000000-0000-4000-8000-000000000001"},
-		{"kubepods-burstable-podAB000000_0000_4000_8000_000000000002.slice",
-		 "ab000000-0000-4000-8000-000000000002"},
-		{"kubepods-besteffort-pod0a000000_0000_4000_8000_000000000003.slice",
-		 "0a000000-0000-4000-8000-000000000003"},
-		{"pod0a000000-0000-4000-8000-000000000004", "0a000000-0000-4000-8000-000000000004"},
-	};
-	static const char *const bad[] = {
-		"kubepods-burstable.slice",
-		"kubepods-besteffort.slice",
-		"pod0a000000-0000-4000-8000-00000000000",   /* 35 characters */
-		"pod0a000000-0000-4000-8000-0000000000011", /* 37 */
-		"pod0a000000-0000-4000-8000-00000000000g",  /* not hex */
-		"kubepods-pod0a000000_0000_4000_8000_000000000001.scope",
-		"mypod0a000000-0000-4000-8000-000000000001", /* not the kubelet's */
-		"system.slice",
-		"",
-		NULL,
-	};
-	char uid[40];
-
-	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-		ASSERT_TRUE(tm_pod_uid_of(good[i].name, uid, sizeof(uid)))
-		{
-			TH_LOG("%s", good[i].name);
-		}
-		ASSERT_STREQ(good[i].uid, uid);
-	}
-	for (int i = 0; bad[i]; i++) {
-		EXPECT_FALSE(tm_pod_uid_of(bad[i], uid, sizeof(uid)))
-		{
-			TH_LOG("'%s' taken", bad[i]);
-		}
-	}
-}
 
 static const struct tm_pod *find(const struct tm_pod *v, int n, const char *name)
 {

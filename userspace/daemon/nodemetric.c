@@ -29,6 +29,7 @@
 #include "daemon.h"
 #include "nodemetric.h"
 #include "quantity.h"
+#include "rules.h"
 #include "tmlib.h"
 
 #define NODE_RING  4096 /* node samples: 68 min at 1 s, 11 h at 10 s */
@@ -322,8 +323,9 @@ int tm_pods_parse(json_t *list, struct tm_pod **pods, char *err, size_t errlen)
 		struct tm_pod *p = &v[n];
 
 		/* a pod without these cannot be matched or named: left out */
-		if (!uid || !ns || !name || strlen(uid) >= sizeof(p->uid) ||
-		    strlen(ns) >= sizeof(p->ns) || strlen(name) >= sizeof(p->name))
+		if (!uid || !ns || !name || !*uid || !*ns || !*name ||
+		    strlen(uid) >= sizeof(p->uid) || strlen(ns) >= sizeof(p->ns) ||
+		    strlen(name) >= sizeof(p->name))
 			continue;
 		snprintf(p->uid, sizeof(p->uid), "%s", uid);
 		snprintf(p->ns, sizeof(p->ns), "%s", ns);
@@ -337,33 +339,6 @@ int tm_pods_parse(json_t *list, struct tm_pod **pods, char *err, size_t errlen)
 	qsort(v, n, sizeof(*v), pod_by_uid);
 	*pods = v;
 	return n;
-}
-
-bool tm_pod_uid_of(const char *name, char *uid, size_t len)
-{
-	const char *p;
-	size_t n = 0;
-
-	/* systemd: kubepods[-<qos>]-pod<uid with '_'>.slice; cgroupfs: pod<uid> */
-	if (!strncmp(name, "pod", 3))
-		p = name;
-	else if (!strncmp(name, "kubepods-", 9) && (p = strstr(name, "-pod")))
-		p++;
-	else
-		return false;
-	if (len < 37)
-		return false;
-	for (p += 3; *p && *p != '.' && n < 36; p++, n++) {
-		char c = *p == '_' ? '-' : *p;
-
-		if (!isxdigit((unsigned char)c) && c != '-')
-			return false;
-		uid[n] = (char)tolower((unsigned char)c);
-	}
-	uid[n] = 0;
-	if (n != 36 || (*p && strcmp(p, ".slice")))
-		return false;
-	return true;
 }
 
 /* ---- sampling ---- */
@@ -549,7 +524,8 @@ static void sample_dir(const char *root, const char *rel, const char *kube_qos, 
 		char pdir[PATH_MAX];
 		__u64 cpu = 0;
 
-		if (e->d_type != DT_DIR || !tm_pod_uid_of(e->d_name, uid, sizeof(uid)))
+		/* one directory name: the pod's UID if it is a pod's */
+		if (e->d_type != DT_DIR || tm_pod_uid(e->d_name, uid, sizeof(uid)) != 1)
 			continue;
 		if (snprintf(sub, sizeof(sub), "%s/%s", rel, e->d_name) >= (int)sizeof(sub) ||
 		    tm_cg_path(pdir, sizeof(pdir), root, sub, NULL) ||

@@ -59,10 +59,6 @@ int tm_nm_policy_from_spec(json_t *spec, struct tm_nm_policy *p, char *err, size
  */
 int tm_pods_parse(json_t *list, struct tm_pod **pods, char *err, size_t errlen);
 
-/* The pod UID a kubelet cgroup directory name holds ("kubepods-burstable-
- * pod<uid_>.slice", "pod<uid>"); false when it names no pod. */
-bool tm_pod_uid_of(const char *name, char *uid, size_t len);
-
 /* Set up (main thread, before the HTTP and cluster threads start): the
  * node's name from kubernetes.node_name, $NODE_NAME or the host name. */
 void tm_nm_init(struct tm_daemon *d);
