@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What the cluster sends tidemarkd: a pod list (the API server's or the
- * kubelet's) and a NodeMetric's spec, as JSON; and quantities and
+ * kubelet's), a NodeMetric's spec and a NodeSLO's, as JSON; and quantities and
  * durations as text. The first byte picks the parser. Contracts: a parsed
  * list holds only pods with a UID, namespace and name, sorted by UID, with
  * a Koordinator QoS and priority class; a policy either parses whole with
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "fuzz.h"
+#include "config.h"
 #include "nodemetric.h"
 #include "quantity.h"
 
@@ -29,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s = fuzz_str(data + 1, size - 1);
 	if (!s)
 		return 0;
-	switch (data[0] % 4) {
+	switch (data[0] % 5) {
 	case 0:
 		j = json_loads(s, JSON_DECODE_ANY, NULL);
 		n = j ? tm_pods_parse(j, &pods, err, sizeof(err)) : -1;
@@ -69,6 +70,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		}
 		break;
+	case 4: {
+		struct tm_slo_overlay o, o0;
+
+		j = json_loads(s, JSON_DECODE_ANY, NULL);
+		memset(&o, 0x5a, sizeof(o));
+		o0 = o;
+		if (j && tm_slo_overlay_from_spec(j, &o, err, sizeof(err)) &&
+		    memcmp(&o, &o0, sizeof(o)))
+			abort(); /* refused: nothing half-applied */
+		json_decref(j);
+		break;
+	}
 	default:
 		if (!tm_duration_parse(s, &secs)) {
 			if (!secs || secs > 30 * 86400)

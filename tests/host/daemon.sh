@@ -43,7 +43,7 @@ if [ $rc -eq 2 ] && grep -q -- "--config FILE is required" <<<"$err"; then ok "-
 # WATCHDOG=1 at least twice per watchdog period, RELOADING=1 then READY=1 on
 # SIGHUP. systemd's socket is stood in for by tests/lib/notifysock.py; every
 # strategy is off so nothing on this host is touched.
-port=$((20000 + RANDOM % 20000))
+port=$(free_port)
 cat >"$tmp/n.json" <<JSON
 {"version":1,"memory_eviction":{"enabled":false},"cpu_eviction":{"enabled":false},
  "interference":{"enabled":false},"fallback":{"enabled":false},"report":{"listen":"127.0.0.1:$port"}}

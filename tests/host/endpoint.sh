@@ -9,7 +9,7 @@ bin=${TIDEMARK_BUILD:-build}/tidemarkd
 tmp=$(mktemp -d)
 d= sink= slowsrv=
 trap 'kill $d $sink $slowsrv 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-port=$((20000 + RANDOM % 20000))
+port=$(free_port 3)
 
 refused() { # desc listen expected-message
 	local err rc

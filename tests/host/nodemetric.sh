@@ -17,7 +17,7 @@ top=$PWD
 tmp=$(mktemp -d)
 d= api= fake=
 trap 'touch "$tmp/stop"; kill $d $api $fake 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-port=$((20000 + RANDOM % 20000)) aport=0
+port=$(free_port 2) aport=$((port + 1))
 command -v openssl >/dev/null && python3 -c 'import jsonschema' 2>/dev/null ||
 	{ not_ok "openssl and python3-jsonschema are installed (tools/deps.sh)"; tap_done; }
 
@@ -102,10 +102,11 @@ cat >"$tmp/nm.json" <<'JSON'
    "nodeAggregatePolicy":{"durations":["2s","4s"]},"nodeMemoryCollectPolicy":"usageWithPageCache"}}}
 JSON
 mkdir -p "$tmp/api"
-standin() { # extra args...: on $aport, any free one the first time
+standin() { # extra args...: on $aport
 	python3 tests/lib/kubestand.py --port $aport --cert "$tmp/srv.crt" --key "$tmp/srv.key" \
 		--token "$(cat "$tmp/token")" --node node-a --pods "$tmp/pods.json" \
 		--schema tests/schema/nodemetric.schema.json --dir "$tmp/api" --plan "$tmp/plan.json" \
+		--nodeslo "$tmp/nodeslo.json" \
 		"$@" >"$tmp/api.out" 2>&1 &
 	api=$!
 	for _ in $(seq 100); do
@@ -265,6 +266,46 @@ fi
 expect_eq "/metrics answered within 0.5 s throughout" 0 "$slow"
 grep -q "pods from the api: .*Timeout\|pods from the api: .*timed out" "$tmp/d.log" && ok "the time-out is logged" ||
 	not_ok "the time-out is logged" "$(tail -3 "$tmp/d.log")"
+# the NodeSLO drives the lines: over the file's values, validated with them
+wm() { # the watermarks in effect and what /report says of the NodeSLO
+	curl -s "http://127.0.0.1:$port/report" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+w = d["watermarks"]
+print(w["cpu"]["suppress_pct"], w["memory"]["evict_pct"], w["memory"]["evict_lower_pct"], "|", d["nodeslo"])'
+}
+wm_is() { [[ "$(wm)" == $1* ]]; }
+slo() { # resourceUsedThresholdWithBE as JSON
+	printf '{"apiVersion":"slo.koordinator.sh/v1alpha1","kind":"NodeSLO","metadata":{"name":"node-a"},"spec":{"resourceUsedThresholdWithBE":%s}}\n' "$1" >"$tmp/nodeslo.tmp"
+	mv "$tmp/nodeslo.tmp" "$tmp/nodeslo.json"
+}
+if wait_for 5 wm_is "65 70 68 | none for this node"; then ok "no NodeSLO (404): the file's lines"; else
+	not_ok "no NodeSLO: the file's lines" "$(wm)"; fi
+slo '{"enable":true,"cpuSuppressPolicy":"cpuset","cpuSuppressThresholdPercent":62,"memoryEvictThresholdPercent":80,"cpuEvictBESatisfactionLowerPercent":50,"cpuEvictBESatisfactionUpperPercent":70,"cpuEvictTimeWindowSeconds":120}'
+if wait_for 8 wm_is "62 80 78 | applied: watermarks.cpu.suppress_pct=62, watermarks.memory.evict_pct=80, watermarks.memory.evict_lower_pct=78, cpu_eviction.upper_pct=70, cpu_eviction.lower_pct=50, cpu_eviction.window_s=120"; then
+	ok "the NodeSLO's lines applied (memory's lower line its threshold less 2, as Koordinator's default)"
+else
+	not_ok "the NodeSLO's lines applied" "$(wm)" "$(grep NodeSLO "$tmp/d.log" | tail -3)"
+fi
+rj=$(metric tidemark_config_rejects_total)
+slo '{"cpuSuppressThresholdPercent":62,"memoryEvictThresholdPercent":80,"memoryEvictLowerPercent":85}'
+want="NodeSLO resourceUsedThresholdWithBE.memoryEvictLowerPercent (watermarks.memory.evict_lower_pct): 85 must be below evict_pct (80)"
+if wait_for 8 grep -qF "$want" "$tmp/d.log" && wm_is "62 80 78 | refused: $want"; then
+	ok "a NodeSLO the file's checks refuse: its field named, nothing applied"
+else
+	not_ok "a refused NodeSLO named and not applied" "$(wm)" "$(grep NodeSLO "$tmp/d.log" | tail -3)"
+fi
+expect_eq "the refusal counted in tidemark_config_rejects_total" $((rj + 1)) "$(metric tidemark_config_rejects_total)"
+slo '{"cpuSuppressThresholdPercent":"70"}'
+if wait_for 8 wm_is "62 80 78 | refused: NodeSLO resourceUsedThresholdWithBE.cpuSuppressThresholdPercent: must be an integer"; then
+	ok "a NodeSLO value of the wrong type refused, named"
+else
+	not_ok "a NodeSLO value of the wrong type refused" "$(wm)"
+fi
+slo '{"enable":false,"cpuSuppressThresholdPercent":50}'
+if wait_for 8 wm_is "65 70 68 | none for this node"; then ok "enable false: the file's lines again"; else
+	not_ok "enable false: the file's lines again" "$(wm)"; fi
+
 # a wrong token: 401, said in the report; the last list still names the pods
 echo wrong >"$tmp/token.new" && mv "$tmp/token.new" "$tmp/token"
 wait_for 10 grep -qs "list_pods GET 401" "$tmp/api/requests.log"

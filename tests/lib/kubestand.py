@@ -7,6 +7,8 @@ It answers the documented paths:
   GET   /apis/slo.koordinator.sh/v1alpha1/nodemetrics/NODE
   POST  /apis/slo.koordinator.sh/v1alpha1/nodemetrics
   PATCH /apis/slo.koordinator.sh/v1alpha1/nodemetrics/NODE/status
+  GET   /apis/slo.koordinator.sh/v1alpha1/nodeslos/NODE   (the NodeSLO file,
+        re-read on every request; 404 while it does not exist)
 and checks what a real one would: the bearer token (401), the field
 selector, JSON bodies, the merge-patch content type on PATCH (415), and each
 NodeMetric written against the project's schema (422 with the first error).
@@ -30,6 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import jsonschema
 
 NM = "/apis/slo.koordinator.sh/v1alpha1/nodemetrics"
+SLO = "/apis/slo.koordinator.sh/v1alpha1/nodeslos"
 
 
 def main():
@@ -44,6 +47,7 @@ def main():
     ap.add_argument("--dir", required=True, help="where requests and statuses go")
     ap.add_argument("--nodemetric", help="the NodeMetric object there at start (none: 404)")
     ap.add_argument("--plan", help="the failure plan file")
+    ap.add_argument("--nodeslo", help="the NodeSLO file (absent: 404)")
     a = ap.parse_args()
 
     schema = json.load(open(a.schema))
@@ -95,6 +99,8 @@ def main():
                 return "list_pods", q
             if self.command == "GET" and u.path == NM + "/" + a.node:
                 return "get_nodemetric", q
+            if self.command == "GET" and u.path == SLO + "/" + a.node:
+                return "get_nodeslo", q
             if self.command == "POST" and u.path == NM:
                 return "create_nodemetric", q
             if self.command == "PATCH" and u.path == NM + "/" + a.node + "/status":
@@ -127,6 +133,10 @@ def main():
                     return self.reply(call, 400, self.status_obj(
                         400, "BadRequest", "fieldSelector %r" % q.get("fieldSelector")))
                 return self.reply(call, 200, json.load(open(a.pods)))
+            if call == "get_nodeslo":
+                if not a.nodeslo or not os.path.exists(a.nodeslo):
+                    return self.reply(call, 404, self.status_obj(404, "NotFound", "nodeslos"))
+                return self.reply(call, 200, json.load(open(a.nodeslo)))
             if call == "get_nodemetric":
                 with lock:
                     nm = state["nm"]

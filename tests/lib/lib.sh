@@ -35,6 +35,25 @@ expect_eq() { # desc expected actual
 
 note() { echo "# $*"; }
 
+# free_port [N]: the first of N (1) consecutive TCP ports no socket uses,
+# below the kernel's ephemeral range: a listener bound inside it fails
+# ("Address already in use") whenever some client's connection took the
+# port as its source port (nodemetric.sh did so in CI).
+free_port() {
+	local n=${1:-1} lo hi p i busy
+	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range
+	hi=$((lo - n))
+	for _ in $(seq 50); do
+		p=$((10000 + RANDOM % (hi - 10000)))
+		busy=0
+		for ((i = 0; i < n; i++)); do
+			[ -n "$(ss -Htan "sport = :$((p + i))" 2>/dev/null)" ] && busy=1
+		done
+		[ $busy = 0 ] && { echo $p; return 0; }
+	done
+	return 1
+}
+
 # expect_fail DESC RC PATTERN CMD...: CMD exits RC and its output matches PATTERN.
 expect_fail() {
 	local desc=$1 want=$2 pat=$3 out rc

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Unit tests for tidemarkd's configuration validation (userspace/config.c). */
 #include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+#include <stdlib.h>
 #include "kselftest_harness.h"
 #include "config.h"
 
@@ -283,6 +286,70 @@ TEST(object_form_path_length_refused_not_cut)
 		 path);
 	EXPECT_EQ(-1, parse(json));
 	EXPECT_STREQ("cgroups.be[0]: path longer than 511 bytes", err);
+}
+
+/* The NodeSLO over the file: applied with the file's checks, its own field
+ * named on a refusal, the configuration in effect untouched then. */
+TEST(nodeslo_overlay)
+{
+	char path[] = "/tmp/tm-slo-XXXXXX", err[512];
+	struct tm_slo_overlay o;
+	struct tm_config c, before;
+	json_t *spec;
+	int fd = mkstemp(path);
+
+	ASSERT_GE(fd, 0);
+	ASSERT_GT(write(fd, "{\"version\":1,\"watermarks\":{\"cpu\":{\"forbid_pct\":50}}}", 52), 0);
+	close(fd);
+	spec = json_loads("{\"resourceUsedThresholdWithBE\":{\"cpuSuppressThresholdPercent\":55,"
+			  "\"memoryEvictThresholdPercent\":80,\"cpuEvictTimeWindowSeconds\":120,"
+			  "\"cpuSuppressPolicy\":\"cfsQuota\"}}",
+			  0, NULL);
+	ASSERT_EQ(0, tm_slo_overlay_from_spec(spec, &o, err, sizeof(err)));
+	json_decref(spec);
+	ASSERT_TRUE(o.has[TM_SLO_MEM_EVICT_LOWER]); /* Koordinator's default: less 2 */
+	ASSERT_EQ(78, o.v[TM_SLO_MEM_EVICT_LOWER]);
+	ASSERT_FALSE(o.has[TM_SLO_SAT_UPPER]);
+	ASSERT_EQ(0, tm_config_load_overlay(path, &o, &c, err, sizeof(err)));
+	ASSERT_EQ(55u, c.cpu.suppress_pct);
+	ASSERT_EQ(50u, c.cpu.forbid_pct); /* the file's, kept */
+	ASSERT_EQ(80u, c.memory.evict_pct);
+	ASSERT_EQ(78u, c.memory.evict_lower_pct);
+	ASSERT_EQ(120u, c.cpuevict.window_s);
+	/* a value the file's rules refuse: named twice, nothing changed */
+	before = c;
+	o.has[TM_SLO_CPU_SUPPRESS] = true;
+	o.v[TM_SLO_CPU_SUPPRESS] = 45; /* below the file's forbid_pct */
+	ASSERT_EQ(-1, tm_config_load_overlay(path, &o, &c, err, sizeof(err)));
+	ASSERT_NE(NULL, strstr(err, "NodeSLO with the file: watermarks.cpu.forbid_pct: 50 must not "
+				    "be above suppress_pct (45)"))
+	{
+		TH_LOG("%s", err);
+	}
+	o.v[TM_SLO_CPU_SUPPRESS] = 101;
+	ASSERT_EQ(-1, tm_config_load_overlay(path, &o, &c, err, sizeof(err)));
+	ASSERT_NE(NULL,
+		  strstr(err, "NodeSLO resourceUsedThresholdWithBE.cpuSuppressThresholdPercent "
+			      "(watermarks.cpu.suppress_pct): "))
+	{
+		TH_LOG("%s", err);
+	}
+	ASSERT_EQ(0, memcmp(&before, &c, sizeof(c)));
+	/* off, absent, or not the right types */
+	spec = json_loads("{\"resourceUsedThresholdWithBE\":{\"enable\":false,"
+			  "\"cpuSuppressThresholdPercent\":55}}",
+			  0, NULL);
+	ASSERT_EQ(0, tm_slo_overlay_from_spec(spec, &o, err, sizeof(err)));
+	json_decref(spec);
+	for (int i = 0; i < TM_NR_SLO; i++)
+		ASSERT_FALSE(o.has[i]);
+	ASSERT_EQ(0, tm_slo_overlay_from_spec(NULL, &o, err, sizeof(err)));
+	spec = json_loads("{\"resourceUsedThresholdWithBE\":{\"memoryEvictLowerPercent\":1.5}}", 0,
+			  NULL);
+	ASSERT_EQ(-1, tm_slo_overlay_from_spec(spec, &o, err, sizeof(err)));
+	ASSERT_NE(NULL, strstr(err, "memoryEvictLowerPercent: must be an integer"));
+	json_decref(spec);
+	unlink(path);
 }
 
 TEST_HARNESS_MAIN

@@ -79,6 +79,7 @@ void tm_config_defaults(struct tm_config *c)
 	c->kube.timeout_ms = 5000;
 	c->kube.retries = 3;
 	c->kube.update_nodemetric = true;
+	c->kube.nodeslo = true;
 }
 
 struct ctx {
@@ -459,6 +460,7 @@ static void kubernetes(struct ctx *x, json_t *o, struct tm_config *c)
 	u32_field(x, o, "retries", "kubernetes.retries", 0, 10, &c->kube.retries);
 	bool_field(x, o, "update_nodemetric", "kubernetes.update_nodemetric",
 		   &c->kube.update_nodemetric);
+	bool_field(x, o, "nodeslo", "kubernetes.nodeslo", &c->kube.nodeslo);
 }
 
 static void check_order(struct ctx *x, const struct tm_config *c)
@@ -799,6 +801,149 @@ int tm_config_parse_node(const char *text, struct tm_config *c, const struct tm_
 		ret = 0;
 	}
 	free(nc);
+	return ret;
+}
+
+const char *const tm_slo_field[TM_NR_SLO] = {"cpuSuppressThresholdPercent",
+					     "memoryEvictThresholdPercent",
+					     "memoryEvictLowerPercent",
+					     "cpuEvictBESatisfactionUpperPercent",
+					     "cpuEvictBESatisfactionLowerPercent",
+					     "cpuEvictBEUsageThresholdPercent",
+					     "cpuEvictTimeWindowSeconds"};
+const char *const tm_slo_cfg_field[TM_NR_SLO] = {"watermarks.cpu.suppress_pct",
+						 "watermarks.memory.evict_pct",
+						 "watermarks.memory.evict_lower_pct",
+						 "cpu_eviction.upper_pct",
+						 "cpu_eviction.lower_pct",
+						 "cpu_eviction.usage_gate_pct",
+						 "cpu_eviction.window_s"};
+
+int tm_slo_overlay_from_spec(json_t *spec, struct tm_slo_overlay *o, char *err, size_t errlen)
+{
+	json_t *r = spec ? json_object_get(spec, "resourceUsedThresholdWithBE") : NULL, *v;
+	struct tm_slo_overlay n = {};
+
+	if (r && !json_is_null(r) && !json_is_object(r)) {
+		snprintf(err, errlen, "NodeSLO resourceUsedThresholdWithBE: must be an object");
+		return -1;
+	}
+	v = r ? json_object_get(r, "enable") : NULL;
+	if (v && !json_is_boolean(v) && !json_is_null(v)) {
+		snprintf(err, errlen,
+			 "NodeSLO resourceUsedThresholdWithBE.enable: must be true or false");
+		return -1;
+	}
+	/* off: the strategy is not the cluster's to drive here; the file's values */
+	if (json_is_object(r) && !json_is_false(v)) {
+		for (int i = 0; i < TM_NR_SLO; i++) {
+			v = json_object_get(r, tm_slo_field[i]);
+			if (!v || json_is_null(v))
+				continue;
+			if (!json_is_integer(v)) {
+				snprintf(err, errlen,
+					 "NodeSLO resourceUsedThresholdWithBE.%s: must be an "
+					 "integer",
+					 tm_slo_field[i]);
+				return -1;
+			}
+			n.has[i] = true;
+			n.v[i] = json_integer_value(v);
+		}
+		/* Koordinator's default lower line: the threshold less 2 */
+		if (n.has[TM_SLO_MEM_EVICT] && !n.has[TM_SLO_MEM_EVICT_LOWER]) {
+			n.has[TM_SLO_MEM_EVICT_LOWER] = true;
+			n.v[TM_SLO_MEM_EVICT_LOWER] = n.v[TM_SLO_MEM_EVICT] - 2;
+		}
+	}
+	*o = n;
+	return 0;
+}
+
+/* Set "a.b.c" in @root to @v, making the objects on the way. */
+static int json_set_path(json_t *root, const char *path, int64_t v)
+{
+	char buf[128], *save = NULL, *tok, *next;
+	json_t *o = root;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	tok = strtok_r(buf, ".", &save);
+	while (tok) {
+		next = strtok_r(NULL, ".", &save);
+		if (!next)
+			return json_object_set_new(o, tok, json_integer(v));
+		json_t *c = json_object_get(o, tok);
+
+		if (!json_is_object(c)) {
+			c = json_object();
+			if (json_object_set_new(o, tok, c))
+				return -1;
+		}
+		o = c;
+		tok = next;
+	}
+	return -1;
+}
+
+int tm_config_load_overlay(const char *path, const struct tm_slo_overlay *o, struct tm_config *c,
+			   char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *root;
+	char *text, e2[512];
+	bool any = false;
+	int ret;
+
+	for (int i = 0; i < TM_NR_SLO; i++)
+		any |= o && o->has[i];
+	if (!any)
+		return tm_config_load(path, c, err, errlen);
+	/* the file first, alone: its own errors are its own (*c untouched) */
+	{
+		struct tm_config *alone = malloc(sizeof(*alone));
+
+		if (!alone) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		ret = tm_config_load(path, alone, err, errlen);
+		free(alone);
+		if (ret)
+			return -1;
+	}
+	root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (!root) {
+		snprintf(err, errlen, "%s: line %d: %s", path, je.line, je.text);
+		return -1;
+	}
+	for (int i = 0; i < TM_NR_SLO; i++)
+		if (o->has[i] && json_set_path(root, tm_slo_cfg_field[i], o->v[i])) {
+			snprintf(err, errlen, "out of memory");
+			json_decref(root);
+			return -1;
+		}
+	text = json_dumps(root, JSON_COMPACT);
+	json_decref(root);
+	if (!text) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	ret = tm_config_parse_node(text, c, NULL, e2, sizeof(e2));
+	free(text);
+	if (ret) {
+		/* an overlaid field's error names the NodeSLO's field too */
+		for (int i = 0; i < TM_NR_SLO; i++) {
+			size_t l = strlen(tm_slo_cfg_field[i]);
+
+			if (o->has[i] && !strncmp(e2, tm_slo_cfg_field[i], l) && e2[l] == ':') {
+				snprintf(err, errlen,
+					 "NodeSLO resourceUsedThresholdWithBE.%s (%s)%s",
+					 tm_slo_field[i], tm_slo_cfg_field[i], e2 + l);
+				return -1;
+			}
+		}
+		snprintf(err, errlen, "NodeSLO with the file: %s", e2);
+	}
 	return ret;
 }
 

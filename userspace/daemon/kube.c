@@ -16,12 +16,14 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "actuate.h"
+#include "config.h"
 #include "daemon.h"
 #include "httpc.h"
 #include "kube.h"
@@ -30,15 +32,22 @@
 #define TOKEN_MAX 16384
 
 /* What the counters are kept by: the call, and its outcome. */
-enum call { C_PODS, C_KUBELET_PODS, C_NM_GET, C_NM_CREATE, C_NM_STATUS, NR_CALLS };
-static const char *const call_name[NR_CALLS] = {"list_pods", "kubelet_pods", "get_nodemetric",
-						"create_nodemetric", "patch_nodemetric_status"};
+enum call { C_PODS, C_KUBELET_PODS, C_NM_GET, C_NM_CREATE, C_NM_STATUS, C_SLO_GET, NR_CALLS };
+static const char *const call_name[NR_CALLS] = {"list_pods",
+						"kubelet_pods",
+						"get_nodemetric",
+						"create_nodemetric",
+						"patch_nodemetric_status",
+						"get_nodeslo"};
 
 static struct {
 	pthread_mutex_t lock;
 	uint64_t ok[NR_CALLS], failed[NR_CALLS], retries[NR_CALLS];
 	uint64_t last_ok_s[NR_CALLS]; /* wall clock of the last success */
-} K = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	struct tm_slo_overlay slo;    /* the NodeSLO's values as last read */
+	bool slo_changed, slo_known;
+	char slo_state[512];
+} K = {.lock = PTHREAD_MUTEX_INITIALIZER, .slo_state = "not read (kubernetes.api is none)"};
 
 struct tm_kube {
 	struct tm_daemon *d;
@@ -47,7 +56,7 @@ struct tm_kube {
 	char server[256], token_file[256], ca_file[256], kubelet_url[256], pods[16];
 	char node[254];
 	uint32_t timeout_ms, retries, refresh_s;
-	bool api, update;
+	bool api, update, slo;
 	bool said_404; /* a missing NodeMetric said once */
 	bool nm_ok;    /* the NodeMetric exists (its status can be written) */
 };
@@ -344,6 +353,94 @@ static void write_status(struct tm_kube *k)
 	free(body);
 }
 
+bool tm_kube_slo_take(struct tm_slo_overlay *o)
+{
+	bool c;
+
+	pthread_mutex_lock(&K.lock);
+	c = K.slo_changed;
+	K.slo_changed = false;
+	*o = K.slo;
+	pthread_mutex_unlock(&K.lock);
+	return c;
+}
+
+void tm_kube_slo_current(struct tm_slo_overlay *o)
+{
+	pthread_mutex_lock(&K.lock);
+	*o = K.slo;
+	pthread_mutex_unlock(&K.lock);
+}
+
+void tm_kube_slo_said(const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&K.lock);
+	va_start(ap, fmt);
+	vsnprintf(K.slo_state, sizeof(K.slo_state), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&K.lock);
+}
+
+void tm_kube_slo_json(struct tm_buf *b)
+{
+	pthread_mutex_lock(&K.lock);
+	tm_bprintf(b, "\"nodeslo\":");
+	tm_bjson_str(b, K.slo_state);
+	tm_bprintf(b, ",");
+	pthread_mutex_unlock(&K.lock);
+}
+
+/* The node's NodeSLO: its resourceUsedThresholdWithBE values, handed to the
+ * main thread when they change (none: a 404, or the strategy off). A
+ * malformed one is refused whole; the values in effect stay. */
+static void read_nodeslo(struct tm_kube *k)
+{
+	char url[768], err[512], msg[256], *resp = NULL;
+	struct tm_slo_overlay o = {};
+	long status;
+	json_t *j;
+
+	snprintf(url, sizeof(url), "%s/apis/slo.koordinator.sh/v1alpha1/nodeslos/%s", k->server,
+		 k->node);
+	if (call(k, C_SLO_GET, "GET", url, NULL, NULL, &resp, &status, err, sizeof(err))) {
+		fprintf(stderr, "tidemarkd: NodeSLO %s: %s\n", k->node, err);
+		return; /* unreachable now: the values in effect stay */
+	}
+	if (status == 404) {
+		free(resp);
+		goto set; /* none for this node: the file's values */
+	}
+	if (status != 200) {
+		answer_msg(resp, msg, sizeof(msg));
+		fprintf(stderr, "tidemarkd: NodeSLO %s: HTTP %ld %s\n", k->node, status, msg);
+		free(resp);
+		return;
+	}
+	j = json_loads(resp, 0, NULL);
+	free(resp);
+	if (tm_slo_overlay_from_spec(json_object_get(j, "spec"), &o, err, sizeof(err))) {
+		json_decref(j);
+		pthread_mutex_lock(&K.lock);
+		if (strcmp(K.slo_state + (strncmp(K.slo_state, "refused: ", 9) ? 0 : 9), err))
+			fprintf(stderr, "tidemarkd: %s (the values in effect stay)\n", err);
+		snprintf(K.slo_state, sizeof(K.slo_state), "refused: %.400s", err);
+		pthread_mutex_unlock(&K.lock);
+		return;
+	}
+	json_decref(j);
+set:
+	pthread_mutex_lock(&K.lock);
+	/* the first answer is news too (it may be "none") */
+	if (!K.slo_known || memcmp(&o, &K.slo, sizeof(o))) {
+		K.slo = o;
+		K.slo_changed = true;
+		K.slo_known = true;
+	}
+	pthread_mutex_unlock(&K.lock);
+}
+
 /*
  * Pods and the NodeMetric's spec every pods_refresh_s (a changed collect
  * policy applies within that), the status every reportIntervalSeconds once
@@ -365,6 +462,8 @@ static void *kube_thread(void *arg)
 				refresh_pods(k);
 			if (k->api && k->update)
 				k->nm_ok = nodemetric_spec(k, base);
+			if (k->api && k->slo)
+				read_nodeslo(k);
 			next_refresh = tm_now_ms() + k->refresh_s * 1000ULL;
 		}
 		tm_nm_get_policy(&p);
@@ -400,6 +499,11 @@ struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
 	k->d = d;
 	k->api = strcmp(c->kube.api, "none");
 	k->update = c->kube.update_nodemetric;
+	k->slo = c->kube.nodeslo;
+	if (k->api && k->slo)
+		tm_kube_slo_said("not read yet");
+	else if (k->api)
+		tm_kube_slo_said("not read (kubernetes.nodeslo is false)");
 	k->timeout_ms = c->kube.timeout_ms;
 	k->retries = c->kube.retries;
 	k->refresh_s = c->kube.pods_refresh_s;

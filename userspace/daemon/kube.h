@@ -8,6 +8,7 @@
  */
 #ifndef __TM_KUBE_H
 #define __TM_KUBE_H
+#include <stdbool.h>
 #include "buf.h"
 
 struct tm_daemon;
@@ -20,4 +21,15 @@ void tm_kube_stop(struct tm_kube *k);
 
 /* The client's counters as /metrics text. */
 void tm_kube_prom(struct tm_buf *b);
+
+struct tm_slo_overlay;
+/* The NodeSLO's values when they changed since the last call (main thread:
+ * it applies them); false when unchanged. */
+bool tm_kube_slo_take(struct tm_slo_overlay *o);
+/* The NodeSLO's values as last read (a reload of the file keeps them). */
+void tm_kube_slo_current(struct tm_slo_overlay *o);
+/* What became of the NodeSLO, for /report ("applied: ...", "refused: ..."). */
+void tm_kube_slo_said(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same as a JSON string member of /report. */
+void tm_kube_slo_json(struct tm_buf *b);
 #endif

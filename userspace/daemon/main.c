@@ -88,6 +88,56 @@ static void run_due(struct tm_daemon *d, uint64_t now, uint64_t *due)
 	}
 }
 
+/*
+ * The file, with the NodeSLO's values over it, as the configuration in
+ * effect: every strategy configured again. Nothing changes when refused
+ * (counted in tidemark_config_rejects_total).
+ */
+static int apply_config(struct tm_daemon *d, const struct tm_slo_overlay *slo, char *err,
+			size_t errlen)
+{
+	struct tm_config nc;
+	bool moved;
+
+	if (tm_config_load_overlay(d->config_path, slo, &nc, err, errlen)) {
+		pthread_mutex_lock(&d->lock);
+		d->config_rejects++;
+		pthread_mutex_unlock(&d->lock);
+		return -1;
+	}
+	moved = strcmp(nc.report.listen_addr, d->cfg.report.listen_addr) ||
+		nc.report.listen_port != d->cfg.report.listen_port;
+	pthread_mutex_lock(&d->lock);
+	d->cfg = nc;
+	d->config_reloads++;
+	pthread_mutex_unlock(&d->lock);
+	if (moved)
+		fprintf(stderr, "tidemarkd: report.listen changes at restart only\n");
+	for (int i = 0; i < tm_nr_strategies; i++)
+		tm_strategies[i]->configure(d);
+	return 0;
+}
+
+/* What the NodeSLO set, in the log and /report. */
+static void slo_said(const struct tm_slo_overlay *o)
+{
+	char buf[400] = "";
+	size_t n = 0;
+
+	for (int i = 0; i < TM_NR_SLO && n < sizeof(buf); i++)
+		if (o->has[i])
+			n += snprintf(buf + n, sizeof(buf) - n, "%s%s=%lld", n ? ", " : "",
+				      tm_slo_cfg_field[i], (long long)o->v[i]);
+	if (n) {
+		fprintf(stderr, "tidemarkd: NodeSLO applied: %s\n", buf);
+		tm_kube_slo_said("applied: %s", buf);
+	} else {
+		fprintf(stderr, "tidemarkd: no NodeSLO values for this node: the file's apply\n");
+		tm_kube_slo_said("none for this node (none, or resourceUsedThresholdWithBE off): "
+				 "the file's values");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
@@ -101,6 +151,7 @@ int main(int argc, char **argv)
 	uint64_t next_sample = 0, now;
 	struct tm_http *http;
 	struct tm_kube *kube;
+	struct tm_slo_overlay slo = {};
 	int kube_failed;
 	bool check = false;
 	uint64_t due[TM_MAX_STRATEGIES] = {}, wait_ms, wd_ms = 0, wd_usec;
@@ -189,35 +240,30 @@ int main(int argc, char **argv)
 	sd_notifyf(0, "READY=1\nSTATUS=running, config %s", d.config_path);
 
 	while (!exit_req) {
+		if (tm_kube_slo_take(&slo)) {
+			/* the cluster's lines over the file's: refused whole if
+			 * any fails, with the NodeSLO's field named */
+			if (apply_config(&d, &slo, err, sizeof(err))) {
+				fprintf(stderr,
+					"tidemarkd: NodeSLO refused, keeping the configuration in "
+					"effect: %s\n",
+					err);
+				tm_kube_slo_said("refused: %.400s", err);
+			} else {
+				slo_said(&slo);
+			}
+		}
 		if (reload_req) {
-			struct tm_config nc;
-
 			reload_req = 0;
 			sd_notify(0, "RELOADING=1");
-			if (tm_config_load(d.config_path, &nc, err, sizeof(err))) {
+			tm_kube_slo_current(&slo);
+			if (apply_config(&d, &slo, err, sizeof(err)))
 				fprintf(stderr,
 					"tidemarkd: reload refused, keeping the last good "
 					"configuration: %s: %s\n",
 					d.config_path, err);
-				pthread_mutex_lock(&d.lock);
-				d.config_rejects++;
-				pthread_mutex_unlock(&d.lock);
-			} else {
-				bool moved =
-					strcmp(nc.report.listen_addr, d.cfg.report.listen_addr) ||
-					nc.report.listen_port != d.cfg.report.listen_port;
-
-				pthread_mutex_lock(&d.lock);
-				d.cfg = nc;
-				d.config_reloads++;
-				pthread_mutex_unlock(&d.lock);
-				if (moved)
-					fprintf(stderr, "tidemarkd: report.listen changes at "
-							"restart only\n");
-				for (int i = 0; i < tm_nr_strategies; i++)
-					tm_strategies[i]->configure(&d);
+			else
 				fprintf(stderr, "tidemarkd: configuration reloaded\n");
-			}
 			sd_notify(0, "READY=1");
 		}
 		if (wd_ms)

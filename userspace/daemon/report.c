@@ -842,11 +842,15 @@ char *tm_report_prometheus(struct tm_daemon *d)
 			   "tidemark_actions_total{strategy=\"%s\",action=\"%s\",dry_run=\"%s\"} "
 			   "%" PRIu64 "\n",
 			   a[i].strategy, a[i].action, a[i].dry_run ? "true" : "false", a[i].n);
-	tm_bprintf(&b, "# HELP tidemark_config_reloads_total Configurations accepted on SIGHUP.\n# "
-		       "TYPE tidemark_config_reloads_total counter\n");
+	tm_bprintf(&b,
+		   "# HELP tidemark_config_reloads_total Configurations accepted (SIGHUP, or the "
+		   "node's NodeSLO changed).\n# "
+		   "TYPE tidemark_config_reloads_total counter\n");
 	tm_bprintf(&b, "tidemark_config_reloads_total %" PRIu64 "\n", reloads);
-	tm_bprintf(&b, "# HELP tidemark_config_rejects_total Configurations refused on SIGHUP (the "
-		       "last good one stays).\n# TYPE tidemark_config_rejects_total counter\n");
+	tm_bprintf(
+		&b,
+		"# HELP tidemark_config_rejects_total Configurations refused (SIGHUP or NodeSLO; "
+		"the last good one stays).\n# TYPE tidemark_config_rejects_total counter\n");
 	tm_bprintf(&b, "tidemark_config_rejects_total %" PRIu64 "\n", rejects);
 	counter(&b, "tidemark_http_connections_cut_total",
 		"Report connections shut down for not sending a request within 2 s or not "
@@ -956,6 +960,7 @@ char *tm_report_json(struct tm_daemon *d)
 		   d->cfg.cpu.forbid_pct, d->cfg.cpu.suppress_pct, d->cfg.cpu.evict_lower_pct,
 		   d->cfg.cpu.evict_pct, d->cfg.cpu.evict_window_s, d->cfg.memory.forbid_pct,
 		   d->cfg.memory.evict_lower_pct, d->cfg.memory.evict_pct);
+	tm_kube_slo_json(&b);
 	for (int i = 0; i < tm_nr_strategies; i++)
 		if (tm_strategies[i]->report_json)
 			tm_strategies[i]->report_json(d, &b);
