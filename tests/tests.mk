@@ -7,7 +7,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 # own vfork in TEST_F trips); linked with the daemon's
 # configuration parser and actuators (which the path tests drive).
 UNIT_DAEMON := userspace/daemon/config.c userspace/daemon/actuate.c userspace/daemon/usage.c \
-	userspace/daemon/nodemetric.c
+	userspace/daemon/nodemetric.c userspace/daemon/kube.c
 
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard bpf/*.h userspace/*/*.h topology/*.h) $(UNIT_DAEMON) $(LIBTM) $(BUILD)/ksrc
 	@mkdir -p $(BUILD)/tests

@@ -16,7 +16,7 @@ bin=${TIDEMARK_BUILD:-build}/tidemarkd
 top=$PWD
 tmp=$(mktemp -d)
 d= api= fake=
-trap 'touch "$tmp/stop"; kill $d $api $fake 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'touch "$tmp/stop"; kill $d $api $fake 2>/dev/null; wait 2>/dev/null; [ -n "$KEEP" ] && cp -r "$tmp" /tmp/nmkeep; rm -rf "$tmp"' EXIT
 port=$(free_port 2) aport=$((port + 1))
 command -v openssl >/dev/null && python3 -c 'import jsonschema' 2>/dev/null ||
 	{ not_ok "openssl and python3-jsonschema are installed (tools/deps.sh)"; tap_done; }
@@ -44,7 +44,8 @@ refused "an unknown field named" '{"apii":"none"}' "kubernetes.apii: unknown fie
 	printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >ext &&
 	openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out srv.crt -days 2 \
 		-extfile ext) >/dev/null 2>&1 || { not_ok "test certificates made"; tap_done; }
-printf 'tok-%s\n' "$RANDOM$RANDOM" >"$tmp/token"
+token=tok-$RANDOM$RANDOM
+echo "$token" >"$tmp/token"
 
 # pods: uid, cgroup (both drivers), rate mCPU, memory.current
 cg=$tmp/cg
@@ -336,4 +337,66 @@ assert "kubernetes.pods is none" in doc["metadata"]["annotations"]["tidemark.io/
 assert "prodReclaimableMetric" not in doc["status"]
 PY
 grep -q "no Kubernetes API configured" "$tmp/d2.log" && ok "said once at start" || not_ok "said at start" "$(cat "$tmp/d2.log")"
+kill $d
+wait $d 2>/dev/null
+
+# evictions through the API: memory eviction with lines the host is always
+# above, so it evicts the biggest BE cgroup (batch/job-0, listed) through the
+# Eviction API and the unlisted one by cgroup.kill
+echo "$token" >"$tmp/token"
+rm -f "$tmp/nodeslo.json"
+evcfg() { # eviction_timeout_s
+	python3 - "$tmp/d.json" "$1" >"$tmp/d3.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["memory_eviction"] = {"enabled": True, "throttle_first": False, "poll_ms": 100, "cooldown_ms": 300}
+c["watermarks"] = {"memory": {"forbid_pct": 1, "evict_lower_pct": 2, "evict_pct": 3}}
+c["eviction"] = {"backoff_initial_s": 1, "backoff_max_s": 2}
+c["kubernetes"]["eviction_timeout_s"] = int(sys.argv[2])
+print(json.dumps(c))
+PY
+}
+evcfg 30
+echo '{"evict_pod":["429","429","429"]}' >"$tmp/plan.json" # one call: a try and its two retries
+"$bin" --config "$tmp/d3.json" --cgroup-root "$cg" --state-dir "$tmp/state3" >/dev/null 2>"$tmp/d3.log" &
+d=$!
+if wait_for 20 grep -qs "^batch/job-0$" "$tmp/api/evicted.log"; then
+	ok "the BE pod evicted through the Eviction API"
+else
+	not_ok "the BE pod evicted through the Eviction API" "$(grep -E "audit|evict" "$tmp/d3.log" | tail -5)"
+fi
+a1=$(grep "strategy=memevict action=kill" "$tmp/d3.log" | grep -m1 "cgroup=/$p3 ")
+grep -q "via=eviction-api" <<<"$a1" && ok "its kill audited via=eviction-api" || not_ok "audited via=eviction-api" "$a1"
+grep -q "action=eviction_refused .*pod=batch/job-0 .*status=429" "$tmp/d3.log" &&
+	wait_for 5 grep -q "action=evicted_api .*pod=batch/job-0 .*refusals=1" "$tmp/d3.log" &&
+	ok "a disruption budget's 429 asked again, then evicted" ||
+	not_ok "429 asked again, then evicted" "$(grep -E "evict" "$tmp/d3.log" | tail -4)"
+wait_for 5 grep -qs "^TidemarkEvicted batch/job-0 " "$tmp/api/events.log" &&
+	ok "an Event on the pod says it" || not_ok "an Event on the pod" "$(cat "$tmp/api/events.log" 2>&1)"
+if wait_for 10 grep -qs "strategy=memevict action=kill .*cgroup=/$p6 via=cgroup.kill" "$tmp/d3.log" &&
+	[ "$(cat "$cg/$p6/cgroup.kill" 2>/dev/null)" = 1 ]; then
+	ok "a pod not in the list killed by cgroup.kill"
+else
+	not_ok "a pod not in the list killed by cgroup.kill" "$(grep "$u6\|${u6//-/_}" "$tmp/d3.log" | tail -3)"
+fi
+[ ! -e "$cg/$p3/cgroup.kill" ] && ok "the API-evicted pod's cgroup not killed" ||
+	not_ok "the API-evicted pod's cgroup not killed"
+kill $d
+wait $d 2>/dev/null
+# refused past eviction_timeout_s: the fallback kills it, an Event says so
+evcfg 2
+python3 -c 'import json; print(json.dumps({"evict_pod": ["429"] * 50}))' >"$tmp/plan.json"
+rm -f "$cg/$p3/cgroup.kill" "$cg/$p6/cgroup.kill"
+"$bin" --config "$tmp/d3.json" --cgroup-root "$cg" --state-dir "$tmp/state4" >/dev/null 2>"$tmp/d4.log" &
+d=$!
+if wait_for 20 grep -qs "action=kill_fallback .*cgroup=/$p3 " "$tmp/d4.log" &&
+	[ "$(cat "$cg/$p3/cgroup.kill" 2>/dev/null)" = 1 ]; then
+	ok "refused for eviction_timeout_s: killed by the fallback"
+else
+	not_ok "refused past the time-out: the fallback kills" "$(grep -E "evict|kill" "$tmp/d4.log" | tail -5)"
+fi
+grep -q "action=eviction_failed .*pod=batch/job-0 .*fallback=kill" "$tmp/d4.log" &&
+	ok "the failure audited with its reason" || not_ok "the failure audited" "$(grep eviction_failed "$tmp/d4.log")"
+wait_for 5 grep -qs "^TidemarkKilled batch/job-0 " "$tmp/api/events.log" &&
+	ok "an Event says it was killed instead" || not_ok "an Event says it was killed" "$(cat "$tmp/api/events.log")"
 tap_done

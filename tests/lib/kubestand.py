@@ -9,6 +9,10 @@ It answers the documented paths:
   PATCH /apis/slo.koordinator.sh/v1alpha1/nodemetrics/NODE/status
   GET   /apis/slo.koordinator.sh/v1alpha1/nodeslos/NODE   (the NodeSLO file,
         re-read on every request; 404 while it does not exist)
+  POST  /api/v1/namespaces/NS/pods/NAME/eviction           (a policy/v1
+        Eviction for a pod of the list: DIR/evicted.log)
+  POST  /api/v1/namespaces/NS/events                       (a core/v1 Event
+        on a pod: DIR/events.log)
 and checks what a real one would: the bearer token (401), the field
 selector, JSON bodies, the merge-patch content type on PATCH (415), and each
 NodeMetric written against the project's schema (422 with the first error).
@@ -101,6 +105,15 @@ def main():
                 return "get_nodemetric", q
             if self.command == "GET" and u.path == SLO + "/" + a.node:
                 return "get_nodeslo", q
+            p = u.path.split("/")
+            if self.command == "POST" and len(p) == 8 and p[1:4] == ["api", "v1", "namespaces"] \
+                    and p[5] == "pods" and p[7] == "eviction":
+                q["_ns"], q["_name"] = p[4], p[6]
+                return "evict_pod", q
+            if self.command == "POST" and len(p) == 6 and p[1:4] == ["api", "v1", "namespaces"] \
+                    and p[5] == "events":
+                q["_ns"] = p[4]
+                return "create_event", q
             if self.command == "POST" and u.path == NM:
                 return "create_nodemetric", q
             if self.command == "PATCH" and u.path == NM + "/" + a.node + "/status":
@@ -147,6 +160,35 @@ def main():
                 doc = json.loads(data)
             except ValueError as e:
                 return self.reply(call, 400, self.status_obj(400, "BadRequest", str(e)))
+            if call in ("evict_pod", "create_event") and \
+                    self.headers.get("Content-Type") != "application/json":
+                return self.reply(call, 415, self.status_obj(415, "UnsupportedMediaType", "ct"))
+            if call == "evict_pod":
+                md = doc.get("metadata", {})
+                pods = {(i["metadata"]["namespace"], i["metadata"]["name"])
+                        for i in json.load(open(a.pods))["items"]}
+                if doc.get("apiVersion") != "policy/v1" or doc.get("kind") != "Eviction" or \
+                        (md.get("namespace"), md.get("name")) != (q["_ns"], q["_name"]):
+                    return self.reply(call, 422, self.status_obj(422, "Invalid", "eviction body"))
+                if (q["_ns"], q["_name"]) not in pods:
+                    return self.reply(call, 404, self.status_obj(404, "NotFound", "pods"))
+                with lock, open(os.path.join(a.dir, "evicted.log"), "a") as f:
+                    f.write("%s/%s\n" % (q["_ns"], q["_name"]))
+                return self.reply(call, 201, {"kind": "Status", "apiVersion": "v1",
+                                              "status": "Success", "code": 201})
+            if call == "create_event":
+                io = doc.get("involvedObject", {})
+                ok = (doc.get("apiVersion") == "v1" and doc.get("kind") == "Event" and
+                      doc.get("metadata", {}).get("namespace") == q["_ns"] and
+                      io.get("kind") == "Pod" and io.get("namespace") == q["_ns"] and
+                      io.get("name") and io.get("uid") and doc.get("reason") and
+                      doc.get("type") in ("Normal", "Warning") and doc.get("message") and
+                      doc.get("source", {}).get("component") == "tidemarkd")
+                if not ok:
+                    return self.reply(call, 422, self.status_obj(422, "Invalid", "event body"))
+                with lock, open(os.path.join(a.dir, "events.log"), "a") as f:
+                    f.write("%s %s/%s %s\n" % (doc["reason"], q["_ns"], io["name"], doc["message"]))
+                return self.reply(call, 201, doc)
             if call == "create_nodemetric":
                 if self.headers.get("Content-Type") != "application/json":
                     return self.reply(call, 415, self.status_obj(415, "UnsupportedMediaType", "ct"))

@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "actuate.h"
+#include "kube.h"
 #include "evict.h"
 #include "rules.h"
 #include "tmlib.h"
@@ -42,14 +43,18 @@ bool tm_audit(struct tm_daemon *d, const char *strategy, const char *action, boo
 	va_list ap;
 	int i;
 
+	char line[2048];
+	int n;
+
 	clock_gettime(CLOCK_REALTIME, &ts);
-	fprintf(stderr, "audit ts=%lld.%03ld strategy=%s action=%s dry_run=%s ",
-		(long long)ts.tv_sec, ts.tv_nsec / 1000000, strategy, action,
-		dry_run ? "true" : "false");
+	n = snprintf(line, sizeof(line), "audit ts=%lld.%03ld strategy=%s action=%s dry_run=%s ",
+		     (long long)ts.tv_sec, ts.tv_nsec / 1000000, strategy, action,
+		     dry_run ? "true" : "false");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	/* one write per line: the cluster thread audits too */
+	fprintf(stderr, "%s\n", line);
 	pthread_mutex_lock(&d->lock);
 	for (i = 0; i < d->nr_actions; i++)
 		if (!strcmp(d->actions[i].strategy, strategy) &&
@@ -338,6 +343,8 @@ bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, con
 	char details[1500], key[TM_CFG_PATH_MAX] = "";
 	uint64_t now = tm_now_ms();
 	struct evict_rec *r;
+	bool via_api;
+	int via;
 	va_list ap;
 
 	if (tm_protected(d, rel)) {
@@ -369,9 +376,28 @@ bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, con
 	va_start(ap, fmt);
 	vsnprintf(details, sizeof(details), fmt, ap);
 	va_end(ap);
-	if (!tm_audit(d, strategy, action, dry_run, "cgroup=%s %s", rel, details))
+	/* a pod the cluster names is evicted through the API (kubelet would
+	 * restart a killed one in place); capped meanwhile, so it frees the
+	 * CPU at once, and its memory.high already throttles it */
+	via = key[0] ? tm_kube_evict_ready(rel) : TM_EVICT_KILL;
+	if (via == TM_EVICT_WAIT) {
+		/* a pod killed in place comes back: capped until it has a name */
+		if (cfg->eviction.backoff_cap_mcpu && !dry_run)
+			tm_be_cap(d, rel, cfg->eviction.backoff_cap_mcpu);
+		tm_audit(d, strategy, "wait_pod_list", dry_run,
+			 "cgroup=%s wanted=%s why=\"eviction through the API: no pod list yet\"",
+			 rel, action);
 		return false;
-	if (tm_cg_write(d, rel, "cgroup.kill", "1")) {
+	}
+	via_api = via == TM_EVICT_API;
+	if (!tm_audit(d, strategy, action, dry_run, "cgroup=%s via=%s %s", rel,
+		      via_api ? "eviction-api" : "cgroup.kill", details))
+		return false;
+	if (via_api) {
+		if (cfg->eviction.backoff_cap_mcpu)
+			tm_be_cap(d, rel, cfg->eviction.backoff_cap_mcpu);
+		tm_kube_evict(rel, strategy, action);
+	} else if (tm_cg_write(d, rel, "cgroup.kill", "1")) {
 		fprintf(stderr, "tidemarkd: %s: cannot kill %s: %s\n", strategy, rel,
 			strerror(errno));
 		return false;
@@ -394,7 +420,19 @@ bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, con
 
 void tm_evict_round(struct tm_daemon *d, uint64_t now)
 {
+	char rel[TM_CFG_PATH_MAX], strategy[32], why[256];
 	int k = 0;
+
+	/* pods the API did not evict in time, whose fallback is a kill */
+	while (tm_kube_evict_fallback(rel, sizeof(rel), strategy, sizeof(strategy), why,
+				      sizeof(why))) {
+		if (tm_protected(d, rel))
+			continue;
+		tm_audit(d, "evictor", "kill_fallback", false, "cgroup=%s for=%s why=\"%s\"", rel,
+			 strategy, why);
+		if (tm_cg_write(d, rel, "cgroup.kill", "1") && errno != ENOENT)
+			fprintf(stderr, "tidemarkd: cannot kill %s: %s\n", rel, strerror(errno));
+	}
 
 	for (int i = 0; i < nr_recs; i++) {
 		struct evict_rec *r = &recs[i];

@@ -80,6 +80,9 @@ void tm_config_defaults(struct tm_config *c)
 	c->kube.retries = 3;
 	c->kube.update_nodemetric = true;
 	c->kube.nodeslo = true;
+	c->kube.evict_via_api = true;
+	c->kube.eviction_timeout_s = 60;
+	snprintf(c->kube.eviction_fallback, sizeof(c->kube.eviction_fallback), "kill");
 }
 
 struct ctx {
@@ -461,6 +464,14 @@ static void kubernetes(struct ctx *x, json_t *o, struct tm_config *c)
 	bool_field(x, o, "update_nodemetric", "kubernetes.update_nodemetric",
 		   &c->kube.update_nodemetric);
 	bool_field(x, o, "nodeslo", "kubernetes.nodeslo", &c->kube.nodeslo);
+	bool_field(x, o, "evict_via_api", "kubernetes.evict_via_api", &c->kube.evict_via_api);
+	u32_field(x, o, "eviction_timeout_s", "kubernetes.eviction_timeout_s", 1, 3600,
+		  &c->kube.eviction_timeout_s);
+	str_field(x, o, "eviction_fallback", "kubernetes.eviction_fallback",
+		  c->kube.eviction_fallback, sizeof(c->kube.eviction_fallback));
+	if (strcmp(c->kube.eviction_fallback, "kill") && strcmp(c->kube.eviction_fallback, "none"))
+		fail(x, "kubernetes.eviction_fallback", "'%s' must be kill or none",
+		     c->kube.eviction_fallback);
 }
 
 static void check_order(struct ctx *x, const struct tm_config *c)
@@ -498,10 +509,22 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 					  "eviction",	     "fallback",     "cgroups",
 					  "report",	     "kubernetes",   NULL};
 	static const char *const wm[] = {"cpu", "memory", NULL};
-	static const char *const kube[] = {"api",	  "node_name",	       "server",
-					   "token_file",  "ca_file",	       "pods",
-					   "kubelet_url", "pods_refresh_s",    "timeout_ms",
-					   "retries",	  "update_nodemetric", NULL};
+	static const char *const kube[] = {"api",
+					   "node_name",
+					   "server",
+					   "token_file",
+					   "ca_file",
+					   "pods",
+					   "kubelet_url",
+					   "pods_refresh_s",
+					   "timeout_ms",
+					   "retries",
+					   "update_nodemetric",
+					   "nodeslo",
+					   "evict_via_api",
+					   "eviction_timeout_s",
+					   "eviction_fallback",
+					   NULL};
 	static const char *const wcpu[] = {"forbid_pct", "suppress_pct",   "evict_lower_pct",
 					   "evict_pct",	 "evict_window_s", NULL};
 	static const char *const wmem[] = {"forbid_pct", "evict_lower_pct", "evict_pct", NULL};

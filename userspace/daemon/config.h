@@ -124,7 +124,10 @@ struct tm_config {
 		uint32_t timeout_ms; /* one request, connecting included */
 		uint32_t retries;    /* after a failed request, with back-off */
 		bool update_nodemetric;
-		bool nodeslo; /* the NodeSLO's resourceUsedThresholdWithBE drives the lines */
+		bool nodeslo;	    /* the NodeSLO's resourceUsedThresholdWithBE drives the lines */
+		bool evict_via_api; /* a pod is evicted through policy/v1 Eviction */
+		uint32_t eviction_timeout_s; /* refused (PDB) this long: the fallback */
+		char eviction_fallback[8];   /* "kill" (cgroup.kill) or "none" */
 	} kube;
 };
 

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "actuate.h"
@@ -28,17 +29,42 @@
 #include "httpc.h"
 #include "kube.h"
 #include "nodemetric.h"
+#include "rules.h"
 
 #define TOKEN_MAX 16384
 
 /* What the counters are kept by: the call, and its outcome. */
-enum call { C_PODS, C_KUBELET_PODS, C_NM_GET, C_NM_CREATE, C_NM_STATUS, C_SLO_GET, NR_CALLS };
+enum call {
+	C_PODS,
+	C_KUBELET_PODS,
+	C_NM_GET,
+	C_NM_CREATE,
+	C_NM_STATUS,
+	C_SLO_GET,
+	C_EVICT,
+	C_EVENT,
+	NR_CALLS
+};
 static const char *const call_name[NR_CALLS] = {"list_pods",
 						"kubelet_pods",
 						"get_nodemetric",
 						"create_nodemetric",
 						"patch_nodemetric_status",
-						"get_nodeslo"};
+						"get_nodeslo",
+						"evict_pod",
+						"create_event"};
+
+/* One pod the API is asked to evict. */
+#define EVICT_Q 64
+struct evq {
+	char uid[40], ns[64], name[254];
+	char rel[TM_CFG_PATH_MAX];
+	char strategy[32], action[32];
+	uint64_t first_ms, next_ms;
+	unsigned int refusals;
+	bool fallback; /* done with the API: the main thread kills it */
+	char why[256];
+};
 
 static struct {
 	pthread_mutex_t lock;
@@ -47,6 +73,13 @@ static struct {
 	struct tm_slo_overlay slo;    /* the NodeSLO's values as last read */
 	bool slo_changed, slo_known;
 	char slo_state[512];
+	/* evictions: queued by the main thread, worked by the cluster thread */
+	struct evq q[EVICT_Q];
+	int nq;
+	bool evict_on; /* an API and kubernetes.evict_via_api */
+	uint64_t started_ms;
+	uint32_t evict_timeout_s;
+	bool fallback_kill;
 } K = {.lock = PTHREAD_MUTEX_INITIALIZER, .slo_state = "not read (kubernetes.api is none)"};
 
 struct tm_kube {
@@ -441,6 +474,221 @@ set:
 	pthread_mutex_unlock(&K.lock);
 }
 
+int tm_kube_evict_ready(const char *rel)
+{
+	char uid[40], ns[64], name[254];
+	uint64_t since;
+	bool on;
+
+	pthread_mutex_lock(&K.lock);
+	on = K.evict_on;
+	since = K.started_ms;
+	pthread_mutex_unlock(&K.lock);
+	if (!on || tm_pod_uid(rel, uid, sizeof(uid)) != 1)
+		return TM_EVICT_KILL;
+	if (tm_nm_pod_name(uid, ns, sizeof(ns), name, sizeof(name)))
+		return TM_EVICT_API;
+	/* not yet named: wait for the first list, not longer than 30 s */
+	return !tm_nm_pods_listed() && tm_now_ms() - since < 30000 ? TM_EVICT_WAIT : TM_EVICT_KILL;
+}
+
+void tm_kube_evict(const char *rel, const char *strategy, const char *action)
+{
+	struct evq e = {};
+	bool full = false;
+
+	if (tm_pod_uid(rel, e.uid, sizeof(e.uid)) != 1 ||
+	    !tm_nm_pod_name(e.uid, e.ns, sizeof(e.ns), e.name, sizeof(e.name)))
+		return;
+	snprintf(e.rel, sizeof(e.rel), "%s", rel);
+	snprintf(e.strategy, sizeof(e.strategy), "%s", strategy);
+	snprintf(e.action, sizeof(e.action), "%s", action);
+	e.first_ms = e.next_ms = tm_now_ms();
+	pthread_mutex_lock(&K.lock);
+	for (int i = 0; i < K.nq; i++)
+		if (!strcmp(K.q[i].uid, e.uid))
+			goto out; /* already on its way */
+	if (K.nq < EVICT_Q)
+		K.q[K.nq++] = e;
+	else
+		full = true;
+out:
+	pthread_mutex_unlock(&K.lock);
+	if (full) /* never silent: the cgroup is capped, the next round asks again */
+		fprintf(stderr, "tidemarkd: eviction queue full (%d): %s/%s not queued\n", EVICT_Q,
+			e.ns, e.name);
+}
+
+bool tm_kube_evict_fallback(char *rel, size_t rlen, char *strategy, size_t slen, char *why,
+			    size_t wlen)
+{
+	bool got = false;
+
+	pthread_mutex_lock(&K.lock);
+	for (int i = 0; i < K.nq && !got; i++) {
+		if (!K.q[i].fallback)
+			continue;
+		snprintf(rel, rlen, "%s", K.q[i].rel);
+		snprintf(strategy, slen, "%s", K.q[i].strategy);
+		snprintf(why, wlen, "%s", K.q[i].why);
+		K.q[i] = K.q[--K.nq];
+		got = true;
+	}
+	pthread_mutex_unlock(&K.lock);
+	return got;
+}
+
+static void iso_now(char *out, size_t len)
+{
+	struct timespec ts;
+	struct tm tmv;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tmv);
+	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+}
+
+/* A core/v1 Event on the pod: what tidemark did to it and why. */
+static void pod_event(struct tm_kube *k, const struct evq *e, const char *type, const char *reason,
+		      const char *msg)
+{
+	char url[512], err[512], now[32], *resp = NULL, *body;
+	long status;
+	json_t *j;
+
+	iso_now(now, sizeof(now));
+	j = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s,s:s},"
+		      "s:s,s:s,s:i,s:s,s:s}",
+		      "apiVersion", "v1", "kind", "Event", "metadata", "generateName", "tidemark-",
+		      "namespace", e->ns, "involvedObject", "apiVersion", "v1", "kind", "Pod",
+		      "name", e->name, "namespace", e->ns, "uid", e->uid, "reason", reason,
+		      "message", msg, "type", type, "source", "component", "tidemarkd", "host",
+		      k->node, "firstTimestamp", now, "lastTimestamp", now, "count", 1,
+		      "reportingComponent", "tidemarkd", "reportingInstance", k->node);
+	body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!body)
+		return;
+	snprintf(url, sizeof(url), "%s/api/v1/namespaces/%s/events", k->server, e->ns);
+	if (call(k, C_EVENT, "POST", url, "application/json", body, &resp, &status, err,
+		 sizeof(err)))
+		fprintf(stderr, "tidemarkd: event on %s/%s: %s\n", e->ns, e->name, err);
+	else if (status / 100 != 2)
+		fprintf(stderr, "tidemarkd: event on %s/%s: HTTP %ld\n", e->ns, e->name, status);
+	free(resp);
+	free(body);
+}
+
+/* Work the queue: each due pod's Eviction; what ended leaves the queue or
+ * waits for the main thread's fallback kill. */
+static void evictions(struct tm_kube *k)
+{
+	for (;;) {
+		char url[768], err[512], msg[512], *resp = NULL, *body;
+		struct evq e;
+		uint64_t now = tm_now_ms();
+		long status = 0;
+		int i, rc;
+		json_t *j;
+
+		pthread_mutex_lock(&K.lock);
+		for (i = 0; i < K.nq; i++)
+			if (!K.q[i].fallback && now >= K.q[i].next_ms)
+				break;
+		if (i == K.nq) {
+			pthread_mutex_unlock(&K.lock);
+			return;
+		}
+		e = K.q[i];
+		pthread_mutex_unlock(&K.lock);
+
+		j = json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "policy/v1", "kind",
+			      "Eviction", "metadata", "name", e.name, "namespace", e.ns);
+		body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+		json_decref(j);
+		if (!body)
+			return;
+		snprintf(url, sizeof(url), "%s/api/v1/namespaces/%s/pods/%s/eviction", k->server,
+			 e.ns, e.name);
+		rc = call(k, C_EVICT, "POST", url, "application/json", body, &resp, &status, err,
+			  sizeof(err));
+		free(body);
+		if (!rc && (status == 200 || status == 201 || status == 404)) {
+			snprintf(msg, sizeof(msg), "%s",
+				 status == 404 ? "gone already" : "evicted");
+			tm_audit(k->d, "evictor", "evicted_api", false,
+				 "cgroup=%s pod=%s/%s for=%s result=\"%s\" refusals=%u", e.rel,
+				 e.ns, e.name, e.strategy, msg, e.refusals);
+			if (status != 404) {
+				snprintf(
+					msg, sizeof(msg),
+					"tidemark %s (%s) on node %s: evicted through the Eviction "
+					"API",
+					e.strategy, e.action, k->node);
+				pod_event(k, &e, "Warning", "TidemarkEvicted", msg);
+			}
+			pthread_mutex_lock(&K.lock);
+			for (i = 0; i < K.nq; i++)
+				if (!strcmp(K.q[i].uid, e.uid))
+					K.q[i] = K.q[--K.nq];
+			pthread_mutex_unlock(&K.lock);
+		} else if (!rc && status == 429 &&
+			   now - e.first_ms < (uint64_t)K.evict_timeout_s * 1000) {
+			/* a PodDisruptionBudget says not now: asked again later */
+			pthread_mutex_lock(&K.lock);
+			for (i = 0; i < K.nq; i++)
+				if (!strcmp(K.q[i].uid, e.uid)) {
+					K.q[i].refusals++;
+					K.q[i].next_ms = now + 5000;
+				}
+			pthread_mutex_unlock(&K.lock);
+			if (!e.refusals)
+				tm_audit(k->d, "evictor", "eviction_refused", false,
+					 "cgroup=%s pod=%s/%s for=%s status=429 retry_for_s=%u",
+					 e.rel, e.ns, e.name, e.strategy, K.evict_timeout_s);
+		} else {
+			if (rc)
+				snprintf(msg, sizeof(msg), "%.400s", err);
+			else if (status == 429)
+				snprintf(msg, sizeof(msg),
+					 "refused (429, a disruption budget) for %u s",
+					 K.evict_timeout_s);
+			else {
+				char m[256];
+
+				answer_msg(resp, m, sizeof(m));
+				snprintf(msg, sizeof(msg), "HTTP %ld %s", status, m);
+			}
+			tm_audit(k->d, "evictor", "eviction_failed", false,
+				 "cgroup=%s pod=%s/%s for=%s why=\"%s\" fallback=%s", e.rel, e.ns,
+				 e.name, e.strategy, msg, K.fallback_kill ? "kill" : "none");
+			pthread_mutex_lock(&K.lock);
+			for (i = 0; i < K.nq; i++)
+				if (!strcmp(K.q[i].uid, e.uid)) {
+					if (K.fallback_kill) {
+						K.q[i].fallback = true;
+						snprintf(K.q[i].why, sizeof(K.q[i].why), "%.200s",
+							 msg);
+					} else {
+						K.q[i] = K.q[--K.nq];
+					}
+				}
+			pthread_mutex_unlock(&K.lock);
+			if (K.fallback_kill) {
+				char m2[1024];
+
+				snprintf(m2, sizeof(m2),
+					 "tidemark %s (%s) on node %s: the Eviction API did not "
+					 "evict "
+					 "it (%.200s): its containers are killed",
+					 e.strategy, e.action, k->node, msg);
+				pod_event(k, &e, "Warning", "TidemarkKilled", m2);
+			}
+		}
+		free(resp);
+	}
+}
+
 /*
  * Pods and the NodeMetric's spec every pods_refresh_s (a changed collect
  * policy applies within that), the status every reportIntervalSeconds once
@@ -466,6 +714,8 @@ static void *kube_thread(void *arg)
 				read_nodeslo(k);
 			next_refresh = tm_now_ms() + k->refresh_s * 1000ULL;
 		}
+		if (k->api)
+			evictions(k);
 		tm_nm_get_policy(&p);
 		/* from the last write: a shorter interval in the spec applies now */
 		if (k->api && k->update && k->nm_ok &&
@@ -500,6 +750,12 @@ struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
 	k->api = strcmp(c->kube.api, "none");
 	k->update = c->kube.update_nodemetric;
 	k->slo = c->kube.nodeslo;
+	pthread_mutex_lock(&K.lock);
+	K.evict_on = k->api && c->kube.evict_via_api;
+	K.started_ms = tm_now_ms();
+	K.evict_timeout_s = c->kube.eviction_timeout_s;
+	K.fallback_kill = !strcmp(c->kube.eviction_fallback, "kill");
+	pthread_mutex_unlock(&K.lock);
 	if (k->api && k->slo)
 		tm_kube_slo_said("not read yet");
 	else if (k->api)
@@ -551,6 +807,9 @@ void tm_kube_stop(struct tm_kube *k)
 {
 	if (!k)
 		return;
+	pthread_mutex_lock(&K.lock);
+	K.evict_on = false; /* strategies' stops kill, not queue */
+	pthread_mutex_unlock(&K.lock);
 	k->stop = true;
 	pthread_join(k->th, NULL);
 	free(k);

@@ -9,6 +9,7 @@
 #ifndef __TM_KUBE_H
 #define __TM_KUBE_H
 #include <stdbool.h>
+#include <stddef.h>
 #include "buf.h"
 
 struct tm_daemon;
@@ -21,6 +22,23 @@ void tm_kube_stop(struct tm_kube *k);
 
 /* The client's counters as /metrics text. */
 void tm_kube_prom(struct tm_buf *b);
+
+/*
+ * Eviction through the API (policy/v1 Eviction, an Event on the pod):
+ * ready when an API is configured with kubernetes.evict_via_api and the pod
+ * of cgroup @rel is in the pod list; then tm_kube_evict queues it for the
+ * cluster thread (a pod already queued is not queued twice). A PDB refusal
+ * (429) is tried again until kubernetes.eviction_timeout_s, any other
+ * failure ends it at once; then, with eviction_fallback "kill", the cgroup
+ * comes back through tm_kube_evict_fallback (main thread) to be killed.
+ */
+enum { TM_EVICT_KILL, TM_EVICT_API, TM_EVICT_WAIT };
+/* TM_EVICT_WAIT: API eviction is on but no pod list came yet (the first
+ * 30 s after start): the caller waits rather than kill a pod in place. */
+int tm_kube_evict_ready(const char *rel);
+void tm_kube_evict(const char *rel, const char *strategy, const char *action);
+bool tm_kube_evict_fallback(char *rel, size_t rlen, char *strategy, size_t slen, char *why,
+			    size_t wlen);
 
 struct tm_slo_overlay;
 /* The NodeSLO's values when they changed since the last call (main thread:

@@ -401,6 +401,34 @@ void tm_nm_get_policy(struct tm_nm_policy *p)
 	pthread_mutex_unlock(&N.lock);
 }
 
+static const struct tm_pod *pod_of(const char *uid);
+
+bool tm_nm_pods_listed(void)
+{
+	bool l;
+
+	pthread_mutex_lock(&N.lock);
+	l = N.source[0] != 0;
+	pthread_mutex_unlock(&N.lock);
+	return l;
+}
+
+bool tm_nm_pod_name(const char *uid, char *ns, size_t nslen, char *name, size_t namelen)
+{
+	const struct tm_pod *p;
+	bool ok = false;
+
+	pthread_mutex_lock(&N.lock);
+	p = pod_of(uid);
+	if (p) {
+		snprintf(ns, nslen, "%s", p->ns);
+		snprintf(name, namelen, "%s", p->name);
+		ok = true;
+	}
+	pthread_mutex_unlock(&N.lock);
+	return ok;
+}
+
 /* MemTotal - MemAvailable, - MemFree, and the first plus Active(file). */
 static int node_mem(uint64_t m[3])
 {

@@ -72,6 +72,12 @@ void tm_nm_sample(struct tm_daemon *d, uint64_t now_us, double node_mcpu);
  * table is taken over. @why: why there is none (NULL when listed). */
 void tm_nm_set_pods(struct tm_pod *pods, int n, const char *source, const char *why);
 
+/* A pod list arrived since start. */
+bool tm_nm_pods_listed(void);
+
+/* The namespace and name of pod @uid in the last list; false when unknown. */
+bool tm_nm_pod_name(const char *uid, char *ns, size_t nslen, char *name, size_t namelen);
+
 /* The collect policy NodeMetric's spec asks for (kube.c). */
 void tm_nm_set_policy(const struct tm_nm_policy *p);
 void tm_nm_get_policy(struct tm_nm_policy *p);
