@@ -36,6 +36,8 @@ refused "a server over http refused" '{"api":"in-cluster","server":"http://10.0.
 refused "pods from the API without one refused" '{"pods":"api"}' "kubernetes.pods: 'api' needs kubernetes.api"
 refused "a node name with capitals refused" '{"node_name":"Node_A"}' "kubernetes.node_name: 'Node_A' is not a node name"
 refused "an unknown field named" '{"apii":"none"}' "kubernetes.apii: unknown field"
+refused "an unknown eviction fallback refused" '{"eviction_fallback":"drain"}' "kubernetes.eviction_fallback: 'drain' must be kill or none"
+refused "a taint key with a space refused" '{"taint_key":"tidemark.io/be forbidden"}' "kubernetes.taint_key: 'tidemark.io/be forbidden' is not a taint key"
 
 # a CA and a server certificate for 127.0.0.1
 (cd "$tmp" &&
@@ -129,7 +131,7 @@ cat >"$tmp/d.json" <<JSON
  "report":{"listen":"127.0.0.1:$port","sample_s":1},
  "kubernetes":{"api":"in-cluster","node_name":"node-a","server":"https://127.0.0.1:$aport",
   "token_file":"$tmp/token","ca_file":"$tmp/ca.crt","pods_refresh_s":1,"timeout_ms":1000,
-  "retries":2}}
+  "retries":2,"taint_key":""}}
 JSON
 "$bin" --config "$tmp/d.json" --cgroup-root "$cg" --state-dir "$tmp/state" >/dev/null 2>"$tmp/d.log" &
 d=$!
@@ -353,6 +355,9 @@ c["memory_eviction"] = {"enabled": True, "throttle_first": False, "poll_ms": 100
 c["watermarks"] = {"memory": {"forbid_pct": 1, "evict_lower_pct": 2, "evict_pct": 3}}
 c["eviction"] = {"backoff_initial_s": 1, "backoff_max_s": 2}
 c["kubernetes"]["eviction_timeout_s"] = int(sys.argv[2])
+c["kubernetes"]["taint_key"] = "tidemark.io/be-forbidden"
+c["kubernetes"]["taint_after_s"] = 1
+c["kubernetes"]["untaint_after_s"] = 1
 print(json.dumps(c))
 PY
 }
@@ -381,6 +386,32 @@ else
 fi
 [ ! -e "$cg/$p3/cgroup.kill" ] && ok "the API-evicted pod's cgroup not killed" ||
 	not_ok "the API-evicted pod's cgroup not killed"
+# above the memory forbid line (1%): the node tainted, another's taint kept;
+# below every line after a reload: untainted
+if wait_for 10 grep -qsx "other.example/keep:NoExecute tidemark.io/be-forbidden:NoSchedule" "$tmp/api/taints.log" &&
+	grep -q "strategy=cluster action=taint .*taint=tidemark.io/be-forbidden:NoSchedule" "$tmp/d3.log"; then
+	ok "above a forbid line: NoSchedule taint added, the node's other taint kept"
+else
+	not_ok "above a forbid line: tainted" "$(cat "$tmp/api/taints.log" 2>&1)" "$(grep -i taint "$tmp/d3.log")"
+fi
+python3 - "$tmp/d3.json" <<'PY' >"$tmp/d3b.json"
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["memory_eviction"]["enabled"] = False
+# below both lines unless the host's CPUs are all busy
+c["watermarks"] = {"cpu": {"forbid_pct": 99, "suppress_pct": 99, "evict_pct": 100},
+                   "memory": {"forbid_pct": 95, "evict_lower_pct": 96, "evict_pct": 97}}
+print(json.dumps(c))
+PY
+cp "$tmp/d3b.json" "$tmp/d3.json"
+kill -HUP $d
+untainted() { [ "$(tail -1 "$tmp/api/taints.log")" = "other.example/keep:NoExecute" ]; }
+if wait_for 10 untainted && wait_for 2 grep -q "strategy=cluster action=untaint" "$tmp/d3.log"; then
+	ok "below every forbid line: the taint removed, the other kept"
+else
+	not_ok "below every forbid line: untainted" "$(cat "$tmp/api/taints.log")" "$(grep -i taint "$tmp/d3.log")"
+fi
+expect_eq "two taint writes, no more (hysteresis)" 2 "$(wc -l <"$tmp/api/taints.log")"
 kill $d
 wait $d 2>/dev/null
 # refused past eviction_timeout_s: the fallback kills it, an Event says so

@@ -13,6 +13,8 @@ It answers the documented paths:
         Eviction for a pod of the list: DIR/evicted.log)
   POST  /api/v1/namespaces/NS/events                       (a core/v1 Event
         on a pod: DIR/events.log)
+  GET   /api/v1/nodes/NODE, PATCH (application/json-patch+json: test, add
+        and replace of /spec/taints; each new taint list in DIR/taints.log)
 and checks what a real one would: the bearer token (401), the field
 selector, JSON bodies, the merge-patch content type on PATCH (415), and each
 NodeMetric written against the project's schema (422 with the first error).
@@ -57,7 +59,10 @@ def main():
     schema = json.load(open(a.schema))
     validator = jsonschema.Draft7Validator(schema)
     lock = threading.Lock()
-    state = {"nm": json.load(open(a.nodemetric)) if a.nodemetric else None, "n": 0}
+    state = {"nm": json.load(open(a.nodemetric)) if a.nodemetric else None, "n": 0,
+             "node": {"apiVersion": "v1", "kind": "Node",
+                      "metadata": {"name": a.node, "resourceVersion": "1"},
+                      "spec": {"taints": [{"key": "other.example/keep", "effect": "NoExecute"}]}}}
 
     def planned(call):
         if not a.plan or not os.path.exists(a.plan):
@@ -105,6 +110,8 @@ def main():
                 return "get_nodemetric", q
             if self.command == "GET" and u.path == SLO + "/" + a.node:
                 return "get_nodeslo", q
+            if u.path == "/api/v1/nodes/" + a.node and self.command in ("GET", "PATCH"):
+                return ("get_node" if self.command == "GET" else "patch_node"), q
             p = u.path.split("/")
             if self.command == "POST" and len(p) == 8 and p[1:4] == ["api", "v1", "namespaces"] \
                     and p[5] == "pods" and p[7] == "eviction":
@@ -150,6 +157,10 @@ def main():
                 if not a.nodeslo or not os.path.exists(a.nodeslo):
                     return self.reply(call, 404, self.status_obj(404, "NotFound", "nodeslos"))
                 return self.reply(call, 200, json.load(open(a.nodeslo)))
+            if call == "get_node":
+                with lock:
+                    node = json.loads(json.dumps(state["node"]))
+                return self.reply(call, 200, node)
             if call == "get_nodemetric":
                 with lock:
                     nm = state["nm"]
@@ -160,6 +171,32 @@ def main():
                 doc = json.loads(data)
             except ValueError as e:
                 return self.reply(call, 400, self.status_obj(400, "BadRequest", str(e)))
+            if call == "patch_node":
+                if self.headers.get("Content-Type") != "application/json-patch+json":
+                    return self.reply(call, 415, self.status_obj(415, "UnsupportedMediaType", "ct"))
+                bad = None
+                with lock:
+                    node = json.loads(json.dumps(state["node"]))
+                    for op in doc:
+                        if op.get("op") == "test" and op.get("path") == "/metadata/resourceVersion":
+                            if op.get("value") != node["metadata"]["resourceVersion"]:
+                                bad = (409, "Conflict", "resourceVersion")
+                        elif op.get("op") in ("add", "replace") and op.get("path") == "/spec/taints":
+                            node["spec"]["taints"] = op["value"]
+                        else:
+                            bad = (422, "Invalid", str(op))
+                        if bad:
+                            break
+                    if not bad:
+                        rv = int(node["metadata"]["resourceVersion"]) + 1
+                        node["metadata"]["resourceVersion"] = str(rv)
+                        state["node"] = node
+                        with open(os.path.join(a.dir, "taints.log"), "a") as f:
+                            f.write(" ".join(sorted("%s:%s" % (t["key"], t["effect"])
+                                                    for t in node["spec"]["taints"])) + "\n")
+                if bad:
+                    return self.reply(call, bad[0], self.status_obj(*bad))
+                return self.reply(call, 200, node)
             if call in ("evict_pod", "create_event") and \
                     self.headers.get("Content-Type") != "application/json":
                 return self.reply(call, 415, self.status_obj(415, "UnsupportedMediaType", "ct"))
@@ -195,9 +232,11 @@ def main():
                 if doc.get("metadata", {}).get("name") != a.node:
                     return self.reply(call, 422, self.status_obj(422, "Invalid", "name"))
                 with lock:
-                    if state["nm"] is not None:
-                        return self.reply(call, 409, self.status_obj(409, "AlreadyExists", "nm"))
-                    state["nm"] = doc
+                    exists = state["nm"] is not None
+                    if not exists:
+                        state["nm"] = doc
+                if exists:  # replies take the lock themselves: never inside it
+                    return self.reply(call, 409, self.status_obj(409, "AlreadyExists", "nm"))
                 return self.reply(call, 201, doc)
             # patch_nodemetric_status
             if self.headers.get("Content-Type") != "application/merge-patch+json":

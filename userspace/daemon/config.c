@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* tidemarkd configuration: see config.h. */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <jansson.h>
@@ -83,6 +84,9 @@ void tm_config_defaults(struct tm_config *c)
 	c->kube.evict_via_api = true;
 	c->kube.eviction_timeout_s = 60;
 	snprintf(c->kube.eviction_fallback, sizeof(c->kube.eviction_fallback), "kill");
+	snprintf(c->kube.taint_key, sizeof(c->kube.taint_key), "tidemark.io/be-forbidden");
+	c->kube.taint_after_s = 10;
+	c->kube.untaint_after_s = 60;
 }
 
 struct ctx {
@@ -417,6 +421,31 @@ static bool dns_subdomain(const char *s)
 	return true;
 }
 
+/* A taint key as Kubernetes validates one: an optional DNS-subdomain
+ * prefix and '/', then a name of at most 63 letters, digits, '-', '_', '.'
+ * that starts and ends with a letter or digit. */
+static bool taint_key_ok(const char *k)
+{
+	const char *slash = strchr(k, '/'), *name = slash ? slash + 1 : k;
+	char prefix[254];
+	size_t n = strlen(name);
+
+	if (slash) {
+		if (slash - k > 253 || slash == k)
+			return false;
+		snprintf(prefix, sizeof(prefix), "%.*s", (int)(slash - k), k);
+		if (!dns_subdomain(prefix) || strchr(name, '/'))
+			return false;
+	}
+	if (!n || n > 63 || !isalnum((unsigned char)name[0]) ||
+	    !isalnum((unsigned char)name[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("-_.", name[i]))
+			return false;
+	return true;
+}
+
 static void kube_url(struct ctx *x, const char *field, const char *url)
 {
 	char why[384];
@@ -472,6 +501,16 @@ static void kubernetes(struct ctx *x, json_t *o, struct tm_config *c)
 	if (strcmp(c->kube.eviction_fallback, "kill") && strcmp(c->kube.eviction_fallback, "none"))
 		fail(x, "kubernetes.eviction_fallback", "'%s' must be kill or none",
 		     c->kube.eviction_fallback);
+	str_field(x, o, "taint_key", "kubernetes.taint_key", c->kube.taint_key,
+		  sizeof(c->kube.taint_key));
+	if (c->kube.taint_key[0] && !taint_key_ok(c->kube.taint_key))
+		fail(x, "kubernetes.taint_key",
+		     "'%s' is not a taint key ([prefix/]name: letters, digits, '-', '_', '.')",
+		     c->kube.taint_key);
+	u32_field(x, o, "taint_after_s", "kubernetes.taint_after_s", 0, 3600,
+		  &c->kube.taint_after_s);
+	u32_field(x, o, "untaint_after_s", "kubernetes.untaint_after_s", 0, 3600,
+		  &c->kube.untaint_after_s);
 }
 
 static void check_order(struct ctx *x, const struct tm_config *c)
@@ -524,6 +563,9 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 					   "evict_via_api",
 					   "eviction_timeout_s",
 					   "eviction_fallback",
+					   "taint_key",
+					   "taint_after_s",
+					   "untaint_after_s",
 					   NULL};
 	static const char *const wcpu[] = {"forbid_pct", "suppress_pct",   "evict_lower_pct",
 					   "evict_pct",	 "evict_window_s", NULL};

@@ -43,6 +43,8 @@ enum call {
 	C_SLO_GET,
 	C_EVICT,
 	C_EVENT,
+	C_NODE_GET,
+	C_NODE_PATCH,
 	NR_CALLS
 };
 static const char *const call_name[NR_CALLS] = {"list_pods",
@@ -52,7 +54,9 @@ static const char *const call_name[NR_CALLS] = {"list_pods",
 						"patch_nodemetric_status",
 						"get_nodeslo",
 						"evict_pod",
-						"create_event"};
+						"create_event",
+						"get_node",
+						"patch_node"};
 
 /* One pod the API is asked to evict. */
 #define EVICT_Q 64
@@ -92,6 +96,11 @@ struct tm_kube {
 	bool api, update, slo;
 	bool said_404; /* a missing NodeMetric said once */
 	bool nm_ok;    /* the NodeMetric exists (its status can be written) */
+	/* the node's taint while above a forbid line, with hysteresis */
+	char taint_key[128];
+	uint32_t taint_after_s, untaint_after_s;
+	bool taint_known, tainted, forbid;
+	uint64_t forbid_since, taint_retry_ms;
 };
 
 static void count(enum call c, bool ok, unsigned int retries)
@@ -690,6 +699,116 @@ static void evictions(struct tm_kube *k)
 }
 
 /*
+ * Our taint on the node, set (@want) or removed, others' kept: the node read,
+ * its taints rewritten in one JSON patch that first tests the
+ * resourceVersion (a concurrent change makes it fail: tried again later).
+ * With @want < 0 only learn whether it is there. 0 when done.
+ */
+static int node_taint(struct tm_kube *k, int want)
+{
+	char url[768], err[512], msg[256], now[32], *resp = NULL, *body = NULL;
+	json_t *node = NULL, *taints, *nt = NULL, *t, *patch = NULL;
+	const char *rv, *key;
+	bool had = false;
+	long status;
+	size_t i;
+	int ret = -1;
+
+	snprintf(url, sizeof(url), "%s/api/v1/nodes/%s", k->server, k->node);
+	if (call(k, C_NODE_GET, "GET", url, NULL, NULL, &resp, &status, err, sizeof(err)) ||
+	    status != 200) {
+		answer_msg(resp, msg, sizeof(msg));
+		fprintf(stderr, "tidemarkd: node %s: %s\n", k->node, resp ? msg : err);
+		goto out;
+	}
+	node = json_loads(resp, 0, NULL);
+	rv = json_string_value(
+		json_object_get(json_object_get(node, "metadata"), "resourceVersion"));
+	taints = json_object_get(json_object_get(node, "spec"), "taints");
+	nt = json_array();
+	json_array_foreach(taints, i, t)
+	{
+		key = json_string_value(json_object_get(t, "key"));
+		if (key && !strcmp(key, k->taint_key)) {
+			had = true;
+			continue;
+		}
+		json_array_append(nt, t);
+	}
+	if (want < 0 || (bool)want == had) {
+		k->tainted = had;
+		ret = 0;
+		goto out;
+	}
+	if (want) {
+		iso_now(now, sizeof(now));
+		json_array_append_new(nt,
+				      json_pack("{s:s,s:s,s:s,s:s}", "key", k->taint_key, "value",
+						"true", "effect", "NoSchedule", "timeAdded", now));
+	}
+	patch = json_pack("[{s:s,s:s,s:s?},{s:s,s:s,s:O}]", "op", "test", "path",
+			  "/metadata/resourceVersion", "value", rv, "op", "add", "path",
+			  "/spec/taints", "value", nt);
+	body = patch ? json_dumps(patch, JSON_COMPACT) : NULL;
+	free(resp);
+	resp = NULL;
+	if (!body)
+		goto out;
+	if (call(k, C_NODE_PATCH, "PATCH", url, "application/json-patch+json", body, &resp, &status,
+		 err, sizeof(err)) ||
+	    status / 100 != 2) {
+		answer_msg(resp, msg, sizeof(msg));
+		fprintf(stderr, "tidemarkd: node %s taint: %s%s%ld %s\n", k->node, resp ? "" : err,
+			resp ? "HTTP " : "", resp ? status : 0L, resp ? msg : "");
+		goto out;
+	}
+	k->tainted = want;
+	tm_audit(k->d, "cluster", want ? "taint" : "untaint", false,
+		 "node=%s taint=%s:NoSchedule why=\"%s\"", k->node, k->taint_key,
+		 want ? "above a forbid-scheduling line" : "below every forbid-scheduling line");
+	ret = 0;
+out:
+	json_decref(patch);
+	json_decref(nt);
+	json_decref(node);
+	free(resp);
+	free(body);
+	return ret;
+}
+
+/* Tainted once above a forbid line for taint_after_s, untainted once below
+ * for untaint_after_s; a failed write is tried again 5 s later. */
+static void taints(struct tm_kube *k)
+{
+	uint64_t now = tm_now_ms();
+	bool forbid, want;
+
+	pthread_mutex_lock(&k->d->lock);
+	forbid = k->d->snap.forbid;
+	pthread_mutex_unlock(&k->d->lock);
+	if (forbid != k->forbid || !k->forbid_since) {
+		k->forbid = forbid;
+		k->forbid_since = now;
+	}
+	if (now < k->taint_retry_ms)
+		return;
+	if (!k->taint_known) { /* a taint an earlier tidemarkd left is ours */
+		if (node_taint(k, -1)) {
+			k->taint_retry_ms = now + 5000;
+			return;
+		}
+		k->taint_known = true;
+	}
+	want = k->tainted;
+	if (forbid && now - k->forbid_since >= k->taint_after_s * 1000ULL)
+		want = true;
+	else if (!forbid && now - k->forbid_since >= k->untaint_after_s * 1000ULL)
+		want = false;
+	if (want != k->tainted && node_taint(k, want))
+		k->taint_retry_ms = now + 5000;
+}
+
+/*
  * Pods and the NodeMetric's spec every pods_refresh_s (a changed collect
  * policy applies within that), the status every reportIntervalSeconds once
  * the object exists.
@@ -716,6 +835,8 @@ static void *kube_thread(void *arg)
 		}
 		if (k->api)
 			evictions(k);
+		if (k->api && k->taint_key[0])
+			taints(k);
 		tm_nm_get_policy(&p);
 		/* from the last write: a shorter interval in the spec applies now */
 		if (k->api && k->update && k->nm_ok &&
@@ -750,6 +871,9 @@ struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
 	k->api = strcmp(c->kube.api, "none");
 	k->update = c->kube.update_nodemetric;
 	k->slo = c->kube.nodeslo;
+	snprintf(k->taint_key, sizeof(k->taint_key), "%s", c->kube.taint_key);
+	k->taint_after_s = c->kube.taint_after_s;
+	k->untaint_after_s = c->kube.untaint_after_s;
 	pthread_mutex_lock(&K.lock);
 	K.evict_on = k->api && c->kube.evict_via_api;
 	K.started_ms = tm_now_ms();
