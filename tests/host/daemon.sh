@@ -8,13 +8,7 @@ trap 'rm -rf "$tmp"' EXIT
 out=$("$bin" --config dist/tidemarkd.json.sample --check 2>&1)
 expect_eq "the sample configuration is valid" "dist/tidemarkd.json.sample: valid" "$out"
 
-refused() { # desc json expected-message
-	local err rc
-	printf '%s\n' "$2" >"$tmp/c.json"
-	err=$("$bin" --config "$tmp/c.json" --check 2>&1 >/dev/null)
-	rc=$?
-	if [ $rc -eq 2 ] && grep -qF -- "$3" <<<"$err"; then ok "$1"; else not_ok "$1" "exit $rc (want 2): $err"; fi
-}
+refused() { config_refused "$bin" "$1" "$2" "$3"; } # desc json expected-message
 refused "suppress not below evict" '{"version":1,"watermarks":{"cpu":{"suppress_pct":75,"evict_pct":70}}}' \
 	"watermarks.cpu.suppress_pct: 75 must be below evict_pct (70)"
 refused "memory lower line not below evict" '{"version":1,"watermarks":{"memory":{"evict_lower_pct":70}}}' \

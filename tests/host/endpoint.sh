@@ -11,13 +11,7 @@ d= sink= slowsrv=
 trap 'kill $d $sink $slowsrv 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 port=$(free_port 3)
 
-refused() { # desc listen expected-message
-	local err rc
-	printf '{"version":1,"report":{"listen":"%s"}}\n' "$2" >"$tmp/c.json"
-	err=$("$bin" --config "$tmp/c.json" --check 2>&1 >/dev/null)
-	rc=$?
-	if [ $rc -eq 2 ] && grep -qF -- "$3" <<<"$err"; then ok "$1"; else not_ok "$1" "exit $rc (want 2): $err"; fi
-}
+refused() { config_refused "$bin" "$1" "{\"version\":1,\"report\":{\"listen\":\"$2\"}}" "$3"; } # desc listen expected-message
 # inet_pton's strict form: before, "127.0.0.01" passed --check and the
 # daemon listened on 0.0.0.0
 refused "listen 127.0.0.01 refused" "127.0.0.01:$port" "address '127.0.0.01' must be an IPv4 address"

@@ -22,13 +22,7 @@ command -v openssl >/dev/null && python3 -c 'import jsonschema' 2>/dev/null ||
 	{ not_ok "openssl and python3-jsonschema are installed (tools/deps.sh)"; tap_done; }
 
 # --check: the kubernetes section refused field by field
-refused() { # desc json-of-kubernetes expected
-	local err rc
-	printf '{"version":1,"kubernetes":%s}\n' "$2" >"$tmp/c.json"
-	err=$("$bin" --config "$tmp/c.json" --check 2>&1 >/dev/null)
-	rc=$?
-	if [ $rc -eq 2 ] && grep -qF -- "$3" <<<"$err"; then ok "$1"; else not_ok "$1" "exit $rc (want 2): $err"; fi
-}
+refused() { config_refused "$bin" "$1" "{\"version\":1,\"kubernetes\":$2}" "$3"; } # desc json-of-kubernetes expected-message
 refused "kubeconfig: not yet, said" '{"api":"kubeconfig"}' "kubernetes.api: 'kubeconfig' is not supported yet"
 refused "an unknown api refused" '{"api":"magic"}' "kubernetes.api: 'magic' must be none or in-cluster"
 refused "a server over http refused" '{"api":"in-cluster","server":"http://10.0.0.1:6443"}' \

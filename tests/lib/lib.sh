@@ -35,6 +35,18 @@ expect_eq() { # desc expected actual
 
 note() { echo "# $*"; }
 
+# config_refused BIN DESC JSON EXPECTED: tidemarkd --check refuses the
+# configuration JSON (exit 2) with a message holding EXPECTED.
+config_refused() {
+	local f err rc
+	f=$(mktemp)
+	printf '%s\n' "$3" >"$f"
+	err=$("$1" --config "$f" --check 2>&1 >/dev/null)
+	rc=$?
+	rm -f "$f"
+	if [ $rc -eq 2 ] && grep -qF -- "$4" <<<"$err"; then ok "$2"; else not_ok "$2" "exit $rc (want 2): $err"; fi
+}
+
 # free_port [N]: the first of N (1) consecutive TCP ports no socket uses,
 # below the kernel's ephemeral range: a listener bound inside it fails
 # ("Address already in use") whenever some client's connection took the
