@@ -336,6 +336,32 @@ grep -q "no Kubernetes API configured" "$tmp/d2.log" && ok "said once at start" 
 kill $d
 wait $d 2>/dev/null
 
+# no API, pods from the kubelet's /pods (same token and CA)
+echo "$token" >"$tmp/token"
+python3 - "$tmp/d2.json" "https://127.0.0.1:$aport/pods" >"$tmp/d5.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["kubernetes"].update({"pods": "kubelet", "kubelet_url": sys.argv[2]})
+print(json.dumps(c))
+PY
+"$bin" --config "$tmp/d5.json" --cgroup-root "$cg" --state-dir "$tmp/state5" >/dev/null 2>"$tmp/d5.log" &
+d=$!
+named() {
+	curl -s "http://127.0.0.1:$port/nodemetric" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(len(d["status"]["podsMetric"]), d["metadata"]["annotations"]["tidemark.io/pod-identity"])' 2>/dev/null
+}
+named_five() { [[ "$(named)" == "5 5 pods named from the kubelet's list"* ]]; }
+if wait_for 15 named_five && grep -qs "^kubelet_pods GET 200" "$tmp/api/requests.log" &&
+	! grep -qs "^patch_nodemetric_status" <(tail -3 "$tmp/api/requests.log"); then
+	ok "without an API, the kubelet's pod list names the pods (nothing written to the API)"
+else
+	not_ok "the kubelet's pod list names the pods" "$(named)" "$(tail -3 "$tmp/d5.log")"
+fi
+kill $d
+wait $d 2>/dev/null
+
 # evictions through the API: memory eviction with lines the host is always
 # above, so it evicts the biggest BE cgroup (batch/job-0, listed) through the
 # Eviction API and the unlisted one by cgroup.kill

@@ -13,6 +13,8 @@ It answers the documented paths:
         Eviction for a pod of the list: DIR/evicted.log)
   POST  /api/v1/namespaces/NS/events                       (a core/v1 Event
         on a pod: DIR/events.log)
+  GET   /pods                                              (the kubelet's
+        pod list: the same file, no selector)
   GET   /api/v1/nodes/NODE, PATCH (application/json-patch+json: test, add
         and replace of /spec/taints; each new taint list in DIR/taints.log)
 and checks what a real one would: the bearer token (401), the field
@@ -110,6 +112,8 @@ def main():
                 return "get_nodemetric", q
             if self.command == "GET" and u.path == SLO + "/" + a.node:
                 return "get_nodeslo", q
+            if self.command == "GET" and u.path == "/pods":
+                return "kubelet_pods", q
             if u.path == "/api/v1/nodes/" + a.node and self.command in ("GET", "PATCH"):
                 return ("get_node" if self.command == "GET" else "patch_node"), q
             p = u.path.split("/")
@@ -148,6 +152,8 @@ def main():
                 code = int(step)
                 return self.reply(call, code, self.status_obj(
                     code, "Planned", "planned %s" % step, 1 if code == 429 else None))
+            if call == "kubelet_pods":
+                return self.reply(call, 200, json.load(open(a.pods)))
             if call == "list_pods":
                 if q.get("fieldSelector") != ["spec.nodeName=" + a.node]:
                     return self.reply(call, 400, self.status_obj(
