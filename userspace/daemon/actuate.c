@@ -40,11 +40,9 @@ bool tm_audit(struct tm_daemon *d, const char *strategy, const char *action, boo
 	      const char *fmt, ...)
 {
 	struct timespec ts;
+	char line[4096]; /* a path (511) and a strategy's details (1500) fit */
 	va_list ap;
-	int i;
-
-	char line[2048];
-	int n;
+	int i, n;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	n = snprintf(line, sizeof(line), "audit ts=%lld.%03ld strategy=%s action=%s dry_run=%s ",
