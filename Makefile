@@ -118,7 +118,7 @@ $(BUILD)/scx_tidemark: $(call obj,$(LOADER_SRCS)) $(LIBTM)
 	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lsystemd
 
 $(BUILD)/tidemarkd: $(call obj,$(DAEMON_SRCS)) $(LIBTM)
-	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -ljansson -lmicrohttpd -lcurl -lhwloc $(NL_LIBS) -lm -lsystemd
+	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -ljansson -lmicrohttpd -lcurl -lyaml -lcrypto -lhwloc $(NL_LIBS) -lm -lsystemd
 
 $(BUILD)/tidemarkctl: $(call obj,$(CTL_SRCS)) $(LIBTM)
 	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lcurl

@@ -18,7 +18,7 @@ $(ASAN)/obj/%.o: %.c $(LIBBPF_A) $(BUILD)/tidemark.skel.h $(wildcard bpf/*.h use
 
 $(ASAN)/tidemarkd: $(call asan_obj,$(DAEMON_SRCS) $(LIB_SRCS))
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(USER_LIBS) -ljansson -lmicrohttpd -lcurl \
-		-lhwloc $(NL_LIBS) -lm -lsystemd
+		-lyaml -lcrypto -lhwloc $(NL_LIBS) -lm -lsystemd
 
 $(ASAN)/tidemarkctl: $(call asan_obj,$(CTL_SRCS) $(LIB_SRCS))
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lcurl
@@ -29,6 +29,6 @@ $(ASAN)/scx_tidemark: $(call asan_obj,$(LOADER_SRCS) $(LIB_SRCS))
 $(ASAN)/tests/%: tests/unit/%.c $(call asan_obj,$(UNIT_DAEMON) $(LIB_SRCS)) $(BUILD)/ksrc
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_CFLAGS) -Wno-clobbered -I$(KSRC)/tools/testing/selftests -o $@ $< \
-		$(call asan_obj,$(UNIT_DAEMON) $(LIB_SRCS)) $(USER_LIBS) -lhwloc -ljansson -lcurl -lm
+		$(call asan_obj,$(UNIT_DAEMON) $(LIB_SRCS)) $(USER_LIBS) -lhwloc -ljansson -lcurl -lyaml -lcrypto -lm
 
 asan-build: $(ASAN_BINS) $(ASAN_UNIT_BINS)

@@ -7,13 +7,13 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 # own vfork in TEST_F trips); linked with the daemon's
 # configuration parser and actuators (which the path tests drive).
 UNIT_DAEMON := userspace/daemon/config.c userspace/daemon/actuate.c userspace/daemon/usage.c \
-	userspace/daemon/nodemetric.c userspace/daemon/kube.c
+	userspace/daemon/nodemetric.c userspace/daemon/kube.c userspace/daemon/kubeconfig.c
 
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard bpf/*.h userspace/*/*.h topology/*.h) $(UNIT_DAEMON) $(LIBTM) $(BUILD)/ksrc
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(CFLAGS) $(WARN) -Wno-clobbered -std=gnu11 -D_GNU_SOURCE $(USER_INC) -Iuserspace/daemon \
 		-I$(KSRC)/tools/testing/selftests -o $@ $< $(UNIT_DAEMON) $(LIBTM) $(USER_LIBS) \
-		-lhwloc -ljansson -lcurl -lm
+		-lhwloc -ljansson -lcurl -lyaml -lcrypto -lm
 
 include tests/fuzz/fuzz.mk
 include tests/asan.mk

@@ -17,8 +17,10 @@ PKGS=(
 	libhwloc-dev hwloc libnl-3-dev libnl-genl-3-dev
 	# tidemarkd: JSON configuration, HTTP reports; promtool checks /metrics
 	libjansson-dev libmicrohttpd-dev prometheus
-	# the report push and tidemarkctl status: HTTP(S) through libcurl
-	libcurl4-openssl-dev
+	# the report push and tidemarkctl status: HTTP(S) through libcurl;
+	# tidemarkd reads a kubeconfig with libyaml, its inline PEM data decoded
+	# by OpenSSL (libssl-dev, below)
+	libcurl4-openssl-dev libyaml-dev
 	# sd_notify (readiness, watchdog) for the systemd units; systemd-analyze
 	# verifies them in the tests
 	libsystemd-dev systemd

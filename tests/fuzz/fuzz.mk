@@ -6,7 +6,8 @@
 #                                 a few seconds of each target
 # Seeds: tests/fuzz/corpus/TARGET; inputs that once crashed a target:
 # tests/fuzz/regress/TARGET (replayed every run).
-FUZZ_TARGETS := fuzz_config fuzz_rules fuzz_cpuset fuzz_cgfiles fuzz_http fuzz_kube
+FUZZ_TARGETS := fuzz_config fuzz_rules fuzz_cpuset fuzz_cgfiles fuzz_http fuzz_kube \
+		fuzz_kubeconfig
 FUZZ_BINS    := $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS))
 FUZZ_SECONDS ?= 60
 comma := ,
@@ -15,7 +16,7 @@ FUZZ_CFLAGS   = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover
 		$(NL_CFLAGS) -Itests/fuzz
 FUZZ_SRCS    := $(LIB_SRCS) $(filter-out userspace/daemon/main.c,$(DAEMON_SRCS))
 FUZZ_OBJS    := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_SRCS))
-FUZZ_LIBS     = $(USER_LIBS) -lhwloc -ljansson -lcurl -lmicrohttpd $(NL_LIBS) -lsystemd -lm
+FUZZ_LIBS     = $(USER_LIBS) -lhwloc -ljansson -lcurl -lyaml -lcrypto -lmicrohttpd $(NL_LIBS) -lsystemd -lm
 
 # the project's sources with the sanitizers (fuzzer-no-link: instrumented,
 # no main)

@@ -23,8 +23,14 @@ command -v openssl >/dev/null && python3 -c 'import jsonschema' 2>/dev/null ||
 
 # --check: the kubernetes section refused field by field
 refused() { config_refused "$bin" "$1" "{\"version\":1,\"kubernetes\":$2}" "$3"; } # desc json-of-kubernetes expected-message
-refused "kubeconfig: not yet, said" '{"api":"kubeconfig"}' "kubernetes.api: 'kubeconfig' is not supported yet"
-refused "an unknown api refused" '{"api":"magic"}' "kubernetes.api: 'magic' must be none or in-cluster"
+refused "an unknown api refused" '{"api":"magic"}' "kubernetes.api: 'magic' must be none, in-cluster or kubeconfig"
+refused "a kubeconfig that does not exist named" '{"api":"kubeconfig","kubeconfig":"/nonexistent/kc"}' \
+	"kubernetes.kubeconfig: /nonexistent/kc: No such file or directory"
+refused "a kubeconfig with a server of its own refused" \
+	'{"api":"kubeconfig","kubeconfig":"/dev/null","server":"https://10.0.0.1:6443"}' \
+	"kubernetes.server: the kubeconfig gives it"
+refused "a kubeconfig path without api kubeconfig refused" '{"kubeconfig":"/etc/kc"}' \
+	"kubernetes.kubeconfig: given, but kubernetes.api is none"
 refused "a server over http refused" '{"api":"in-cluster","server":"http://10.0.0.1:6443"}' \
 	"kubernetes.server: 'http://10.0.0.1:6443' must be https"
 refused "pods from the API without one refused" '{"pods":"api"}' "kubernetes.pods: 'api' needs kubernetes.api"
@@ -39,7 +45,13 @@ refused "a taint key with a space refused" '{"taint_key":"tidemark.io/be forbidd
 	openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=127.0.0.1 &&
 	printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >ext &&
 	openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out srv.crt -days 2 \
-		-extfile ext) >/dev/null 2>&1 || { not_ok "test certificates made"; tap_done; }
+		-extfile ext &&
+	printf 'extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE\n' >cext &&
+	for cn in tidemark intruder; do
+		openssl req -newkey rsa:2048 -nodes -keyout $cn.key -out $cn.csr -subj /CN=$cn &&
+			openssl x509 -req -in $cn.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+				-out $cn.crt -days 2 -extfile cext || exit 1
+	done) >/dev/null 2>&1 || { not_ok "test certificates made"; tap_done; }
 token=tok-$RANDOM$RANDOM
 echo "$token" >"$tmp/token"
 
@@ -463,4 +475,100 @@ grep -q "action=eviction_failed .*pod=batch/job-0 .*fallback=kill" "$tmp/d4.log"
 wait_for 5 grep -qs "^TidemarkKilled batch/job-0 " "$tmp/api/events.log" &&
 	ok "an Event says it was killed instead" || not_ok "an Event says it was killed" "$(cat "$tmp/api/events.log")"
 kill $hold 2>/dev/null
+kill $d
+wait $d 2>/dev/null
+
+# a kubeconfig instead of the service account: one file, three contexts, as
+# kubectl writes them (the CA inline or by a relative path; a token; a
+# client certificate by relative paths; another user's certificate inline)
+rm -f "$tmp/plan.json"
+kill $api
+wait $api 2>/dev/null
+standin --client-ca "$tmp/ca.crt" --client-cn tidemark ||
+	{ not_ok "the stand-in restarts with client certificates" "$(cat "$tmp/api.out")"; tap_done; }
+mkdir -p "$tmp/kube/pki"
+cp "$tmp/ca.crt" "$tmp/tidemark.crt" "$tmp/tidemark.key" "$tmp/kube/pki/"
+cat >"$tmp/kube/config" <<YAML
+apiVersion: v1
+kind: Config
+preferences: {}
+current-context: with-token
+clusters:
+- name: stand-in
+  cluster:
+    server: https://127.0.0.1:$aport
+    certificate-authority-data: $(base64 -w0 "$tmp/ca.crt")
+- name: stand-in-by-file
+  cluster:
+    certificate-authority: pki/ca.crt
+    server: "https://127.0.0.1:$aport"
+contexts:
+- name: with-token
+  context:
+    cluster: stand-in
+    user: token-user
+    namespace: default
+- name: with-cert
+  context: {cluster: stand-in-by-file, user: cert-user}
+- name: intruder
+  context: {cluster: stand-in, user: intruder}
+users:
+- name: token-user
+  user:
+    token: $token
+- name: cert-user
+  user:
+    client-certificate: pki/tidemark.crt
+    client-key: pki/tidemark.key
+- name: intruder
+  user:
+    client-certificate-data: $(base64 -w0 "$tmp/intruder.crt")
+    client-key-data: $(base64 -w0 "$tmp/intruder.key")
+YAML
+kcrun() { # context log: tidemarkd with the kubeconfig, in $d
+	python3 - "$tmp/d.json" "$tmp/kube/config" "$1" >"$tmp/dk.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+for k in ("server", "token_file", "ca_file"):
+    del c["kubernetes"][k]
+c["kubernetes"].update({"api": "kubeconfig", "kubeconfig": sys.argv[2], "context": sys.argv[3]})
+print(json.dumps(c))
+PY
+	: >"$tmp/api/requests.log"
+	"$bin" --config "$tmp/dk.json" --cgroup-root "$cg" --state-dir "$tmp/state-$1" >/dev/null 2>"$2" &
+	d=$!
+}
+status_by() { grep -qs "^patch_nodemetric_status PATCH 200 $1$" "$tmp/api/requests.log"; }
+listed_by() { grep -qs "^list_pods GET 200 $1$" "$tmp/api/requests.log"; }
+kcrun with-token "$tmp/dk1.log"
+if wait_for 15 status_by token && listed_by token &&
+	grep -q "API server https://127.0.0.1:$aport (kubeconfig $tmp/kube/config, context with-token, user token-user)" "$tmp/dk1.log"; then
+	ok "kubeconfig, token and inline CA: pods listed and statuses written, the context said"
+else
+	not_ok "kubeconfig with a token" "$(tail -4 "$tmp/api/requests.log")" "$(cat "$tmp/dk1.log")"
+fi
+kill $d
+wait $d 2>/dev/null
+kcrun with-cert "$tmp/dk2.log"
+if wait_for 15 status_by cert:tidemark && listed_by cert:tidemark; then
+	ok "kubeconfig, client certificate and CA by paths relative to the file: accepted as user tidemark"
+else
+	not_ok "kubeconfig with a client certificate" "$(tail -4 "$tmp/api/requests.log")" "$(cat "$tmp/dk2.log")"
+fi
+kill $d
+wait $d 2>/dev/null
+kcrun intruder "$tmp/dk3.log"
+if wait_for 15 grep -qs "^list_pods GET 401 -$" "$tmp/api/requests.log" &&
+	wait_for 5 grep -q "pods from the api: HTTP 401" "$tmp/dk3.log"; then
+	ok "another user's certificate: 401, said"
+else
+	not_ok "another user's certificate refused" "$(tail -4 "$tmp/api/requests.log")" "$(cat "$tmp/dk3.log")"
+fi
+kill $d
+wait $d 2>/dev/null
+printf -- '- name: plugin\n  user:\n    exec: {command: aws, apiVersion: client.authentication.k8s.io/v1}\n' >>"$tmp/kube/config"
+sed -i 's/^contexts:$/contexts:\n- name: plugin\n  context: {cluster: stand-in, user: plugin}/' "$tmp/kube/config"
+config_refused "$bin" "a kubeconfig user with an exec plugin refused, the field named" \
+	"{\"version\":1,\"kubernetes\":{\"api\":\"kubeconfig\",\"kubeconfig\":\"$tmp/kube/config\",\"context\":\"plugin\"}}" \
+	"kubernetes.kubeconfig: $tmp/kube/config: users[plugin].user.exec: credential plugins are not supported"
 tap_done

@@ -17,7 +17,8 @@ It answers the documented paths:
         pod list: the same file, no selector)
   GET   /api/v1/nodes/NODE, PATCH (application/json-patch+json: test, add
         and replace of /spec/taints; each new taint list in DIR/taints.log)
-and checks what a real one would: the bearer token (401), the field
+and checks what a real one would: the bearer token or, with --client-ca, a
+client certificate of user --client-cn (else 401), the field
 selector, JSON bodies, the merge-patch content type on PATCH (415), and each
 NodeMetric written against the project's schema (422 with the first error).
 
@@ -25,7 +26,8 @@ A plan file (JSON, re-read on every request) makes calls fail first:
 {"patch_nodemetric_status": ["500", "429", "timeout", "403"]} answers the
 next four such calls so ("timeout": no answer for 30 s); each entry is used
 once. Every request is logged to DIR/requests.log as
-"CALL METHOD CODE"; each accepted status is DIR/status-N.json.
+"CALL METHOD CODE WHO" (WHO: token, cert:CN or -); each accepted status is
+DIR/status-N.json.
 """
 import argparse
 import json
@@ -49,6 +51,9 @@ def main():
     ap.add_argument("--cert", required=True)
     ap.add_argument("--key", required=True)
     ap.add_argument("--token", required=True)
+    ap.add_argument("--client-ca", help="also accept client certificates this CA signed")
+    ap.add_argument("--client-cn", default="tidemark",
+                    help="the one user (certificate CN) accepted")
     ap.add_argument("--node", required=True)
     ap.add_argument("--pods", required=True, help="a PodList JSON file")
     ap.add_argument("--schema", required=True)
@@ -89,12 +94,23 @@ def main():
         def reply(self, call, code, obj=None, retry_after=None):
             body = json.dumps(obj if obj is not None else {}).encode()
             with lock, open(os.path.join(a.dir, "requests.log"), "a") as f:
-                f.write("%s %s %d\n" % (call, self.command, code))
+                f.write("%s %s %d %s\n" % (call, self.command, code, self.who()))
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+        def who(self):
+            """The request's authenticated user: token, cert:CN or -."""
+            if self.headers.get("Authorization") == "Bearer " + a.token:
+                return "token"
+            cert = self.connection.getpeercert() if a.client_ca else None
+            for rdn in (cert or {}).get("subject", ()):
+                for k, v in rdn:
+                    if k == "commonName" and v == a.client_cn:
+                        return "cert:" + v
+            return "-"
 
         def status_obj(self, code, reason, msg, retry=None):
             o = {"kind": "Status", "apiVersion": "v1", "status": "Failure",
@@ -138,8 +154,9 @@ def main():
         def handle_any(self):
             call, q = self.route()
             data = self.body()
-            if self.headers.get("Authorization") != "Bearer " + a.token:
-                return self.reply(call, 401, self.status_obj(401, "Unauthorized", "bad token"))
+            if self.who() == "-":
+                return self.reply(call, 401, self.status_obj(401, "Unauthorized",
+                                                             "no good token or certificate"))
             if "application/json" not in (self.headers.get("Accept") or ""):
                 return self.reply(call, 406, self.status_obj(406, "NotAcceptable", "Accept"))
             if call == "unknown":
@@ -276,6 +293,9 @@ def main():
     srv.daemon_threads = True
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(a.cert, a.key)
+    if a.client_ca:
+        ctx.verify_mode = ssl.CERT_OPTIONAL  # as an API server: a token or a certificate
+        ctx.load_verify_locations(a.client_ca)
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     print("ready %d" % srv.server_address[1], flush=True)
     srv.serve_forever()

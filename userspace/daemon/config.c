@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "httpc.h"
+#include "kubeconfig.h"
 #include "tidemark_policy.h"
 #include "tmlib.h"
 
@@ -456,15 +457,65 @@ static void kube_url(struct ctx *x, const char *field, const char *url)
 		fail(x, field, "'%s' must be https (a bearer token goes with every request)", url);
 }
 
+/* api kubeconfig: the file found as kubectl finds it (one file, not a
+ * merged list), and read now, so that --check says what is wrong in it. */
+static void kubeconfig(struct ctx *x, json_t *o, struct tm_config *c)
+{
+	const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
+	static const char *const own[] = {"server", "token_file", "ca_file"};
+	char *p = c->kube.kubeconfig, err[768];
+	size_t len = sizeof(c->kube.kubeconfig);
+	struct tm_kubeconf kc;
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (json_object_get(o, own[i])) {
+			char f[48];
+
+			snprintf(f, sizeof(f), "kubernetes.%s", own[i]);
+			fail(x, f, "the kubeconfig gives it (kubernetes.api is kubeconfig)");
+			return;
+		}
+	if (!p[0] && env && *env && strchr(env, ':')) {
+		fail(x, "kubernetes.kubeconfig",
+		     "not given, and $KUBECONFIG lists several files (%s): name one", env);
+		return;
+	}
+	if (!p[0] && env && *env)
+		n = snprintf(p, len, "%s", env);
+	else if (!p[0] && home && *home)
+		n = snprintf(p, len, "%s/.kube/config", home);
+	else if (!p[0]) {
+		fail(x, "kubernetes.kubeconfig",
+		     "not given, and neither $KUBECONFIG nor $HOME is set");
+		return;
+	}
+	if (n < 0 || (size_t)n >= len) {
+		fail(x, "kubernetes.kubeconfig", "the path is longer than %zu bytes", len - 1);
+		return;
+	}
+	if (tm_kubeconfig_load(p, c->kube.context, &kc, err, sizeof(err))) {
+		fail(x, "kubernetes.kubeconfig", "%s", err);
+		return;
+	}
+	tm_kubeconfig_free(&kc);
+}
+
 static void kubernetes(struct ctx *x, json_t *o, struct tm_config *c)
 {
 	str_field(x, o, "api", "kubernetes.api", c->kube.api, sizeof(c->kube.api));
+	if (strcmp(c->kube.api, "none") && strcmp(c->kube.api, "in-cluster") &&
+	    strcmp(c->kube.api, "kubeconfig"))
+		fail(x, "kubernetes.api", "'%s' must be none, in-cluster or kubeconfig",
+		     c->kube.api);
+	str_field(x, o, "kubeconfig", "kubernetes.kubeconfig", c->kube.kubeconfig,
+		  sizeof(c->kube.kubeconfig));
+	str_field(x, o, "context", "kubernetes.context", c->kube.context, sizeof(c->kube.context));
 	if (!strcmp(c->kube.api, "kubeconfig"))
-		fail(x, "kubernetes.api",
-		     "'kubeconfig' is not supported yet: use 'in-cluster' (the DaemonSet's service "
-		     "account) or give server, token_file and ca_file");
-	else if (strcmp(c->kube.api, "none") && strcmp(c->kube.api, "in-cluster"))
-		fail(x, "kubernetes.api", "'%s' must be none or in-cluster", c->kube.api);
+		kubeconfig(x, o, c);
+	else if (c->kube.kubeconfig[0] || c->kube.context[0])
+		fail(x, c->kube.kubeconfig[0] ? "kubernetes.kubeconfig" : "kubernetes.context",
+		     "given, but kubernetes.api is %s (kubeconfig would use it)", c->kube.api);
 	str_field(x, o, "node_name", "kubernetes.node_name", c->kube.node_name,
 		  sizeof(c->kube.node_name));
 	if (c->kube.node_name[0] && !dns_subdomain(c->kube.node_name))
@@ -549,6 +600,8 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 					  "report",	     "kubernetes",   NULL};
 	static const char *const wm[] = {"cpu", "memory", NULL};
 	static const char *const kube[] = {"api",
+					   "kubeconfig",
+					   "context",
 					   "node_name",
 					   "server",
 					   "token_file",

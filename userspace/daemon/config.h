@@ -113,9 +113,12 @@ struct tm_config {
 	char pin_dir[256];
 	/* the cluster (kube.c): pod identity, NodeMetric's status and spec */
 	struct {
-		char api[16];	     /* "none" or "in-cluster" */
-		char node_name[254]; /* "": $NODE_NAME, else the host name */
-		char server[256];    /* "": https://$KUBERNETES_SERVICE_HOST:PORT */
+		char api[16];	       /* "none", "in-cluster" or "kubeconfig" */
+		char kubeconfig[1024]; /* api kubeconfig: the file ("": $KUBECONFIG,
+					* else $HOME/.kube/config), as resolved */
+		char context[256];     /* its context; "": its current-context */
+		char node_name[254];   /* "": $NODE_NAME, else the host name */
+		char server[256];      /* "": https://$KUBERNETES_SERVICE_HOST:PORT */
 		char token_file[256];
 		char ca_file[256];
 		char pods[16]; /* where pod identity comes from: api, kubelet, none */

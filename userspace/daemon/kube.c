@@ -10,8 +10,12 @@
  * honoured from then on; created when missing), then a merge patch of its
  * status. A request that fails to connect, times out, or gets 429 or a 5xx
  * is retried kubernetes.retries times, 0.25 s doubling to 4 s apart (or the
- * server's Retry-After, up to 10 s); other answers are final. The token
- * is read before every request (projected tokens rotate).
+ * server's Retry-After, up to 10 s); other answers are final. A token
+ * file is read before every request (projected tokens rotate).
+ *
+ * Credentials: the pod's service account (in-cluster), or one context of a
+ * kubeconfig (kubeconfig.c: a token, a token file, a client certificate;
+ * the CA as a file or inline). The kubelet is asked with the same ones.
  */
 #include <inttypes.h>
 #include <jansson.h>
@@ -28,6 +32,7 @@
 #include "daemon.h"
 #include "httpc.h"
 #include "kube.h"
+#include "kubeconfig.h"
 #include "nodemetric.h"
 #include "rules.h"
 
@@ -90,7 +95,8 @@ struct tm_kube {
 	struct tm_daemon *d;
 	pthread_t th;
 	volatile bool stop;
-	char server[256], token_file[256], ca_file[256], kubelet_url[256], pods[16];
+	struct tm_kubeconf cred; /* server, CA and credentials */
+	char kubelet_url[256], pods[16];
 	char node[254];
 	uint32_t timeout_ms, retries, refresh_s;
 	bool api, update, slo;
@@ -161,7 +167,7 @@ static char *read_token(const char *path, char *err, size_t errlen)
 	size_t n;
 
 	if (!f) {
-		snprintf(err, errlen, "token %s: %m", path);
+		snprintf(err, errlen, "token %.400s: %m", path);
 		return NULL;
 	}
 	t = calloc(1, TOKEN_MAX + 1);
@@ -172,7 +178,7 @@ static char *read_token(const char *path, char *err, size_t errlen)
 	while (n && (t[n - 1] == '\n' || t[n - 1] == '\r' || t[n - 1] == ' '))
 		t[--n] = 0;
 	if (!n) {
-		snprintf(err, errlen, "token %s is empty", path);
+		snprintf(err, errlen, "token %.400s is empty", path);
 		free(t);
 		return NULL;
 	}
@@ -191,23 +197,35 @@ static int call(struct tm_kube *k, enum call c, const char *method, const char *
 	int ret;
 
 	for (;;) {
-		char *tok = read_token(k->token_file, err, errlen);
+		const struct tm_kubeconf *kc = &k->cred;
+		char *tok = kc->token_file[0] ? read_token(kc->token_file, err, errlen) : NULL;
 		struct tm_http_req r = {.url = url,
 					.method = method,
 					.body = body,
 					.content_type = ctype,
-					.bearer = tok,
-					.ca_file = k->ca_file[0] ? k->ca_file : NULL,
+					.bearer = kc->token_file[0] ? tok : kc->token,
+					.ca_file = kc->ca_file[0] ? kc->ca_file : NULL,
+					.ca_pem = kc->ca_pem,
+					.ca_len = kc->ca_len,
+					.cert_file = kc->cert_file[0] ? kc->cert_file : NULL,
+					.key_file = kc->key_file[0] ? kc->key_file : NULL,
+					.cert_pem = kc->cert_pem,
+					.cert_len = kc->cert_len,
+					.key_pem = kc->key_pem,
+					.key_len = kc->key_len,
+					.proxy = kc->proxy[0] ? kc->proxy : NULL,
 					.timeout_ms = k->timeout_ms};
 
 		*status = 0;
-		if (!tok) {
+		if (kc->token_file[0] && !tok) {
 			ret = -1; /* no token, no request: not retried either */
 			break;
 		}
 		ret = tm_http_exchange(&r, resp, status, err, errlen);
-		explicit_bzero(tok, strlen(tok));
-		free(tok);
+		if (tok) {
+			explicit_bzero(tok, strlen(tok));
+			free(tok);
+		}
 		if (!ret && *status != 429 && *status < 500)
 			break;
 		if (tries >= k->retries)
@@ -267,7 +285,7 @@ static void refresh_pods(struct tm_kube *k)
 
 	if (api)
 		snprintf(url, sizeof(url), "%s/api/v1/pods?fieldSelector=spec.nodeName%%3D%s",
-			 k->server, k->node);
+			 k->cred.server, k->node);
 	else
 		snprintf(url, sizeof(url), "%s", k->kubelet_url);
 	if (call(k, api ? C_PODS : C_KUBELET_PODS, "GET", url, NULL, NULL, &resp, &status, err,
@@ -362,7 +380,7 @@ static bool nodemetric_spec(struct tm_kube *k, const char *base)
 
 static void nm_base(struct tm_kube *k, char *base, size_t len)
 {
-	snprintf(base, len, "%s/apis/slo.koordinator.sh/v1alpha1/nodemetrics/%s", k->server,
+	snprintf(base, len, "%s/apis/slo.koordinator.sh/v1alpha1/nodemetrics/%s", k->cred.server,
 		 k->node);
 }
 
@@ -444,8 +462,8 @@ static void read_nodeslo(struct tm_kube *k)
 	long status;
 	json_t *j;
 
-	snprintf(url, sizeof(url), "%s/apis/slo.koordinator.sh/v1alpha1/nodeslos/%s", k->server,
-		 k->node);
+	snprintf(url, sizeof(url), "%s/apis/slo.koordinator.sh/v1alpha1/nodeslos/%s",
+		 k->cred.server, k->node);
 	if (call(k, C_SLO_GET, "GET", url, NULL, NULL, &resp, &status, err, sizeof(err))) {
 		fprintf(stderr, "tidemarkd: NodeSLO %s: %s\n", k->node, err);
 		return; /* unreachable now: the values in effect stay */
@@ -578,7 +596,7 @@ static void pod_event(struct tm_kube *k, const struct evq *e, const char *type, 
 	json_decref(j);
 	if (!body)
 		return;
-	snprintf(url, sizeof(url), "%s/api/v1/namespaces/%s/events", k->server, e->ns);
+	snprintf(url, sizeof(url), "%s/api/v1/namespaces/%s/events", k->cred.server, e->ns);
 	if (call(k, C_EVENT, "POST", url, "application/json", body, &resp, &status, err,
 		 sizeof(err)))
 		fprintf(stderr, "tidemarkd: event on %s/%s: %s\n", e->ns, e->name, err);
@@ -617,8 +635,8 @@ static void evictions(struct tm_kube *k)
 		json_decref(j);
 		if (!body)
 			return;
-		snprintf(url, sizeof(url), "%s/api/v1/namespaces/%s/pods/%s/eviction", k->server,
-			 e.ns, e.name);
+		snprintf(url, sizeof(url), "%s/api/v1/namespaces/%s/pods/%s/eviction",
+			 k->cred.server, e.ns, e.name);
 		rc = call(k, C_EVICT, "POST", url, "application/json", body, &resp, &status, err,
 			  sizeof(err));
 		free(body);
@@ -714,7 +732,7 @@ static int node_taint(struct tm_kube *k, int want)
 	size_t i;
 	int ret = -1;
 
-	snprintf(url, sizeof(url), "%s/api/v1/nodes/%s", k->server, k->node);
+	snprintf(url, sizeof(url), "%s/api/v1/nodes/%s", k->cred.server, k->node);
 	if (call(k, C_NODE_GET, "GET", url, NULL, NULL, &resp, &status, err, sizeof(err)) ||
 	    status != 200) {
 		answer_msg(resp, msg, sizeof(msg));
@@ -889,22 +907,33 @@ struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
 	k->refresh_s = c->kube.pods_refresh_s;
 	snprintf(k->node, sizeof(k->node), "%s", tm_nm_node());
 	snprintf(k->pods, sizeof(k->pods), "%s", c->kube.pods);
-	snprintf(k->token_file, sizeof(k->token_file), "%s", c->kube.token_file);
-	snprintf(k->ca_file, sizeof(k->ca_file), "%s", c->kube.ca_file);
 	snprintf(k->kubelet_url, sizeof(k->kubelet_url), "%s", c->kube.kubelet_url);
-	if (c->kube.server[0])
-		snprintf(k->server, sizeof(k->server), "%s", c->kube.server);
-	else if (k->api && host && *host && port && *port)
-		snprintf(k->server, sizeof(k->server),
-			 strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port);
-	else if (k->api) {
-		fprintf(stderr,
-			"tidemarkd: kubernetes.api is in-cluster but KUBERNETES_SERVICE_HOST "
-			"and _PORT are not set (not in a pod?) and kubernetes.server is "
-			"empty\n");
-		free(k);
-		*failed = 1;
-		return NULL;
+	if (!strcmp(c->kube.api, "kubeconfig")) {
+		char err[768];
+
+		/* read again: it was checked with the configuration, and a
+		 * restart takes a kubeconfig that changed since */
+		if (tm_kubeconfig_load(c->kube.kubeconfig, c->kube.context, &k->cred, err,
+				       sizeof(err))) {
+			fprintf(stderr, "tidemarkd: kubernetes.kubeconfig %s\n", err);
+			goto fail;
+		}
+	} else {
+		snprintf(k->cred.token_file, sizeof(k->cred.token_file), "%s", c->kube.token_file);
+		snprintf(k->cred.ca_file, sizeof(k->cred.ca_file), "%s", c->kube.ca_file);
+		if (c->kube.server[0])
+			snprintf(k->cred.server, sizeof(k->cred.server), "%s", c->kube.server);
+		else if (k->api && host && *host && port && *port)
+			snprintf(k->cred.server, sizeof(k->cred.server),
+				 strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host,
+				 port);
+		else if (k->api) {
+			fprintf(stderr,
+				"tidemarkd: kubernetes.api is in-cluster but "
+				"KUBERNETES_SERVICE_HOST and _PORT are not set (not in a pod?) "
+				"and kubernetes.server is empty\n");
+			goto fail;
+		}
 	}
 	if (strspn(k->node, "abcdefghijklmnopqrstuvwxyz0123456789-.") != strlen(k->node) ||
 	    !k->node[0]) {
@@ -912,19 +941,27 @@ struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
 			"tidemarkd: node name '%s' (kubernetes.node_name, else $NODE_NAME, "
 			"else the host name) is not a Kubernetes node name\n",
 			k->node);
-		free(k);
-		*failed = 1;
-		return NULL;
+		goto fail;
 	}
 	if (pthread_create(&k->th, NULL, kube_thread, k)) {
 		fprintf(stderr, "tidemarkd: cannot start the cluster thread\n");
-		free(k);
-		*failed = 1;
-		return NULL;
+		goto fail;
 	}
-	fprintf(stderr, "tidemarkd: cluster: node %s, pods from %s%s%s\n", k->node, k->pods,
-		k->api ? ", API server " : "", k->api ? k->server : "");
+	if (!strcmp(c->kube.api, "kubeconfig"))
+		fprintf(stderr,
+			"tidemarkd: cluster: node %s, pods from %s, API server %s (kubeconfig "
+			"%s, context %s, user %s)\n",
+			k->node, k->pods, k->cred.server, c->kube.kubeconfig, k->cred.context,
+			k->cred.user);
+	else
+		fprintf(stderr, "tidemarkd: cluster: node %s, pods from %s%s%s\n", k->node, k->pods,
+			k->api ? ", API server " : "", k->api ? k->cred.server : "");
 	return k;
+fail:
+	tm_kubeconfig_free(&k->cred);
+	free(k);
+	*failed = 1;
+	return NULL;
 }
 
 void tm_kube_stop(struct tm_kube *k)
@@ -936,5 +973,6 @@ void tm_kube_stop(struct tm_kube *k)
 	pthread_mutex_unlock(&K.lock);
 	k->stop = true;
 	pthread_join(k->th, NULL);
+	tm_kubeconfig_free(&k->cred);
 	free(k);
 }

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * tidemarkd and the cluster: an API client (in-cluster service account:
- * HTTPS, bearer token, the cluster's CA; time-outs, retries with back-off,
- * counters) and the thread that uses it: the pod list that names pods,
- * NodeMetric's spec (the collect policy) and its status every report
- * interval. Without kubernetes.api, nothing is sent and the report says so.
+ * tidemarkd and the cluster: an API client (the in-cluster service account
+ * or a kubeconfig: HTTPS, bearer token or client certificate, the cluster's
+ * CA; time-outs, retries with back-off, counters) and the thread that uses it: the pod list that
+ * names pods, NodeMetric's spec (the collect policy) and its status every report interval. Without
+ * kubernetes.api, nothing is sent and the report says so.
  */
 #ifndef __TM_KUBE_H
 #define __TM_KUBE_H

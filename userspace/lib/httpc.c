@@ -123,6 +123,29 @@ int tm_http_exchange(const struct tm_http_req *r, char **resp, long *status, cha
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "tidemark");
 	if (r->ca_file)
 		curl_easy_setopt(c, CURLOPT_CAINFO, r->ca_file);
+	if (r->ca_pem) {
+		struct curl_blob b = {(void *)r->ca_pem, r->ca_len, CURL_BLOB_NOCOPY};
+
+		curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &b);
+	}
+	if (r->cert_file)
+		curl_easy_setopt(c, CURLOPT_SSLCERT, r->cert_file);
+	if (r->key_file)
+		curl_easy_setopt(c, CURLOPT_SSLKEY, r->key_file);
+	if (r->cert_pem) {
+		struct curl_blob b = {(void *)r->cert_pem, r->cert_len, CURL_BLOB_NOCOPY};
+
+		curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &b);
+		curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+	}
+	if (r->key_pem) {
+		struct curl_blob b = {(void *)r->key_pem, r->key_len, CURL_BLOB_NOCOPY};
+
+		curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &b);
+		curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+	}
+	if (r->proxy)
+		curl_easy_setopt(c, CURLOPT_PROXY, r->proxy);
 	hdr = curl_slist_append(hdr, "Accept: application/json");
 	if (r->bearer) {
 		if (asprintf(&auth, "Authorization: Bearer %s", r->bearer) < 0)

@@ -27,7 +27,8 @@ int tm_http_request(const char *url, const char *method, const char *body, unsig
 		    char **resp, long *status, char *err, size_t errlen);
 
 /* One request with what an API server needs besides: any method, a body's
- * content type, a bearer token, the CA to verify the server with. */
+ * content type, a bearer token or a client certificate, the CA to verify
+ * the server with (a file or PEM text), a proxy. */
 struct tm_http_req {
 	const char *url;
 	const char *method;	  /* "GET", "POST", "PATCH", "PUT", "DELETE" */
@@ -35,7 +36,17 @@ struct tm_http_req {
 	const char *content_type; /* of @body; NULL: application/json */
 	const char *bearer;	  /* NULL: no Authorization header */
 	const char *ca_file;	  /* NULL: the system's CAs */
-	unsigned int timeout_ms;  /* the whole exchange */
+	/* PEM text is used in place: it must live until the call returns */
+	const char *ca_pem; /* PEM text instead of ca_file; NULL none */
+	size_t ca_len;
+	const char *cert_file; /* a client certificate (PEM); NULL none */
+	const char *key_file;  /* ... and its key */
+	const char *cert_pem;  /* PEM text instead of cert_file */
+	size_t cert_len;
+	const char *key_pem; /* PEM text instead of key_file */
+	size_t key_len;
+	const char *proxy;	 /* NULL: libcurl's default (the environment) */
+	unsigned int timeout_ms; /* the whole exchange */
 };
 
 /* As tm_http_request, for @r. */
