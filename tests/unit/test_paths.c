@@ -136,6 +136,33 @@ TEST(eviction_the_same_for_every_form)
 	cleanup();
 }
 
+/* Globs that overlap: each cgroup once, where it was first matched (its
+ * entry's settings apply), in the order matched; protected ones left out. */
+TEST(overlapping_globs_list_each_cgroup_once)
+{
+	char json[512], err[256];
+	struct tm_be_cg *cg;
+
+	ASSERT_EQ(0, setup("/online/x", "/be/y"));
+	mkdirs("/be/a");
+	mkdirs("/be/z");
+	snprintf(json, sizeof(json),
+		 "{\"version\":1,\"scheduler\":{\"pin_dir\":\"%s/no-pins\"},"
+		 "\"cgroups\":{\"online\":[\"/online/x\"],\"be\":[\"/be/z\",\"/be/*\","
+		 "{\"path\":\"/be/a\",\"priority\":-1},\"/online/*\",\"/be/z\"]}}",
+		 root);
+	ASSERT_EQ(0, tm_config_parse(json, &d.cfg, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(3, tm_be_cgroups(&d, &cg));
+	EXPECT_STREQ("/be/z", cg[0].path);
+	EXPECT_EQ(&d.cfg.be[0], cg[0].cfg);
+	EXPECT_STREQ("/be/a", cg[1].path);
+	EXPECT_EQ(&d.cfg.be[1], cg[1].cfg); /* the glob of entry 1 matched it first */
+	EXPECT_STREQ("/be/y", cg[2].path);
+	EXPECT_EQ(&d.cfg.be[1], cg[2].cfg);
+	free(cg);
+	cleanup();
+}
+
 TEST(bad_paths_refused_with_the_reason)
 {
 	char err[256];

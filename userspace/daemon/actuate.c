@@ -161,12 +161,49 @@ bool tm_protected(const struct tm_daemon *d, const char *rel)
 	return cls >= 0 && cls != TM_CLASS_BE;
 }
 
+/* tm_be_cgroups' dedupe: by path, then by position (the first match wins) */
+static int by_path_then_pos(const void *a, const void *b, void *base)
+{
+	const struct tm_be_cg *v = base;
+	int x = *(const int *)a, y = *(const int *)b;
+	int c = strcmp(v[x].path, v[y].path);
+
+	return c ? c : (x > y) - (x < y);
+}
+
+/* Drop later duplicates from @v (@n), keeping the order: O(n log n), where
+ * comparing each against all kept before was O(n^2) (a node of 1,000 pods
+ * under two overlapping globs: a million comparisons per strategy tick). */
+static int dedupe(struct tm_be_cg *v, int n)
+{
+	int *ix = malloc(sizeof(*ix) * n), k = 0;
+	bool *drop = calloc(n, sizeof(*drop));
+
+	if (!ix || !drop) {
+		free(ix);
+		free(drop);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		ix[i] = i;
+	qsort_r(ix, n, sizeof(*ix), by_path_then_pos, v);
+	for (int i = 1; i < n; i++)
+		drop[ix[i]] = !strcmp(v[ix[i]].path, v[ix[i - 1]].path);
+	for (int i = 0; i < n; i++)
+		if (!drop[i])
+			v[k++] = v[i];
+	free(ix);
+	free(drop);
+	return k;
+}
+
 int tm_be_cgroups(struct tm_daemon *d, struct tm_be_cg **out)
 {
 	size_t rl = strlen(d->cgroup_root);
 	struct tm_be_cg *v = NULL;
-	int n = 0, cap = 0;
+	int n = 0, cap = 0, k = 0;
 
+	*out = NULL;
 	for (int i = 0; i < d->cfg.nr_be; i++) {
 		char pat[PATH_MAX];
 		glob_t g;
@@ -174,25 +211,17 @@ int tm_be_cgroups(struct tm_daemon *d, struct tm_be_cg **out)
 		if (tm_cg_path(pat, sizeof(pat), d->cgroup_root, d->cfg.be[i].path, NULL) ||
 		    glob(pat, GLOB_ONLYDIR, NULL, &g))
 			continue;
-		for (size_t k = 0; k < g.gl_pathc; k++) {
-			const char *p = g.gl_pathv[k] + rl;
-			bool dup = false;
+		for (size_t j = 0; j < g.gl_pathc; j++) {
+			const char *p = g.gl_pathv[j] + rl;
 
 			if (!*p || strlen(p) >= TM_CFG_PATH_MAX)
 				continue;
-			/* globs are sorted: an earlier entry's match, if any, is
-			 * among the first i entries' results */
-			for (int j = 0; j < n && !dup && i; j++)
-				dup = !strcmp(v[j].path, p);
-			if (dup || tm_protected(d, p))
-				continue; /* ONLINE/SYSTEM: never touched */
 			if (n == cap) {
 				struct tm_be_cg *nv = realloc(v, sizeof(*v) * (cap ? cap * 2 : 64));
 
 				if (!nv) {
 					globfree(&g);
 					free(v);
-					*out = NULL;
 					return -1;
 				}
 				v = nv;
@@ -203,8 +232,20 @@ int tm_be_cgroups(struct tm_daemon *d, struct tm_be_cg **out)
 		}
 		globfree(&g);
 	}
+	/* one glob lists a directory once; several may list it again */
+	if (d->cfg.nr_be > 1 && n > 1 && (n = dedupe(v, n)) < 0) {
+		free(v);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (!tm_protected(d, v[i].path)) /* ONLINE/SYSTEM: never touched */
+			v[k++] = v[i];
+	if (!k) {
+		free(v);
+		v = NULL;
+	}
 	*out = v;
-	return n;
+	return k;
 }
 
 void tm_limit_hit(struct tm_daemon *d, const char *what, unsigned int limit)
