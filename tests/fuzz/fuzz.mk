@@ -7,7 +7,7 @@
 # Seeds: tests/fuzz/corpus/TARGET; inputs that once crashed a target:
 # tests/fuzz/regress/TARGET (replayed every run).
 FUZZ_TARGETS := fuzz_config fuzz_rules fuzz_cpuset fuzz_cgfiles fuzz_http fuzz_kube \
-		fuzz_kubeconfig
+		fuzz_kubeconfig fuzz_report
 FUZZ_BINS    := $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS))
 FUZZ_SECONDS ?= 60
 comma := ,

@@ -21,10 +21,19 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	char err[256];
 
+	bool up = false;
+
 	tm_config_defaults(&d.cfg);
-	d.cfg.report.listen_port = 20000 + getpid() % 20000;
 	pthread_mutex_init(&d.lock, NULL);
-	if (tm_http_global_init(err, sizeof(err)) || !tm_http_start(&d))
+	if (tm_http_global_init(err, sizeof(err)))
+		abort();
+	/* below the ephemeral range (from 32768), where no client's source
+	 * port can hold it; another taken one: the next */
+	for (int i = 0; i < 64 && !up; i++) {
+		d.cfg.report.listen_port = 20000 + (getpid() + i * 997) % 12000;
+		up = tm_http_start(&d) != NULL;
+	}
+	if (!up)
 		abort();
 	sa.sin_port = htons(d.cfg.report.listen_port);
 	sa.sin_addr.s_addr = d.cfg.report.listen_ip;

@@ -7,7 +7,8 @@
 . "$(dirname "$0")/../lib/lib.sh"
 # runs per target: about 3 s each on the reference machine (2 cores)
 declare -A runs=([fuzz_cgfiles]=15000 [fuzz_config]=80000 [fuzz_cpuset]=30000
-	[fuzz_http]=15000 [fuzz_kube]=600000 [fuzz_kubeconfig]=100000 [fuzz_rules]=400000)
+	[fuzz_http]=15000 [fuzz_kube]=600000 [fuzz_kubeconfig]=100000 [fuzz_report]=1000
+	[fuzz_rules]=400000)
 scale=${TIDEMARK_FUZZ_SCALE:-1}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
