@@ -169,6 +169,23 @@ int tm_topo_load(const char *input, struct tm_topology *t, char *err, size_t err
 			t->symmetric = false;
 		t->nr_online += tm_cpuset_count(&d->online);
 	}
+	for (unsigned int c = 0; c < TM_TOPO_MAX_CPUS; c++)
+		t->core_of[c] = -1;
+	t->threads_per_core = 1;
+	t->nr_cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+	for (unsigned int k = 0; k < t->nr_cores; k++) {
+		hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, k);
+		struct tm_cpuset pus = {};
+		unsigned int w;
+
+		from_hwloc(core->complete_cpuset ? core->complete_cpuset : core->cpuset, &pus);
+		w = tm_cpuset_count(&pus);
+		if (w > t->threads_per_core)
+			t->threads_per_core = w;
+		for (unsigned int c = 0; c < TM_TOPO_MAX_CPUS; c++)
+			if (tm_cpuset_test(&pus, c))
+				t->core_of[c] = (int16_t)k;
+	}
 	from_hwloc(hwloc_topology_get_complete_cpuset(topo), &t->unplaced);
 	t->nr_cpus = tm_cpuset_count(&t->unplaced);
 	for (int i = 0; i < n; i++)
@@ -264,6 +281,21 @@ static int sysfs_l3(const char *root, unsigned int cpu, struct tm_cpuset *s)
 	return -1;
 }
 
+/* A CPU list file (thread_siblings_list): 0, or -1 when absent or bad. */
+static int sysfs_list(const char *path, struct tm_cpuset *s)
+{
+	char buf[4096];
+	FILE *f = fopen(path, "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f))
+		ret = tm_cpuset_parse(buf, s);
+	fclose(f);
+	return ret;
+}
+
 int tm_topo_check_sysfs(const struct tm_topology *t, const char *root, char *report, size_t len)
 {
 	size_t off = 0;
@@ -271,33 +303,61 @@ int tm_topo_check_sysfs(const struct tm_topology *t, const char *root, char *rep
 
 	if (report && len)
 		report[0] = 0;
-	if (t->kind != TM_DOMAIN_L3)
-		return -1;
 	for (int i = 0; i < t->nr_domains; i++) {
 		const struct tm_domain *d = &t->d[i];
 
 		for (unsigned int c = 0; c < TM_TOPO_MAX_CPUS; c++) {
-			struct tm_cpuset s;
-			char a[256], b[256];
+			struct tm_cpuset s, sib;
+			char a[256], b[256], path[256];
 
 			if (!tm_cpuset_test(&d->online, c))
 				continue;
-			if (sysfs_l3(root, c, &s))
+			if (t->kind == TM_DOMAIN_L3 && !sysfs_l3(root, c, &s)) {
+				seen++;
+				if (memcmp(&s, &d->online, sizeof(s))) {
+					bad++;
+					tm_cpuset_format(&d->online, a, sizeof(a));
+					tm_cpuset_format(&s, b, sizeof(b));
+					if (report && off < len)
+						off += snprintf(
+							report + off, len - off,
+							"cpu%u: hwloc L3 domain %d has CPUs "
+							"%s, sysfs shares its L3 with %s\n",
+							c, d->id, a, b);
+				}
+			}
+			snprintf(path, sizeof(path), "%s/cpu%u/topology/thread_siblings_list", root,
+				 c);
+			if (sysfs_list(path, &s))
 				continue;
 			seen++;
-			if (!memcmp(&s, &d->online, sizeof(s)))
+			tm_topo_siblings(t, c, &sib);
+			/* sysfs lists online siblings only */
+			for (unsigned int w = 0; w < TM_TOPO_MAX_CPUS / 64; w++)
+				sib.bits[w] &= d->online.bits[w];
+			if (!memcmp(&s, &sib, sizeof(s)))
 				continue;
 			bad++;
-			tm_cpuset_format(&d->online, a, sizeof(a));
+			tm_cpuset_format(&sib, a, sizeof(a));
 			tm_cpuset_format(&s, b, sizeof(b));
 			if (report && off < len)
 				off += snprintf(report + off, len - off,
-						"cpu%u: hwloc L3 domain %d has CPUs %s, sysfs "
-						"shares its L3 with %s\n",
-						c, d->id, a, b);
+						"cpu%u: hwloc's core has CPUs %s, sysfs's thread "
+						"siblings are %s\n",
+						c, a, b);
 		}
 	}
 	return seen ? bad : -1;
+}
+
+void tm_topo_siblings(const struct tm_topology *t, unsigned int cpu, struct tm_cpuset *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (cpu >= TM_TOPO_MAX_CPUS || t->core_of[cpu] < 0)
+		return;
+	for (unsigned int c = 0; c < TM_TOPO_MAX_CPUS; c++)
+		if (t->core_of[c] == t->core_of[cpu])
+			tm_cpuset_set(s, c);
 }
 
 const char *tm_domain_kind_name(enum tm_domain_kind k)
@@ -322,8 +382,9 @@ void tm_topo_print(const struct tm_topology *t, bool json, FILE *f)
 		tm_cpuset_format(&t->unplaced, cpus, sizeof(cpus));
 		fprintf(f,
 			"\",\"kind\":\"%s\",\"cpus\":%u,\"online\":%u,\"symmetric\":%s,"
-			"\"unplaced\":\"%s\",\"domains\":[",
-			kind, t->nr_cpus, t->nr_online, t->symmetric ? "true" : "false", cpus);
+			"\"cores\":%u,\"threads_per_core\":%u,\"unplaced\":\"%s\",\"domains\":[",
+			kind, t->nr_cpus, t->nr_online, t->symmetric ? "true" : "false",
+			t->nr_cores, t->threads_per_core, cpus);
 		for (int i = 0; i < t->nr_domains; i++) {
 			const struct tm_domain *d = &t->d[i];
 
@@ -340,12 +401,14 @@ void tm_topo_print(const struct tm_topology *t, bool json, FILE *f)
 		fprintf(f, "]}\n");
 		return;
 	}
-	fprintf(f, "%s: %d %s%s domains, %u CPUs (%u online)%s\n", t->source, t->nr_domains,
-		tm_domain_kind_name(t->kind),
+	fprintf(f, "%s: %d %s%s domains, %u CPUs (%u online)%s, %u cores of %s%u thread%s\n",
+		t->source, t->nr_domains, tm_domain_kind_name(t->kind),
 		t->kind == TM_DOMAIN_L3	  ? ""
 		: t->kind == TM_DOMAIN_L2 ? " (no L3 found)"
 					  : " (no shared cache found)",
-		t->nr_cpus, t->nr_online, t->symmetric ? "" : ", asymmetric");
+		t->nr_cpus, t->nr_online, t->symmetric ? "" : ", asymmetric", t->nr_cores,
+		t->threads_per_core > 1 ? "up to " : "", t->threads_per_core,
+		t->threads_per_core > 1 ? "s" : "");
 	if (tm_cpuset_count(&t->unplaced)) {
 		tm_cpuset_format(&t->unplaced, cpus, sizeof(cpus));
 		fprintf(f, "CPUs %s: offline, domain unknown\n", cpus);

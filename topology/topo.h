@@ -70,7 +70,16 @@ struct tm_topology {
 	struct tm_cpuset unplaced;
 	char source[128]; /* "this machine", an XML path or a synthetic description */
 	struct tm_domain d[TM_TOPO_MAX_DOMAINS];
+	/* SMT: the core of each CPU (0.. in hwloc's order, -1 for a CPU in no
+	 * core), so siblings are the CPUs of one core whatever their numbers
+	 * (Linux numbers a Zen core's threads c and c + cores) */
+	unsigned int nr_cores;
+	unsigned int threads_per_core; /* most PUs of any core; 1: no SMT */
+	int16_t core_of[TM_TOPO_MAX_CPUS];
 };
+
+/* The CPUs of @cpu's core, itself included (empty when unknown). */
+void tm_topo_siblings(const struct tm_topology *t, unsigned int cpu, struct tm_cpuset *s);
 
 /*
  * Load the cache domains. @input NULL: this machine. Otherwise an existing
@@ -80,10 +89,11 @@ struct tm_topology {
 int tm_topo_load(const char *input, struct tm_topology *t, char *err, size_t errlen);
 
 /*
- * Compare the L3 domains with sysfs (root: "/sys/devices/system/cpu" or a
- * copy of it): every online CPU's cache/index3/shared_cpu_list must equal
- * its domain's online CPUs. Writes one line per disagreement into @report
- * and returns how many there were; -1 if sysfs has no L3 information.
+ * Compare with sysfs (root: "/sys/devices/system/cpu" or a copy of it):
+ * every online CPU's cache/index3/shared_cpu_list must equal its domain's
+ * online CPUs, and its topology/thread_siblings_list its core's online
+ * CPUs. Writes one line per disagreement into @report and returns how many
+ * there were; -1 if sysfs has neither.
  */
 int tm_topo_check_sysfs(const struct tm_topology *t, const char *root, char *report, size_t len);
 

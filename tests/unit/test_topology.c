@@ -148,6 +148,74 @@ TEST(sysfs_cross_check_finds_disagreement)
 	EXPECT_EQ(-1, tm_topo_check_sysfs(&t, "/nonexistent", report, sizeof(report)));
 }
 
+/* SMT siblings from the layout, never from numbering: Linux numbers a
+ * Zen core's two threads c and c + (number of cores) */
+TEST(smt_siblings_are_the_cpus_of_one_core)
+{
+	struct tm_cpuset s;
+
+	ASSERT_EQ(0,
+		  tm_topo_load("pack:1 l3:2 core:4 pu:2(indexes=2*8:1*2)", &t, err, sizeof(err)));
+	EXPECT_EQ(8U, t.nr_cores);
+	EXPECT_EQ(2U, t.threads_per_core);
+	EXPECT_EQ(t.core_of[0], t.core_of[8]);
+	EXPECT_NE(t.core_of[0], t.core_of[1]);
+	tm_topo_siblings(&t, 11, &s);
+	EXPECT_STREQ("3,11", fmt(&s));
+	tm_topo_siblings(&t, 4, &s);
+	EXPECT_STREQ("4,12", fmt(&s));
+	/* siblings numbered next to each other */
+	ASSERT_EQ(0, tm_topo_load("pack:1 l3:2 core:4 pu:2", &t, err, sizeof(err)));
+	tm_topo_siblings(&t, 5, &s);
+	EXPECT_STREQ("4-5", fmt(&s));
+	/* no SMT */
+	ASSERT_EQ(0, tm_topo_load("pack:2 l3:1 core:4 pu:1", &t, err, sizeof(err)));
+	EXPECT_EQ(8U, t.nr_cores);
+	EXPECT_EQ(1U, t.threads_per_core);
+	tm_topo_siblings(&t, 6, &s);
+	EXPECT_STREQ("6", fmt(&s));
+	tm_topo_siblings(&t, 9, &s); /* no such CPU */
+	EXPECT_EQ(0U, tm_cpuset_count(&s));
+}
+
+static void fake_siblings(const char *root, int cpu, const char *list)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "mkdir -p %s/cpu%d/topology", root, cpu);
+	if (system(p))
+		return;
+	snprintf(p, sizeof(p), "%s/cpu%d/topology/thread_siblings_list", root, cpu);
+	f = fopen(p, "w");
+	fprintf(f, "%s\n", list);
+	fclose(f);
+}
+
+TEST(sysfs_cross_check_of_thread_siblings)
+{
+	char root[] = "/tmp/tm-sysfs-XXXXXX", report[1024], cmd[64];
+	/* 1 L3, 2 cores x 2 threads numbered c and c+2 */
+	const char *lists[] = {"0,2", "1,3", "0,2", "1,3"};
+
+	ASSERT_NE(NULL, mkdtemp(root));
+	ASSERT_EQ(0,
+		  tm_topo_load("pack:1 l3:1 core:2 pu:2(indexes=2*2:1*2)", &t, err, sizeof(err)));
+	for (int c = 0; c < 4; c++) {
+		fake_cpu(root, c, "0-3");
+		fake_siblings(root, c, lists[c]);
+	}
+	EXPECT_EQ(0, tm_topo_check_sysfs(&t, root, report, sizeof(report))) TH_LOG("%s", report);
+	/* a kernel that pairs 0 with 1 (numbering assumed, not read) */
+	fake_siblings(root, 1, "0-1");
+	EXPECT_EQ(1, tm_topo_check_sysfs(&t, root, report, sizeof(report)));
+	EXPECT_NE(NULL, strstr(report, "cpu1: hwloc's core has CPUs 1,3, sysfs's thread siblings "
+				       "are 0-1"))
+	TH_LOG("%s", report);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	EXPECT_EQ(0, system(cmd));
+}
+
 /* fuzz_cpuset: hwloc built every object of a huge description before it
  * could be refused (tens of seconds); now refused up front. */
 TEST(synthetic_above_the_cpu_limit_refused_before_building)
