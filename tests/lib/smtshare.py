@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+# What ran next to what on SMT siblings, measured from outside the scheduler.
+#
+#   tests/lib/smtshare.py --seconds S [--delay S] --cgroup NAME=PATH ...
+#
+# The kernel's sched:sched_switch trace event gives, per CPU, who ran when;
+# the threads of each cgroup (cgroup.threads, sampled every 200 ms) name
+# them; /sys/devices/system/cpu/cpuN/topology/thread_siblings_list gives
+# the siblings. Prints one JSON object:
+#   {NAME: {"run_s": CPU time in the trace,
+#           "with_sibling_s": {OTHER: of that, time some sibling ran OTHER}}}
+#   plus, for the first two names A and B (e.g. online and be), "_split":
+#   of A's time next to B, how much came from B already running when A
+#   started (the time B took to leave: an expel's latency, with its
+#   per-start p50/p90 in ms) and how much from B starting next to A;
+#   "_wake": the first name's wakeup-to-run latency (sched_wakeup to its
+#   switch in, p50/p90 ms), woken on its own CPU and woken from another
+#   (remote_*: that CPU was kicked), and from another onto a CPU running
+#   the second name (onto_b_*: a preempting kick to a busy CPU, what an
+#   expel is): what a kick takes here, to compare;
+#   "_siblings": {cpu: [siblings]} and "_lost_events".
+# One python process for the whole run (forks are dear under TCG).
+import argparse
+import json
+import os
+import re
+import sys
+import time
+
+TRACEFS = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+LINE = re.compile(r"\[(\d+)\].*?\s(\d+\.\d+): (sched_switch|sched_wakeup): (.*)$")
+
+
+def wr(path, val):
+    with open(path, "w") as f:
+        f.write(val)
+
+
+def cpus_of(s):
+    out = set()
+    for part in s.strip().split(","):
+        if "-" in part:
+            a, b = part.split("-")
+            out.update(range(int(a), int(b) + 1))
+        elif part:
+            out.add(int(part))
+    return out
+
+
+def siblings():
+    sib = {}
+    base = "/sys/devices/system/cpu"
+    for d in os.listdir(base):
+        if not re.fullmatch(r"cpu\d+", d):
+            continue
+        try:
+            with open(f"{base}/{d}/topology/thread_siblings_list") as f:
+                sib[int(d[3:])] = sorted(cpus_of(f.read()) - {int(d[3:])})
+        except OSError:
+            pass
+    return sib
+
+
+def threads_of(cg):
+    try:
+        with open(os.path.join("/sys/fs/cgroup", cg.lstrip("/"), "cgroup.threads")) as f:
+            return {int(x) for x in f.read().split()}
+    except OSError:
+        return set()
+
+
+def union(iv):
+    """Sorted, merged (start, end) intervals."""
+    out = []
+    for s, e in sorted(iv):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def overlap(a, b):
+    """Total overlap of two merged interval lists."""
+    i = j = 0
+    tot = 0.0
+    while i < len(a) and j < len(b):
+        s, e = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if s < e:
+            tot += e - s
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return tot
+
+
+def split(runs, sib, a, b):
+    """A's overlap with B on siblings: B there first (until it left) or B
+    arriving while A ran."""
+    first = arrived = 0.0
+    waits = []
+    for cpu, by in runs.items():
+        mine = union(by.get(a, []))
+        theirs = union([x for s in sib.get(cpu, []) for x in runs.get(s, {}).get(b, [])])
+        for s, e in mine:
+            for ts, te in theirs:
+                if te <= s or ts >= e:
+                    continue
+                ov = min(e, te) - max(s, ts)
+                if ts <= s:
+                    first += ov
+                    waits.append(ov)
+                else:
+                    arrived += ov
+    waits.sort()
+    pct = lambda q: round(1000 * waits[int(q * (len(waits) - 1))], 3) if waits else 0
+    return {"b_there_first_s": round(first, 4), "b_arrived_s": round(arrived, 4),
+            "starts_next_to_b": len(waits), "leave_p50_ms": pct(0.5), "leave_p90_ms": pct(0.9)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, required=True)
+    ap.add_argument("--delay", type=float, default=0)
+    ap.add_argument("--cgroup", action="append", default=[])
+    a = ap.parse_args()
+    cgs = dict(x.split("=", 1) for x in a.cgroup)
+    tr = next((t for t in TRACEFS if os.path.exists(t + "/events/sched/sched_switch")), None)
+    if not tr:
+        print("smtshare.py: no sched_switch trace event (tracefs not mounted?)", file=sys.stderr)
+        return 2
+    if a.delay:
+        time.sleep(a.delay)
+    wr(tr + "/tracing_on", "0")
+    wr(tr + "/buffer_size_kb", "16384")
+    wr(tr + "/trace", "")
+    wr(tr + "/events/sched/sched_switch/enable", "1")
+    wr(tr + "/events/sched/sched_wakeup/enable", "1")
+    wr(tr + "/tracing_on", "1")
+    owner = {}
+    end = time.monotonic() + a.seconds
+    while time.monotonic() < end:
+        for n, cg in cgs.items():
+            for t in threads_of(cg):
+                owner[t] = n
+        time.sleep(0.2)
+    wr(tr + "/tracing_on", "0")
+    wr(tr + "/events/sched/sched_switch/enable", "0")
+    wr(tr + "/events/sched/sched_wakeup/enable", "0")
+
+    runs = {}  # cpu -> name -> [(start, end)]
+    cur = {}  # cpu -> (pid, since)
+    woke = {}  # pid -> when it was woken, until it runs
+    wake_lat, wake_remote, wake_onto_b = [], [], []
+    first_name = next(iter(cgs), None)
+    second_name = list(cgs)[1] if len(cgs) > 1 else None
+    lost = 0
+    with open(tr + "/trace") as f:
+        for line in f:
+            m = LINE.search(line)
+            if not m:
+                lost += "LOST" in line
+                continue
+            cpu, ts = int(m.group(1)), float(m.group(2))
+            kv = dict(x.split("=", 1) for x in m.group(4).split() if "=" in x)
+            if m.group(3) == "sched_wakeup":
+                try:
+                    # woken from another CPU than its target: that CPU
+                    # had to be kicked (an IPI)
+                    tgt = int(kv["target_cpu"])
+                    busy = cur.get(tgt, (None, 0))[0]
+                    woke[int(kv["pid"])] = (ts, tgt != cpu,
+                                            tgt != cpu and owner.get(busy) == second_name)
+                except (KeyError, ValueError):
+                    pass
+                continue
+            try:
+                nxt = int(kv["next_pid"])
+            except (KeyError, ValueError):
+                continue
+            if nxt in woke:
+                wts, remote, onto_b = woke.pop(nxt)
+                if owner.get(nxt) == first_name:
+                    (wake_remote if remote else wake_lat).append(ts - wts)
+                    if onto_b:
+                        wake_onto_b.append(ts - wts)
+            if cpu in cur:
+                pid, since = cur[cpu]
+                n = owner.get(pid)
+                if n is not None and ts > since:
+                    runs.setdefault(cpu, {}).setdefault(n, []).append((since, ts))
+            cur[cpu] = (nxt, ts)
+    wr(tr + "/trace", "")
+
+    sib = siblings()
+    res = {n: {"run_s": 0.0, "with_sibling_s": {o: 0.0 for o in cgs}} for n in cgs}
+    for cpu, by in runs.items():
+        for n, iv in by.items():
+            mine = union(iv)
+            res[n]["run_s"] += sum(e - s for s, e in mine)
+            for o in cgs:
+                theirs = union([x for s in sib.get(cpu, []) for x in runs.get(s, {}).get(o, [])])
+                res[n]["with_sibling_s"][o] += overlap(mine, theirs)
+    for n in res:
+        res[n]["run_s"] = round(res[n]["run_s"], 4)
+        res[n]["with_sibling_s"] = {o: round(v, 4) for o, v in res[n]["with_sibling_s"].items()}
+    names = list(cgs)
+    if len(names) >= 2:
+        res["_split"] = split(runs, sib, names[0], names[1])
+    def q(v, f):
+        v.sort()
+        return round(1000 * v[int(f * (len(v) - 1))], 3) if v else 0
+    res["_wake"] = {"n": len(wake_lat), "p50_ms": q(wake_lat, 0.5), "p90_ms": q(wake_lat, 0.9),
+                    "remote_n": len(wake_remote), "remote_p50_ms": q(wake_remote, 0.5),
+                    "remote_p90_ms": q(wake_remote, 0.9), "onto_b_n": len(wake_onto_b),
+                    "onto_b_p50_ms": q(wake_onto_b, 0.5), "onto_b_p90_ms": q(wake_onto_b, 0.9)}
+    res["_siblings"] = {str(c): s for c, s in sorted(sib.items())}
+    res["_lost_events"] = lost
+    print(json.dumps(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
