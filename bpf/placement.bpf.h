@@ -73,9 +73,9 @@ static s32 pick_idle_in(struct task_struct *p, u64 doms)
 			continue;
 		if (p && tmp) {
 			bpf_cpumask_and(tmp, (const struct cpumask *)m, p->cpus_ptr);
-			cpu = scx_bpf_pick_idle_cpu((const struct cpumask *)tmp, 0);
+			cpu = smt_pick_idle((const struct cpumask *)tmp);
 		} else {
-			cpu = scx_bpf_pick_idle_cpu((const struct cpumask *)m, 0);
+			cpu = smt_pick_idle((const struct cpumask *)m);
 		}
 		if (cpu >= 0)
 			return cpu;

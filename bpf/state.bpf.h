@@ -17,6 +17,11 @@ const volatile u32 cap_cpus = 1;
 const volatile u32 nr_doms = 0;
 /* Domain of each CPU, TM_NO_DOM if none. */
 const volatile u8 cpu_dom[TM_MAX_CPUS];
+/* SMT siblings of each CPU from the topology, as CPU + 1 (0: no more):
+ * CPU c's at [c * (TM_MAX_SMT - 1)...]; all 0 without SMT. */
+const volatile u16 cpu_sibs[TM_MAX_CPUS * (TM_MAX_SMT - 1)];
+/* Some CPU has a sibling: SMT handling has something to do. */
+const volatile bool smt_present = false;
 /* A task held back by a CPU limit longer than this runs anyway (a minimum
  * run, charged as debt): half the watchdog timeout, so no limit can eject
  * the scheduler, however many tasks share a tiny quota. */
@@ -55,6 +60,8 @@ static u64 window_ns = TM_WINDOW_US_DFL * 1000ULL;
 static u64 home_wait_ns = TM_HOME_WAIT_US_DFL * 1000ULL;
 /* Keep BE off domains hosting ONLINE homes while other domains have room. */
 static bool be_avoid_homes = true;
+/* BE off the SMT siblings of ONLINE (smt.bpf.h); meaningful with smt_present. */
+static bool smt_expel = true;
 static u64 max_be_wait_ns = TM_MAX_BE_WAIT_MS_DFL * 1000000ULL;
 static u32 class_gen;
 /* class_gen the BE queue was last checked at */
@@ -340,6 +347,7 @@ static __always_inline void tunables_apply(const struct tm_tunables *t)
 	window_ns = (u64)t->window_us * 1000;
 	home_wait_ns = (u64)t->home_wait_us * 1000;
 	be_avoid_homes = t->be_avoid_homes;
+	smt_expel = t->smt_expel;
 	max_be_wait_ns = (u64)t->max_be_wait_ms * 1000000;
 	class_gen = t->class_gen;
 }

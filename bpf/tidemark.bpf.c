@@ -41,6 +41,9 @@
  *   ones may, once they waited home_wait_us (other CPUs look before BE, and
  *   the window timer wakes an idle one). BE starts on domains without homes
  *   while those have idle CPUs (be_avoid_homes).
+ * - SMT (smt_expel): while a hardware thread runs ONLINE, regular BE runs
+ *   do not run on its siblings (preempted when ONLINE starts, not started
+ *   meanwhile); idle picks take a whole idle core first (smt.bpf.h).
  * - CPU limits: every cgroup's cpu.max (and cpu.max.burst), and caps set
  *   by tidemarkd or tidemarkctl, hold for every class as CFS holds cpu.max:
  *   per period a limited cgroup and its descendants run at most its runtime,
@@ -62,6 +65,7 @@ char _license[] SEC("license") = "GPL";
 /* The parts, by concern; each may use the ones before it. */
 #include "state.bpf.h"
 #include "trace.bpf.h"
+#include "smt.bpf.h"
 #include "placement.bpf.h"
 #include "classes.bpf.h"
 #include "bandwidth.bpf.h"
@@ -96,8 +100,9 @@ s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 	}
 	if (!is_idle)
 		return cpu;
-	/* An idle CPU may take a BE task only while BE has budget. */
-	if (cls == TM_CLASS_BE && !be_budget_left())
+	/* An idle CPU may take a BE task only while BE has budget, and not
+	 * next to ONLINE on its core. */
+	if (cls == TM_CLASS_BE && (!be_budget_left() || smt_hold_be(cpu)))
 		return cpu;
 	/* nor a task a CPU limit holds back (enqueue queues it for its refill) */
 	if (bw_on() && bw_held(p, bpf_ktime_get_ns()))
@@ -109,6 +114,8 @@ s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 	stat_inc(TM_STAT_ENQ_DIRECT);
 	trace_task(TM_TR_ENQUEUE, p, cpu, 0, TM_TRQ_IDLE_CPU);
 	tm_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
+	if (cls == TM_CLASS_ONLINE)
+		smt_expel_siblings(cpu, true); /* with the wakeup, not after it */
 	return cpu;
 }
 
@@ -148,7 +155,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 		if (be_budget_left() || floor_owed()) {
 			cpu = be_avoid_homes && home_doms ? pick_idle_in(p, doms_off_homes()) : -1;
 			if (cpu < 0)
-				cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+				cpu = smt_pick_idle(p->cpus_ptr);
 			if (cpu >= 0) {
 				stat_inc(TM_STAT_KICK_IDLE);
 				scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
@@ -186,6 +193,8 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	if (tm_home_has(home, dom_of(cpu)) && claim_be_cpu_only(p, cpu)) {
 		trace_task(TM_TR_ENQUEUE, p, cpu, 0, TM_TRQ_TAKE_BE);
 		tm_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags | SCX_ENQ_PREEMPT);
+		if (cls == TM_CLASS_ONLINE)
+			smt_expel_siblings(cpu, true);
 		return;
 	}
 
@@ -218,6 +227,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 			if (kick == SCX_KICK_IDLE)
 				stat_inc(TM_STAT_KICK_IDLE);
 			scx_bpf_kick_cpu(target, kick);
+			smt_expel_siblings(target, true); /* homes are ONLINE's */
 		} else {
 			stat_inc(TM_STAT_HI_NO_CPU);
 		}
@@ -230,17 +240,18 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 
-	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	cpu = smt_pick_idle(p->cpus_ptr);
 	if (cpu >= 0) {
 		stat_inc(TM_STAT_KICK_IDLE);
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-		return;
-	}
-	cpu = claim_be_in(p, 0);
-	if (cpu >= 0)
+	} else if ((cpu = claim_be_in(p, 0)) >= 0) {
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
-	else
+	} else {
 		stat_inc(TM_STAT_HI_NO_CPU);
+	}
+	/* the CPU's siblings at once, not after its kick lands */
+	if (cpu >= 0 && cls == TM_CLASS_ONLINE)
+		smt_expel_siblings(cpu, true);
 }
 
 /* Charge @prev's vtime for the slice it just used; keep it running when no
@@ -267,11 +278,13 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 	struct tm_cpu_ctx *c = cpu_ctx(cpu);
 	struct hi_queues q;
 	u32 d = dom_of(cpu), i;
-	bool be_queued;
+	bool be_queued, smt_held;
 
 	if (!c)
 		return;
 	requeue_reclassified();
+	/* whatever was sent here is taken now (or was taken elsewhere) */
+	c->online_next = 0;
 	be_queued = scx_bpf_dsq_nr_queued(TM_DSQ_BE) > 0;
 	c->next_grant = 0;
 	if (be_queued) {
@@ -327,7 +340,10 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 		stat_inc(TM_STAT_DISPATCH_HI);
 		return;
 	}
-	if (be_queued && be_budget_left()) {
+	/* regular BE and the floor on idle CPUs wait while a sibling runs
+	 * ONLINE; the bounded wait and the floor ahead of ONLINE did not */
+	smt_held = be_queued && smt_hold_be(cpu);
+	if (be_queued && be_budget_left() && !smt_held) {
 		if (be_avoid_here(d))
 			return;
 		if (bw_move_to_local(TM_DSQ_BE, cpu)) {
@@ -340,7 +356,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 	 * nothing else wants, rather than at the end of the window ahead of
 	 * an ONLINE task (which preempts this run like any BE run).
 	 */
-	if (be_queued && !be_budget_left() && floor_owed() && !be_avoid_here(d) &&
+	if (be_queued && !be_budget_left() && floor_owed() && !smt_held && !be_avoid_here(d) &&
 	    be_floor_dispatch(c, cpu, TM_STAT_BE_FLOOR_IDLE))
 		return;
 	/* Nothing else may run: the previous task goes on, BE on a new grant. */
@@ -355,8 +371,12 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 		if (tctx && tctx->class == TM_CLASS_BE) {
 			u64 now = bpf_ktime_get_ns();
 
-			if (be_avoid_here(d))
+			if (be_avoid_here(d) || smt_sib_online(cpu))
 				return;
+			/* BE goes on here: an expel that set NONE saw it
+			 * leave, and must see it again */
+			if (smt_on())
+				__atomic_exchange_n(&c->class, TM_CLASS_BE, __ATOMIC_SEQ_CST);
 			if (be_budget_left()) {
 				charge(c, TM_CLASS_BE, now);
 				be_grant_return(c);
@@ -412,7 +432,16 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 		cls = TM_CLASS_SYSTEM;
 	if (c) {
 		c->started = now;
-		c->class = cls;
+		c->online_next = 0;
+		if (smt_on() && (cls == TM_CLASS_ONLINE || cls == TM_CLASS_BE)) {
+			/* an exchange, so that this and a sibling starting at the
+			 * same time cannot both miss the other's class */
+			__atomic_exchange_n(&c->class, cls, __ATOMIC_SEQ_CST);
+			if (cls == TM_CLASS_ONLINE)
+				smt_expel_siblings(scx_bpf_task_cpu(p), false);
+		} else {
+			c->class = cls;
+		}
 	}
 	if (tctx) {
 		/* one wait per enqueue: a resumed task did not wait */
@@ -450,6 +479,9 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 		else
 			be_grant_start(p, c, be_regular_grant(), false, now);
 		c->next_grant = 0;
+		/* a sibling started ONLINE while this CPU picked BE */
+		if (!c->forced && smt_hold_be(scx_bpf_task_cpu(p)))
+			scx_bpf_kick_cpu(scx_bpf_task_cpu(p), SCX_KICK_PREEMPT);
 	}
 	bw_start(p, now, c && cls == TM_CLASS_BE ? c->be_until : 0);
 	if (cls != TM_CLASS_BE && time_before(vtime_now, p->scx.dsq_vtime))
@@ -477,6 +509,8 @@ void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 		c->class = TM_CLASS_NONE;
 	}
 	bw_stop(now);
+	if (cls == TM_CLASS_ONLINE && !runnable)
+		smt_release_siblings(scx_bpf_task_cpu(p));
 	if (cls != TM_CLASS_BE)
 		p->scx.dsq_vtime += tm_vtime_delta(used, eff_weight(p, tctx));
 }
@@ -500,6 +534,11 @@ void BPF_STRUCT_OPS(tidemark_tick, struct task_struct *p)
 			p->scx.slice = 0;
 			return;
 		}
+	}
+	/* backs up the expel: BE never runs a tick next to ONLINE */
+	if (c && tctx->class == TM_CLASS_BE && !c->forced && smt_sib_online(scx_bpf_task_cpu(p))) {
+		p->scx.slice = 0;
+		return;
 	}
 	/* Reclassify running tasks too: a class change applies at once. */
 	if (tctx->gen != class_gen || BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id) != tctx->cgid) {

@@ -21,7 +21,7 @@
  * independently, so an upgrade can pair an old reader with a new
  * scheduler). Bump it whenever a pinned map's key or value changes.
  */
-#define TM_ABI_VERSION 6
+#define TM_ABI_VERSION 7
 
 /* Value of the pinned "abi" map (one entry), written by the scheduler. */
 struct tm_abi {
@@ -52,6 +52,8 @@ enum tm_limits {
 	TM_BW_LEVELS = 8,
 	/* the largest milli-CPU value a setting may take: every supported CPU */
 	TM_MCPU_MAX = TM_MAX_CPUS * 1000,
+	/* hardware threads per core SMT handling knows of (Zen, Intel: 2) */
+	TM_MAX_SMT = 4,
 };
 
 /* User DSQ ids (bit 63 clear). Every CPU drains both, so no task is ever
@@ -198,6 +200,9 @@ enum tm_class {
 	  "it; 1000000 = never")                                                                  \
 	X(be_avoid_homes, BE_AVOID_HOMES, "bool", 1, 0, 1, "scheduler",                           \
 	  "BE starts on domains hosting no ONLINE home while they have idle CPUs")                \
+	X(smt_expel, SMT_EXPEL, "bool", 1, 0, 1, "scheduler",                                     \
+	  "while a hardware thread runs ONLINE, BE does not run on its SMT siblings (preempted "  \
+	  "at once); ONLINE takes a whole idle core first. No effect without SMT")                \
 	X(placement, PLACEMENT, "bool", 1, 0, 1, "loader",                                        \
 	  "ONLINE cgroups get a home cache domain (machines with two or more); 0 clears every "   \
 	  "home")                                                                                 \
@@ -215,7 +220,7 @@ struct tm_tunables {
 	__u32 class_gen; /* bumped on every class map change */
 };
 #undef TM_TUN_FIELD
-_Static_assert(sizeof(struct tm_tunables) == 40, "tm_tunables layout");
+_Static_assert(sizeof(struct tm_tunables) == 44, "tm_tunables layout");
 
 /* Settings fixed for a scheduler's lifetime, and why a change needs a
  * reload: X(name, unit, default, min, max, why, effect). */
@@ -256,7 +261,7 @@ struct tm_tunables_req {
 	__s32 ret;		 /* out: 0, -EINVAL (result invalid, nothing applied), -ENOENT */
 	__u32 cap_cpus;		 /* out: the CPUs the scheduler validated against */
 };
-_Static_assert(sizeof(struct tm_tunables_req) == 96, "tm_tunables_req layout");
+_Static_assert(sizeof(struct tm_tunables_req) == 104, "tm_tunables_req layout");
 
 #define TM_TUN_LIMITS(f, N, u, d, lo, hi, w, e) \
 	TM_##N##_DFL = d, TM_##N##_MIN = lo, TM_##N##_MAX = hi,
@@ -332,6 +337,10 @@ _Static_assert((int)TM_BE_FLOOR_MCPU_MAX == (int)TM_MCPU_MAX,
 	X(BE_AVOIDED, "be_avoided",                                                                \
 	  "BE sent from a domain hosting ONLINE homes to an idle CPU elsewhere")                   \
 	X(WINDOWS, "windows", "BE budget windows ended (every window_us)")                         \
+	X(SMT_EXPELLED, "smt_expelled",                                                            \
+	  "BE runs preempted because ONLINE started on an SMT sibling (smt_expel)")                \
+	X(SMT_HELD, "smt_held",                                                                    \
+	  "times a CPU did not start BE because an SMT sibling ran ONLINE (smt_expel)")            \
 	X(TRACE_LOST, "trace_lost", "trace events not written: the trace ring buffer was full")
 
 #define TM_STAT_ENUM(e, n, h) TM_STAT_##e,
@@ -359,7 +368,8 @@ struct tm_cpu_ctx {
 	__u64 next_grant;	     /* BE run forced by dispatch (floor, bounded wait), ns */
 	__u32 class;		     /* TM_CLASS_NONE when none of ours runs */
 	__u8 forced;		     /* BE: this run is beyond the budget (floor, bounded wait) */
-	__u8 pad[3];
+	__u8 online_next;	     /* an ONLINE task was sent here and has not started yet */
+	__u8 pad[2];
 };
 _Static_assert(sizeof(struct tm_cpu_ctx) == 8 * (4 + TM_NR_CLASSES) + 8, "tm_cpu_ctx layout");
 

@@ -420,7 +420,8 @@ static int cmd_topology(int argc, char **argv)
 				bad, report);
 		else if (bad < 0 && t.kind == TM_DOMAIN_L3)
 			fprintf(stderr,
-				"tidemarkctl: sysfs has no L3 information to cross-check\n");
+				"tidemarkctl: sysfs has no L3 or thread sibling information to "
+				"cross-check\n");
 	}
 	return 0;
 }

@@ -56,6 +56,9 @@ void tm_usage(FILE *f, const char *prog)
 		"one\n"
 		"      --be-avoid-homes on|off  start BE away from domains hosting homes while\n"
 		"                        other domains have idle CPUs (default on)\n"
+		"SMT (hardware threads of one core, from the topology):\n"
+		"      --smt-expel on|off  keep regular BE runs off the siblings of threads\n"
+		"                        running ONLINE (default on; no effect without SMT)\n"
 		"      --stats SECONDS   print the counters every SECONDS (default: off)\n"
 		"      --json            print counters as one JSON object per line\n"
 		"  -v, --verbose         libbpf debug output\n"
@@ -156,6 +159,7 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 		OPT_HOME_WAIT,
 		OPT_PEAK_WINDOW,
 		OPT_BE_AVOID,
+		OPT_SMT_EXPEL,
 		OPT_VERSION
 	};
 	static const struct option longopts[] = {
@@ -177,6 +181,7 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 		{"home-wait-us", required_argument, NULL, OPT_HOME_WAIT},
 		{"peak-window-s", required_argument, NULL, OPT_PEAK_WINDOW},
 		{"be-avoid-homes", required_argument, NULL, OPT_BE_AVOID},
+		{"smt-expel", required_argument, NULL, OPT_SMT_EXPEL},
 		{"stats", required_argument, NULL, OPT_STATS},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"verbose", no_argument, NULL, 'v'},
@@ -245,16 +250,21 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 			break;
 		case OPT_PLACEMENT:
 		case OPT_BE_AVOID:
+		case OPT_SMT_EXPEL:
 			if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
 				fprintf(stderr, "scx_tidemark: --%s '%s': use on or off\n",
-					c == OPT_PLACEMENT ? "placement" : "be-avoid-homes",
+					c == OPT_PLACEMENT  ? "placement"
+					: c == OPT_BE_AVOID ? "be-avoid-homes"
+							    : "smt-expel",
 					optarg);
 				return -1;
 			}
 			if (c == OPT_PLACEMENT)
 				o->tun.placement = !strcmp(optarg, "on");
-			else
+			else if (c == OPT_BE_AVOID)
 				o->tun.be_avoid_homes = !strcmp(optarg, "on");
+			else
+				o->tun.smt_expel = !strcmp(optarg, "on");
 			break;
 		case OPT_HOME:
 			if (tm_home_rule_add(&o->place, optarg, err, sizeof(err))) {

@@ -105,6 +105,43 @@ map_err:
 }
 
 /*
+ * SMT siblings for the scheduler, from the topology's cores: each CPU's
+ * other threads (as CPU + 1). Cores of more threads than the scheduler
+ * knows of keep their first TM_MAX_SMT - 1 siblings, said once.
+ */
+static void setup_smt(struct tidemark *skel, const struct tm_topology *t,
+		      const struct tm_tunables *tun)
+{
+	bool any = false;
+
+	memset((void *)skel->rodata->cpu_sibs, 0, sizeof(skel->rodata->cpu_sibs));
+	for (unsigned int cpu = 0; cpu < TM_MAX_CPUS && cpu < TM_TOPO_MAX_CPUS; cpu++) {
+		struct tm_cpuset sib;
+		int n = 0;
+
+		tm_topo_siblings(t, cpu, &sib);
+		for (unsigned int s = 0; s < TM_MAX_CPUS && s < TM_TOPO_MAX_CPUS; s++) {
+			if (s == cpu || !tm_cpuset_test(&sib, s))
+				continue;
+			if (n < TM_MAX_SMT - 1)
+				skel->rodata->cpu_sibs[cpu * (TM_MAX_SMT - 1) + n] = (__u16)(s + 1);
+			n++;
+			any = true;
+		}
+	}
+	skel->rodata->smt_present = any;
+	if (!any)
+		return;
+	if (t->threads_per_core > TM_MAX_SMT)
+		fprintf(stderr,
+			"scx_tidemark: cores of %u hardware threads: smt_expel keeps BE off "
+			"%d siblings of each only\n",
+			t->threads_per_core, TM_MAX_SMT - 1);
+	fprintf(stderr, "scx_tidemark: SMT: %u cores of up to %u threads, smt_expel %s\n",
+		t->nr_cores, t->threads_per_core, tun->smt_expel ? "on" : "off");
+}
+
+/*
  * Cache domains for the scheduler: CPU -> domain and the domain capacities
  * placement works with. One domain (or no topology): placement stays off.
  * Read whether placement is on or not (@tun), so that it can be turned on
@@ -132,9 +169,11 @@ void tm_setup_domains(struct tidemark *skel, const struct tm_opts *o, const stru
 	}
 	if (tm_topo_load(NULL, t, err, sizeof(err))) {
 		fprintf(stderr, "scx_tidemark: %s: %s\n", off, err);
+		fprintf(stderr, "scx_tidemark: SMT siblings unknown: BE is not kept off them\n");
 		free(t);
 		return;
 	}
+	setup_smt(skel, t, tun);
 	if (t->nr_domains < 2) {
 		fprintf(stderr, "scx_tidemark: %s: one cache domain\n", off);
 		free(t);
