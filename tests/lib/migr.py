@@ -20,31 +20,7 @@ import os
 import sys
 import time
 
-TRACEFS = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
-
-
-def parse_cpus(s):
-    out = set()
-    for part in s.split(","):
-        if "-" in part:
-            a, b = part.split("-")
-            out.update(range(int(a), int(b) + 1))
-        elif part:
-            out.add(int(part))
-    return out
-
-
-def wr(path, val):
-    with open(path, "w") as f:
-        f.write(val)
-
-
-def threads_of(cg):
-    try:
-        with open(os.path.join("/sys/fs/cgroup", cg.lstrip("/"), "cgroup.threads")) as f:
-            return {int(x) for x in f.read().split()}
-    except OSError:
-        return set()
+from tracefs import cpus_of as parse_cpus, find, start, stop, threads_of, wr
 
 
 def last_cpu(tid):
@@ -67,18 +43,14 @@ def main():
     doms = [parse_cpus(x) for x in a.domains.split("/")]
     dom_of = {c: i for i, d in enumerate(doms) for c in d}
     cgs = dict(x.split("=", 1) for x in a.cgroup)
-    tr = next((t for t in TRACEFS if os.path.exists(t + "/events/sched/sched_migrate_task")), None)
+    tr = find("sched/sched_migrate_task")
     if not tr:
         print("migr.py: no sched_migrate_task trace event (tracefs not mounted?)", file=sys.stderr)
         return 2
 
     if a.delay:
         time.sleep(a.delay)
-    wr(tr + "/tracing_on", "0")
-    wr(tr + "/buffer_size_kb", "16384")
-    wr(tr + "/trace", "")
-    wr(tr + "/events/sched/sched_migrate_task/enable", "1")
-    wr(tr + "/tracing_on", "1")
+    start(tr, ["sched/sched_migrate_task"])
     tids = {n: set() for n in cgs}
     samples = {n: {} for n in cgs}
     end = time.monotonic() + a.seconds
@@ -91,8 +63,7 @@ def main():
                     d = dom_of[c]
                     samples[n][d] = samples[n].get(d, 0) + 1
         time.sleep(0.1)
-    wr(tr + "/tracing_on", "0")
-    wr(tr + "/events/sched/sched_migrate_task/enable", "0")
+    stop(tr, ["sched/sched_migrate_task"])
 
     owner = {t: n for n, ts in tids.items() for t in ts}
     res = {n: {"threads": len(tids[n]), "migrations": 0, "xdom": 0,

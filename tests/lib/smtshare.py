@@ -27,24 +27,10 @@ import re
 import sys
 import time
 
-TRACEFS = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+from tracefs import cpus_of, find, start, stop, threads_of, wr
+
 LINE = re.compile(r"\[(\d+)\].*?\s(\d+\.\d+): (sched_switch|sched_wakeup): (.*)$")
-
-
-def wr(path, val):
-    with open(path, "w") as f:
-        f.write(val)
-
-
-def cpus_of(s):
-    out = set()
-    for part in s.strip().split(","):
-        if "-" in part:
-            a, b = part.split("-")
-            out.update(range(int(a), int(b) + 1))
-        elif part:
-            out.add(int(part))
-    return out
+EVENTS = ["sched/sched_switch", "sched/sched_wakeup"]
 
 
 def siblings():
@@ -59,14 +45,6 @@ def siblings():
         except OSError:
             pass
     return sib
-
-
-def threads_of(cg):
-    try:
-        with open(os.path.join("/sys/fs/cgroup", cg.lstrip("/"), "cgroup.threads")) as f:
-            return {int(x) for x in f.read().split()}
-    except OSError:
-        return set()
 
 
 def union(iv):
@@ -126,18 +104,13 @@ def main():
     ap.add_argument("--cgroup", action="append", default=[])
     a = ap.parse_args()
     cgs = dict(x.split("=", 1) for x in a.cgroup)
-    tr = next((t for t in TRACEFS if os.path.exists(t + "/events/sched/sched_switch")), None)
+    tr = find("sched/sched_switch")
     if not tr:
         print("smtshare.py: no sched_switch trace event (tracefs not mounted?)", file=sys.stderr)
         return 2
     if a.delay:
         time.sleep(a.delay)
-    wr(tr + "/tracing_on", "0")
-    wr(tr + "/buffer_size_kb", "16384")
-    wr(tr + "/trace", "")
-    wr(tr + "/events/sched/sched_switch/enable", "1")
-    wr(tr + "/events/sched/sched_wakeup/enable", "1")
-    wr(tr + "/tracing_on", "1")
+    start(tr, EVENTS)
     owner = {}
     end = time.monotonic() + a.seconds
     while time.monotonic() < end:
@@ -145,9 +118,7 @@ def main():
             for t in threads_of(cg):
                 owner[t] = n
         time.sleep(0.2)
-    wr(tr + "/tracing_on", "0")
-    wr(tr + "/events/sched/sched_switch/enable", "0")
-    wr(tr + "/events/sched/sched_wakeup/enable", "0")
+    stop(tr, EVENTS)
 
     runs = {}  # cpu -> name -> [(start, end)]
     cur = {}  # cpu -> (pid, since)
