@@ -2,13 +2,12 @@
 /*
  * SMT: two hardware threads of a core share its execution units, so BE on
  * the sibling of a thread running ONLINE takes a large share of the core
- * from ONLINE. With smt_expel, ONLINE starting on a thread preempts BE on
- * its siblings at once, a thread does not start BE while a sibling runs
- * ONLINE, and is kicked when that ends. The bounded wait (max_be_wait_ms)
- * and the floor ahead of ONLINE still run: they are guarantees.
- * Siblings come from the loader (the topology's cores), never from CPU
- * numbering. Part of tidemark.bpf.c (one translation unit), in order:
- * after state.bpf.h, before placement.bpf.h (which picks idle cores).
+ * from ONLINE. With smt_expel, ONLINE sent to a thread or starting on it
+ * preempts BE on its siblings at once, a thread does not start BE while a
+ * sibling runs ONLINE or is about to, and is kicked when that ends. The bounded wait
+ * (max_be_wait_ms) and the floor ahead of ONLINE still run: they are guarantees. Siblings come from
+ * the loader (the topology's cores), never from CPU numbering. Part of tidemark.bpf.c (one
+ * translation unit), in order: after state.bpf.h, before placement.bpf.h (which picks idle cores).
  */
 #ifndef __TM_SMT_BPF_H
 #define __TM_SMT_BPF_H
@@ -107,6 +106,20 @@ static void smt_release_siblings(s32 cpu)
 			break;
 		scx_bpf_kick_cpu(s, SCX_KICK_IDLE);
 	}
+}
+
+/* @cpu's whole core is idle (always true when SMT does not matter). */
+static bool smt_core_idle(s32 cpu)
+{
+	const struct cpumask *m;
+	bool idle;
+
+	if (!smt_on())
+		return true;
+	m = scx_bpf_get_idle_smtmask();
+	idle = bpf_cpumask_test_cpu(cpu, m);
+	scx_bpf_put_idle_cpumask(m);
+	return idle;
 }
 
 /* An idle CPU @p may use, a whole idle core first when SMT matters (for

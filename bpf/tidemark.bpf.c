@@ -81,9 +81,10 @@ s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 	u32 cls = task_class(p, tctx);
 
 	if (cls == TM_CLASS_ONLINE && tctx && tctx->home) {
-		/* homed: an idle home CPU, its previous one first */
+		/* homed: an idle home CPU, its previous one first if its
+		 * whole core is idle (else an idle core is looked for) */
 		if (tm_home_has(tctx->home, dom_of(prev_cpu)) &&
-		    bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr) &&
+		    bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr) && smt_core_idle(prev_cpu) &&
 		    scx_bpf_test_and_clear_cpu_idle(prev_cpu))
 			cpu = prev_cpu;
 		else
