@@ -19,13 +19,15 @@ include tests/fuzz/fuzz.mk
 include tests/asan.mk
 
 # The whole suite, VM tests included (the kernel is built or reused first).
-test: all $(UNIT_BINS) fuzz-build asan-build $(BUILD)/scx_tidemark_notrace $(BUILD)/tm-insns kernel
+# (scx_simple, the bench's peer: tests/vm/progs.sh measures it too)
+test: all $(UNIT_BINS) fuzz-build asan-build $(BUILD)/scx_tidemark_notrace $(BUILD)/tm-insns kernel \
+	$(BUILD)/peers/scx_simple
 	tests/run $(UNIT_BINS) $(wildcard tests/host/*.sh) $(wildcard tests/vm/*.sh)
 
 test-unit: all $(UNIT_BINS) fuzz-build asan-build
 	tests/run $(UNIT_BINS) $(wildcard tests/host/*.sh)
 
-test-vm: all asan-build $(BUILD)/scx_tidemark_notrace $(BUILD)/tm-insns kernel
+test-vm: all asan-build $(BUILD)/scx_tidemark_notrace $(BUILD)/tm-insns kernel $(BUILD)/peers/scx_simple
 	tests/run $(wildcard tests/vm/*.sh)
 
 # Long fault injection: SOAK_FAULTS kill -9s of scx_tidemark and tidemarkd

@@ -202,14 +202,30 @@ for s in tidemark eevdf-cpumax; do
 	log "reaction $s: $r"
 done
 
-# Scheduler overhead without BE: hackbench (rt-tests) under EEVDF and tidemark
-for s in eevdf-none tidemark; do
+# Scheduler overhead without BE: hackbench (rt-tests) under EEVDF, the
+# simplest sched_ext scheduler and tidemark; for the two sched_ext ones,
+# what each callback costs meanwhile (tidemarkctl progs: the kernel's BPF
+# run-time statistics, switched on for those seconds only).
+for s in eevdf-none scx_simple tidemark; do
 	setup "$s" || continue
+	cb=""
+	if [ "$s" != eevdf-none ]; then
+		(sleep 0.5 && exec build/tidemarkctl progs --seconds 3 --json) >/tmp/progs.json 2>/tmp/progs.err &
+		cb=$!
+	fi
 	t0=$(date +%s.%N)
 	(echo $BASHPID >$cg/online/cgroup.procs && exec hackbench -g 4 -l 200 >/dev/null 2>&1)
 	t1=$(date +%s.%N)
+	[ -n "$cb" ] && wait "$cb"
 	teardown
 	emit "{\"kind\":\"overhead\",\"setup\":\"$s\",\"hackbench_s\":$(python3 -c "print(round($t1 - $t0, 3))")}"
 	log "hackbench $s: $(python3 -c "print(round($t1 - $t0, 3))") s"
+	if [ -n "$cb" ]; then
+		if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' /tmp/progs.json 2>/dev/null; then
+			emit "{\"kind\":\"callbacks\",\"setup\":\"$s\",\"stats\":$(cat /tmp/progs.json)}"
+		else
+			log "callback costs of $s not read: $(cat /tmp/progs.err)"
+		fi
+	fi
 done
 log "done"

@@ -12,6 +12,7 @@ FLOOR_PCT = 10  # be_floor_mcpu 100 on one CPU, in % of the node
 TARGET_P99 = 1.2
 TARGET_BE = 0.90
 TARGET_REACT_MS = 10
+TARGET_SIMPLE = 0.03
 TARGET_OVERHEAD = 0.05
 
 
@@ -195,6 +196,30 @@ def main():
             w("| %s | %.3f | %.2fx |" % ("EEVDF" if s == "eevdf-none" else s, t,
                                           ratio(t, ov.get("eevdf-none", 0))))
         w("")
+    cbs = {r["setup"]: r["stats"] for r in rows if r["kind"] == "callbacks"}
+    if cbs:
+        # the callbacks' own names, without the scheduler's prefix
+        def short(n):
+            return n.split("_", 1)[1] if "_" in n else n
+        tabs = {s: {short(p["name"]): p for p in st["progs"] if p["calls"]} for s, st in cbs.items()}
+        names = sorted({n for t in tabs.values() for n in t},
+                       key=lambda n: -max(t.get(n, {}).get("run_ns", 0) for t in tabs.values()))
+        setups = list(tabs)
+        w("Per callback during hackbench (%s s of it, the kernel's BPF run-time statistics):" %
+          " / ".join("%g" % cbs[s]["seconds"] for s in setups))
+        w("")
+        w("| callback | " + " | ".join("%s calls/s | %s ns/call" % (s, s) for s in setups) + " |")
+        w("|---|" + "---|---|" * len(setups))
+        for n in names:
+            cells = []
+            for s in setups:
+                p = tabs[s].get(n)
+                cells += ["%.0f" % (p["calls"] / cbs[s]["seconds"]), "%.0f" % p["ns_per_call"]] if p \
+                    else ["-", "-"]
+            w("| %s | %s |" % (n, " | ".join(cells)))
+        tot = {s: sum(p["run_ns"] for p in tabs[s].values()) / cbs[s]["seconds"] / 1e6 for s in setups}
+        w("| all, ms of CPU per s | %s |" % " | ".join(c for s in setups for c in ("%.1f" % tot[s], "")))
+        w("")
     # targets
     w("## Against the targets")
     w("")
@@ -215,6 +240,10 @@ def main():
         o = ov["tidemark"] / ov["eevdf-none"] - 1
         w("- Scheduler overhead within %d%% of EEVDF: %+.1f%%, %s." % (
             TARGET_OVERHEAD * 100, o * 100, "met" if o <= TARGET_OVERHEAD else "**missed**"))
+    if "tidemark" in ov and ov.get("scx_simple"):
+        o = ov["tidemark"] / ov["scx_simple"] - 1
+        w("- hackbench within %d%% of scx_simple (the least a sched_ext scheduler does): %+.1f%%, %s." % (
+            TARGET_SIMPLE * 100, o * 100, "met" if o <= TARGET_SIMPLE else "**missed**"))
     ccx = next((r for r in rows if r["kind"] == "ccx" and r.get("ok")), None)
     if ccx:
         w("- Zero runs outside home in strict mode (%s, `runs_outside_home` and sampled last CPUs): %s;"
@@ -248,6 +277,10 @@ def main():
                 lost = True
     if "tidemark" in ov and ov.get("eevdf-none") and ov["tidemark"] > ov["eevdf-none"] * 1.05:
         w("- Throughput without BE: hackbench is slower than under EEVDF (above).")
+        lost = True
+    if "tidemark" in ov and ov.get("scx_simple") and ov["tidemark"] > ov["scx_simple"] * (1 + TARGET_SIMPLE):
+        w("- Throughput without BE: hackbench is %.1f%% slower than under scx_simple (callback costs above)."
+          % ((ov["tidemark"] / ov["scx_simple"] - 1) * 100))
         lost = True
     if not lost:
         w("- Nowhere in this run's figures.")

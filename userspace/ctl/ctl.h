@@ -7,4 +7,6 @@
 int tm_ctl_stats(int argc, char **argv);
 /* tidemarkctl trace --seconds N [--format text|perfetto] [--output FILE] [--kinds K,...] */
 int tm_ctl_trace(int argc, char **argv);
+/* tidemarkctl progs [--seconds S] [--json] */
+int tm_ctl_progs(int argc, char **argv);
 #endif

@@ -57,6 +57,8 @@ static int usage(FILE *f)
 		"[--kinds K,...]\n"
 		"                                      (what the scheduler decided, event by "
 		"event)\n"
+		"       tidemarkctl progs [--seconds S] [--json]  (what each sched_ext callback "
+		"costs)\n"
 		"       tidemarkctl status [--addr IP:PORT] [--json]  (tidemarkd's report; "
 		"default 127.0.0.1:9477)\n"
 		"       tidemarkctl --version\n");
@@ -556,6 +558,8 @@ int main(int argc, char **argv)
 		return tm_ctl_stats(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "trace"))
 		return tm_ctl_trace(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "progs"))
+		return tm_ctl_progs(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "status"))
 		return cmd_status(argc - 2, argv + 2);
 	fprintf(stderr, "tidemarkctl: unknown command '%s'\n", argv[1]);

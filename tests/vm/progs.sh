@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# vm: --cpus 2 --timeout 200
+# tidemarkctl progs: each sched_ext callback's calls and run time over an
+# interval, from the kernel's BPF statistics, switched on for the interval
+# only; for tidemark and for another scheduler (scx_simple, as the bench
+# compares them).
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
+
+cg=/sys/fs/cgroup
+mkdir -p $cg/online $cg/be
+out=$(build/tidemarkctl progs --seconds 0.2 2>&1)
+check "no scheduler: said ($out)" grep -q "no sched_ext scheduler loaded" <<<"$out"
+
+judge() { # json scheduler-prefix
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+by = {p["name"]: p for p in d["progs"]}
+need = [sys.argv[2] + s for s in ("_enqueue", "_dispatch", "_running", "_stopping")]
+bad = [n for n in need if n not in by or by[n]["calls"] <= 0 or by[n]["ns_per_call"] <= 0]
+print(" ".join("%s=%d/%.0fns" % (n, by[n]["calls"], by[n]["ns_per_call"]) for n in need if n in by))
+sys.exit(1 if bad else 0)
+PY
+}
+build/scx_tidemark --online /online --be /be >/tmp/scx.log 2>&1 &
+spid=$!
+wait_state enabled 20 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
+in_cgroup online stress-ng --temp-path /tmp --cpu 2 --cpu-method int64 --cpu-load 30 --timeout 20s >/dev/null 2>&1
+load=$!
+j=$(build/tidemarkctl progs --seconds 2 --json)
+if r=$(judge "$j" tidemark); then ok "tidemark's callbacks counted with their cost ($r)"; else not_ok "tidemark's callbacks counted" "$j"; fi
+expect_eq "BPF statistics off again afterwards" 0 "$(cat /proc/sys/kernel/bpf_stats_enabled)"
+kill -INT $spid
+wait $spid
+wait_state disabled 10
+build/peers/scx_simple >/tmp/simple.log 2>&1 &
+ppid=$!
+if wait_state enabled 20; then
+	j=$(build/tidemarkctl progs --seconds 2 --json)
+	if r=$(judge "$j" simple); then ok "scx_simple's callbacks counted the same way ($r)"; else not_ok "scx_simple's callbacks counted" "$j"; fi
+	kill -INT $ppid
+	wait $ppid
+else
+	not_ok "scx_simple loads (build/peers: make bench builds it)" "$(cat /tmp/simple.log)"
+fi
+kill $load 2>/dev/null
+wait $load 2>/dev/null
+tap_done
