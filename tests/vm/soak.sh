@@ -124,28 +124,6 @@ for i in $(seq 30); do scx_back && break; sleep 0.2; done
 scx_back || { not_ok "steady state before the first fault" "$(build/tidemarkctl show 2>&1; build/tidemarkctl bw --json 2>&1 | head -c 600)"; tap_done; }
 ok "steady state: tidemarkd's line, the runtime class and the operator's cap in place"
 
-# one fault at a chosen moment: tidemarkd killed just after it lowered a
-# memory.high (an episode under way); the next one finds the record and
-# puts the value back before anything else
-n0=$(grep -c "strategy=memevict action=throttle dry_run=false" /tmp/td.log)
-thr() { [ "$(grep -c "strategy=memevict action=throttle dry_run=false" /tmp/td.log)" -gt "$n0" ] &&
-	[ "$(cat $cg/be/mem/memory.high)" != max ]; }
-for _ in $(seq 300); do thr && break; sleep 0.1; done
-if thr; then
-	dpid=$(pgrep -x tidemarkd)
-	high=$(cat $cg/be/mem/memory.high)
-	kill -9 "$dpid"
-	r0=$(grep -c "left lowered by an earlier tidemarkd" /tmp/td.log)
-	restored() { [ "$(grep -c "action=unthrottle .*restored=[1-9].*left lowered by an earlier tidemarkd" /tmp/td.log)" -gt 0 ] &&
-		[ "$(grep -c "left lowered by an earlier tidemarkd" /tmp/td.log)" -gt "$r0" ]; }
-	for _ in $(seq 100); do restored && break; sleep 0.1; done
-	note "tidemarkd killed in a memory episode (/be/mem memory.high $high): $(grep "left lowered by an earlier tidemarkd" /tmp/td.log | tail -1)"
-	check "killed in a memory episode: the next tidemarkd puts memory.high back first" restored
-else
-	not_ok "a memory episode to kill tidemarkd in" "$(grep memevict /tmp/td.log | tail -3)"
-fi
-sleep 3
-
 : >/tmp/faults.log
 for f in $(seq "$faults"); do
 	sleep "$((3 + RANDOM % 4)).$((RANDOM % 10))"
