@@ -365,7 +365,7 @@ static int window_fn(void *map, int *key, struct window *w)
 	if (soft_homes_on())
 		kick_for_soft(now);
 	window_end = now + window_ns;
-	trace_cpu(TM_TR_WINDOW, bpf_get_smp_processor_id(), be_budget > 0 ? be_budget : 0);
+	trace_window(be_budget, w->over_ns, hi, be_used);
 	bpf_timer_start(&w->timer, window_ns, 0);
 	return 0;
 }

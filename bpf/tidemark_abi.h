@@ -395,7 +395,10 @@ _Static_assert(sizeof(struct tm_cg_wait) == (TM_HIST_BUCKETS + 1) * 8, "tm_cg_wa
 	X(THROTTLE, "throttle", "BE on this CPU ended by its grant timer: budget spent")          \
 	X(FORCED, "forced", "a BE run forced by max_be_wait_ms; head_wait_us= the oldest's wait") \
 	X(FLOOR, "floor", "a BE run ahead of ONLINE to keep the floor; grant_us=")                \
-	X(WINDOW, "window", "a budget window ended; be_budget_us= BE's budget for the next one")
+	X(WINDOW, "window",                                                                       \
+	  "a budget window ended: what ONLINE+SYSTEM and BE used in it (hi_us=, be_us=), the "    \
+	  "node's running error against its line (over_us=, negative: below) and BE's budget "    \
+	  "for the next one (be_budget_us=, negative: a debt)")
 
 #define TM_TRACE_ENUM(e, n, h) TM_TR_##e,
 enum tm_trace_kind { TM_TRACE_KINDS(TM_TRACE_ENUM) TM_NR_TRACE_KINDS };

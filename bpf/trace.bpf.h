@@ -124,6 +124,36 @@ static __noinline __attribute__((unused)) void trace_tick_ev(struct task_struct 
 	} while (0)
 
 /* An event about @cpu alone. */
+/* A window ended: its inputs and outputs, for tuning (tidemarkctl trace):
+ * arg the next budget, cgid the running error (both signed), aux and pid
+ * what ONLINE+SYSTEM and BE used in it, in us. */
+static __noinline __attribute__((unused)) void trace_window_ev(s64 budget, s64 over, u64 hi_ns,
+							       u64 be_ns)
+{
+	struct tm_trace_ev *ev = bpf_ringbuf_reserve(&trace, sizeof(*ev), 0);
+
+	if (!ev) {
+		stat_inc(TM_STAT_TRACE_LOST);
+		return;
+	}
+	ev->ts_ns = bpf_ktime_get_ns();
+	ev->arg = budget;
+	ev->cgid = (u64)over;
+	ev->cpu = bpf_get_smp_processor_id();
+	ev->kind = TM_TR_WINDOW;
+	ev->cls = TM_CLASS_NONE;
+	ev->aux = hi_ns / 1000;
+	ev->pid = be_ns / 1000;
+	ev->comm[0] = 0;
+	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
+}
+
+#define trace_window(budget, over, hi, be)                     \
+	do {                                                   \
+		if (trace_on(TM_TR_WINDOW))                    \
+			trace_window_ev(budget, over, hi, be); \
+	} while (0)
+
 #define trace_cpu(kind, cpu, arg)                          \
 	do {                                               \
 		if (trace_on(kind))                        \

@@ -177,9 +177,10 @@ static void perfetto_ev(struct tr *t, const struct tm_trace_ev *e)
 		return;
 	}
 	case TM_TR_WINDOW:
-		put_json(t, json_pack("{s:s,s:s,s:f,s:i,s:{s:f}}", "ph", "C", "name", "BE budget",
-				      "ts", ts_us(t, e->ts_ns), "pid", 0, "args", "budget_us",
-				      e->arg / 1e3));
+		put_json(t, json_pack("{s:s,s:s,s:f,s:i,s:{s:f,s:f,s:i,s:i}}", "ph", "C", "name",
+				      "BE budget", "ts", ts_us(t, e->ts_ns), "pid", 0, "args",
+				      "budget_us", e->arg / 1e3, "over_us", (__s64)e->cgid / 1e3,
+				      "hi_us", (int)e->aux, "be_us", (int)e->pid));
 		return;
 	default:
 		break;
@@ -207,7 +208,8 @@ static void text_ev(struct tr *t, const struct tm_trace_ev *e)
 
 	r = fprintf(t->out, "%14.6f %3d %-8s", ts_us(t, e->ts_ns) / 1e6, (int)e->cpu,
 		    kind_names[e->kind]);
-	if (e->pid) {
+	/* a window's pid field carries what BE used in it, not a task */
+	if (e->pid && e->kind != TM_TR_WINDOW) {
 		char comm[sizeof(e->comm) + 1];
 		const char *path = cg_path(t, e->cgid);
 
@@ -239,7 +241,8 @@ static void text_ev(struct tr *t, const struct tm_trace_ev *e)
 		r |= fprintf(t->out, " grant_us=%.1f", e->arg / 1e3);
 		break;
 	case TM_TR_WINDOW:
-		r |= fprintf(t->out, " be_budget_us=%.1f", e->arg / 1e3);
+		r |= fprintf(t->out, " hi_us=%u be_us=%u over_us=%.1f be_budget_us=%.1f", e->aux,
+			     e->pid, (__s64)e->cgid / 1e3, e->arg / 1e3);
 		break;
 	}
 	if ((r | fputc('\n', t->out)) < 0 && !t->err)
