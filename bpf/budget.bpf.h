@@ -336,7 +336,11 @@ static int window_fn(void *map, int *key, struct window *w)
 	if (be_used > cap)
 		be_used = cap;
 
-	be_floor_ns = (u64)t->be_floor_mcpu * dt / 1000;
+	/* the floor counts in this window only while BE is short of it lately */
+	w->be_avg_mcpu = tm_be_recent_next(w->be_avg_mcpu, be_used, dt);
+	be_floor_ns = tm_be_floor_due(w->be_avg_mcpu, t->be_floor_mcpu)
+			      ? (u64)t->be_floor_mcpu * dt / 1000
+			      : 0;
 	be_floor_left = tm_be_floor_owed(cap, t->suppress_pct, hi, be_floor_ns);
 	floor_on = be_floor_left > 0;
 	/* ONLINE+SYSTEM of the last period predicts the next one */

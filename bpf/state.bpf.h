@@ -243,7 +243,8 @@ struct window {
 	struct bpf_timer timer;
 	u64 last_run_ns[TM_NR_CLASSES];
 	u64 last_at;
-	s64 over_ns; /* the node's use above the line so far (tm_be_over_next) */
+	s64 over_ns;	 /* the node's use above the line so far (tm_be_over_next) */
+	u64 be_avg_mcpu; /* BE's recent rate (tm_be_recent_next) */
 };
 
 struct {

@@ -28,7 +28,8 @@
  * - Bounded wait: when the oldest queued BE task has waited max_be_wait_ms,
  *   it runs ahead of everything (a 1 ms grant), so BE never starves and the
  *   sched_ext watchdog never fires. The floor is owed only in windows where
- *   ONLINE+SYSTEM left BE less than it under the line; it runs first on CPUs
+ *   ONLINE+SYSTEM left BE less than it under the line and BE's recent rate
+ *   (an average over about 8 windows) is below it; it runs first on CPUs
  *   nothing else wants, and what is still owed at the end of a window runs
  *   ahead of ONLINE.
  * - Cache-domain homes (CCX placement): the loader gives each ONLINE

@@ -189,7 +189,8 @@ enum tm_class {
 	X(max_be_wait_ms, MAX_BE_WAIT_MS, "ms", 1000, 10, 10000, "scheduler",                     \
 	  "a queued BE task runs at least this often, ahead of ONLINE if need be")                \
 	X(be_floor_mcpu, BE_FLOOR_MCPU, "mCPU", 100, 0, 512000, "scheduler",                      \
-	  "CPU BE keeps per window even when ONLINE wants everything; at most the line")          \
+	  "CPU BE keeps on average (about 8 windows) even when ONLINE wants everything; at most " \
+	  "the line")                                                                             \
 	X(slice_us, SLICE_US, "us", 5000, 100, 100000, "scheduler",                               \
 	  "time a task runs before others queued behind it get the CPU; shorter = lower wait, "   \
 	  "more switches")                                                                        \

@@ -147,6 +147,32 @@ static inline __u64 tm_be_allowance(__u64 cap_ns, __u32 suppress_pct, __u64 hi_u
 }
 
 /*
+ * BE's recent rate, mCPU: an average of its use per window, each window
+ * weighing 1/8 (about 40 ms at the default 5 ms window). @dt_ns is the
+ * window's length; a zero one leaves the average as it is.
+ */
+static inline __u64 tm_be_recent_next(__u64 avg_mcpu, __u64 be_ns, __u64 dt_ns)
+{
+	__u64 rate;
+
+	if (!dt_ns)
+		return avg_mcpu;
+	rate = be_ns / dt_ns * 1000 + be_ns % dt_ns * 1000 / dt_ns;
+	return avg_mcpu - avg_mcpu / 8 + rate / 8;
+}
+
+/*
+ * Is the floor owed in the next window? Only while BE's recent rate is under
+ * it: the floor is a guarantee over time, not in every window. Owed in each
+ * window, it put BE on top of every ONLINE burst (target ONLINE + floor,
+ * above the line) although BE had got far more than its floor between them.
+ */
+static inline bool tm_be_floor_due(__u64 avg_mcpu, __u32 floor_mcpu)
+{
+	return avg_mcpu < floor_mcpu;
+}
+
+/*
  * The floor owed to BE in the next window: all of it when ONLINE+SYSTEM
  * left less than the floor under the line, else nothing. The floor guards BE
  * against ONLINE taking the whole line; it must not undo the payback of BE's

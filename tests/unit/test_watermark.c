@@ -201,4 +201,56 @@ TEST(floor_owed_only_when_online_leaves_less_than_it)
 	EXPECT_EQ(0ULL, tm_be_floor_owed(10000000, 40, 9000000, 0));	       /* no floor */
 }
 
+TEST(be_recent_rate_averages_windows)
+{
+	__u64 avg = 0;
+	int i;
+
+	/* 2 CPUs x 5 ms: BE ran 2.5 ms of it = 500 mCPU; 1/8 per window */
+	EXPECT_EQ(62ULL, tm_be_recent_next(0, 2500000, 5000000));
+	for (i = 0; i < 100; i++)
+		avg = tm_be_recent_next(avg, 2500000, 5000000);
+	EXPECT_GE(avg, 490ULL);
+	EXPECT_LE(avg, 500ULL);
+	/* a late window: the rate is over the time that elapsed */
+	EXPECT_EQ(avg - avg / 8 + 62, tm_be_recent_next(avg, 5000000, 10000000));
+	/* no time elapsed: unchanged, no division by zero */
+	EXPECT_EQ(avg, tm_be_recent_next(avg, 1000, 0));
+	/* 512 CPUs x 100 ms all BE: no overflow */
+	EXPECT_EQ(512000ULL / 8, tm_be_recent_next(0, 512ULL * 100 * MS, 100 * MS));
+}
+
+TEST(floor_due_only_while_be_is_short_of_it)
+{
+	/* BE had 500 mCPU lately (between ONLINE bursts): a 100 mCPU floor is not owed */
+	EXPECT_FALSE(tm_be_floor_due(500, 100));
+	/* ONLINE took everything for a while: BE's rate fell under the floor */
+	EXPECT_TRUE(tm_be_floor_due(99, 100));
+	EXPECT_FALSE(tm_be_floor_due(100, 100));
+	/* no floor: never owed */
+	EXPECT_FALSE(tm_be_floor_due(0, 0));
+}
+
+/* Holding ONLINE steadily above the line, BE settles at its floor on
+ * average: owed while its rate is under it, not owed once it is over. */
+TEST(floor_held_on_average_under_saturating_online)
+{
+	__u64 avg = 0, cap = 10 * MS, ran = 0, floor_ns;
+	__u32 floor_mcpu = 100;
+	int i;
+
+	for (i = 0; i < 400; i++) {
+		floor_ns = tm_be_floor_due(avg, floor_mcpu) ? (__u64)floor_mcpu * 5 * MS / 1000 : 0;
+		/* ONLINE wants all: BE gets what the floor owes, a tenth more (a late timer) */
+		__u64 be = tm_be_floor_owed(cap, 65, cap, floor_ns) * 11 / 10;
+
+		if (i >= 200)
+			ran += be;
+		avg = tm_be_recent_next(avg, be, 5 * MS);
+	}
+	/* 200 windows x 5 ms x 100 mCPU = 100 ms of BE, within 15% */
+	EXPECT_GE(ran, 85 * MS);
+	EXPECT_LE(ran, 115 * MS);
+}
+
 TEST_HARNESS_MAIN
