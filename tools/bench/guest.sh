@@ -3,7 +3,14 @@
 # workload under each setup, one after the other, in one VM run. Writes one
 # JSON object per measurement to $TM_SHARE/results.jsonl.
 #
-#   tools/bench/guest.sh quick|full
+#   tools/bench/guest.sh quick|full|bursty
+#
+# bursty (run on 2 and 4 vCPUs by run.sh): a request-driven ONLINE service
+# whose work comes in bursts across several CPUs (one messenger, one worker
+# per CPU, 200 requests/s per CPU) next to BE saturating, in ROUNDS rounds
+# with the setups interleaved; node busy is measured per 5 ms window from
+# the kernel's sched_switch events (tests/lib/busywin.py), not from the
+# scheduler's own counters.
 #
 # ONLINE: tm-probe (request/response, schbench-style) at a load level
 # (% of the CPUs), plus cyclictest in full mode. BE: stress-ng cpu hogs (full:
@@ -22,7 +29,11 @@ echo "+cpu +cpuset" >$cg/cgroup.subtree_control
 mkdir -p $cg/online $cg/be
 PEERS=build/peers
 
-if [ "$mode" = full ]; then
+if [ "$mode" = bursty ]; then
+	SETUPS="eevdf-idle eevdf-cpumax scx_simple tidemark"
+	SECONDS_RUN=10
+	ROUNDS=${BENCH_ROUNDS:-3}
+elif [ "$mode" = full ]; then
 	LEVELS="10 30 50 70"
 	SECONDS_RUN=20
 	SETUPS="eevdf-weight1 eevdf-idle eevdf-cpumax scx_simple scx_flatcg tidemark"
@@ -73,6 +84,11 @@ setup() {
 		wait_enabled || { log "tidemark did not load: $(cat /tmp/tm.log)"; return 1; }
 		;;
 	esac
+	# Enabling switches every task over and the loader then does its first
+	# rounds (rules, limits, homes); under TCG that is seconds of CPU, as
+	# SYSTEM. A probe started then measured the start-up: ONLINE requests
+	# backed up for seconds on 2 vCPUs.
+	[ -n "$sched_pid" ] && sleep 3
 	return 0
 }
 teardown() {
@@ -140,6 +156,54 @@ print(sum(avg) / max(len(avg), 1), mx, p99)'
 
 log "kernel $(uname -r), $n CPUs, mode $mode"
 emit "{\"kind\":\"meta\",\"kernel\":\"$(uname -r)\",\"cpus\":$n,\"mode\":\"$mode\"}"
+
+# One round of the bursty service next to BE (none for alone): the probe's
+# latencies, the cgroups' cpu.stat, node busy per 5 ms window from outside.
+bursty_run() { # setup round
+	local s=$1 round=$2 rate=$((200 * n)) p bw t0 t1 o0 o1 b0 b1 r0 r1
+	setup "$s" || { emit "{\"kind\":\"error\",\"setup\":\"$s\"}"; teardown; return; }
+	# started before the load: a fresh python next to BE hogs can take
+	# seconds to start under a scheduler that does not favour it
+	python3 tests/lib/busywin.py --seconds $((SECONDS_RUN - 1)) --delay 2 --line $SUPPRESS \
+		--cgroup online=/online --cgroup be=/be >/tmp/bw.json 2>/tmp/bw.err &
+	local bwp=$!
+	sleep 0.5
+	[ "$s" != alone ] && be_start $((SECONDS_RUN + 3)) cpu
+	sleep 1
+	t0=$(now_us) o0=$(usage /online) b0=$(usage /be) r0=$(usage "")
+	p=$( (echo $BASHPID >$cg/online/cgroup.procs &&
+		exec build/tm-probe --messengers 1 --workers "$n" --rate $rate --work-us 1000 \
+			--jitter-us $((500000 / rate)) --seconds "$SECONDS_RUN" --json) 2>/dev/null)
+	t1=$(now_us) o1=$(usage /online) b1=$(usage /be) r1=$(usage "")
+	wait $bwp
+	if [ "$s" != alone ]; then
+		kill $be_pid 2>/dev/null
+		wait $be_pid 2>/dev/null
+	fi
+	teardown
+	bw=$(cat /tmp/bw.json)
+	if [ -z "$p" ] || [ -z "$bw" ]; then
+		log "bursty $s round $round: no result (probe: ${p:-none}; busywin: $(cat /tmp/bw.err))"
+		emit "{\"kind\":\"error\",\"setup\":\"$s\"}"
+		return
+	fi
+	# cpu.stat shares in 0.1% of the node
+	emit "{\"kind\":\"bursty\",\"setup\":\"$s\",\"round\":$round,\"cpus\":$n,\"line\":$SUPPRESS,\"probe\":$p,\"windows\":$bw,\"online_pm\":$(((o1 - o0) * 1000 / ((t1 - t0) * n))),\"be_pm\":$(((b1 - b0) * 1000 / ((t1 - t0) * n))),\"node_pm\":$(((r1 - r0) * 1000 / ((t1 - t0) * n))),\"be_ops\":$([ "$s" = alone ] && echo 0 || be_ops)}"
+	log "bursty $s round $round: node $(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["node"]["mean"])' <<<"$bw")% of $n CPUs"
+}
+
+if [ "$mode" = bursty ]; then
+	be_start "$SECONDS_RUN" cpu
+	wait $be_pid
+	emit "{\"kind\":\"be_alone\",\"be_ops\":$(be_ops)}"
+	for round in $(seq "$ROUNDS"); do
+		for s in alone $SETUPS; do
+			bursty_run "$s" "$round"
+		done
+	done
+	log "done"
+	exit 0
+fi
 
 # BE alone: the reference for BE work done
 setup alone

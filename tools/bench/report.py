@@ -50,6 +50,108 @@ def table(w, title, head, rows):
     w("")
 
 
+def med(v):
+    v = sorted(v)
+    n = len(v)
+    return (v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2) if v else float("nan")
+
+
+def spread(v, fmt="%.1f"):
+    """median (min-max) of a list, or the one value"""
+    if len(v) == 1:
+        return fmt % v[0]
+    return (fmt + " (" + fmt + "-" + fmt + ")") % (med(v), min(v), max(v))
+
+
+def bursty_section(w, rows):
+    """The bursty service on several vCPUs: one table per VM size; returns
+    the target lines for tidemark."""
+    runs = [r for r in rows if r["kind"] == "bursty"]
+    targets, losses = [], []
+    for cpus in sorted({r["cpus"] for r in runs}):
+        rs = [r for r in runs if r["cpus"] == cpus]
+        line = rs[0]["line"]
+        setups = list(dict.fromkeys(r["setup"] for r in rs))
+        by = {s: [r for r in rs if r["setup"] == s] for s in setups}
+        alone = by.get("alone", [])
+        a50 = med([r["probe"]["request_us"]["p50"] for r in alone]) if alone else float("nan")
+        a99 = med([r["probe"]["request_us"]["p99"] for r in alone]) if alone else float("nan")
+        rate = rs[0]["probe"]["target_rate"]
+        nwin = med([r["windows"]["windows"] for r in rs])
+        w("## A bursty service on %d vCPUs, BE saturating" % cpus)
+        w("")
+        w("ONLINE: `tm-probe`, one messenger handing 1 ms requests to %d workers at %.0f requests/s (jittered)," % (
+            cpus, rate))
+        nr = len(alone) or len(rs) // max(len(setups), 1)
+        w("so its work arrives in bursts over every CPU; BE: %d `stress-ng --cpu` hogs. %d round%s, the setups" % (
+            cpus + 1, nr, "" if nr == 1 else "s"))
+        w("interleaved in one VM (icount). Node busy is measured from outside the scheduler: the kernel's")
+        w("`sched_switch` events cut into 5 ms windows (%d per run), each window's busy share of the CPUs is" % nwin)
+        w("one sample (`tests/lib/busywin.py`); the %d%% line is `--suppress-pct` for tidemark and BE's `cpu.max`" % line)
+        w("for eevdf-cpumax. BE's share of the capacity under the line = BE's CPU / (line - ONLINE - the")
+        w("rest), from the same windows, shown only where the node holds the line (+2). Figures are the")
+        w("median of the rounds, the range in brackets;")
+        w("latency percentiles are over every request of a run (about %.0f per run; p99 from the top %.0f)." % (
+            rate * 10, rate * 10 / 100))
+        w("")
+        w("| setup | node busy, mean of windows % | windows above line+2 | p99 window % | ONLINE % | BE % |"
+          " BE / capacity under line | request p50 us | request p99 us | p50 / p99 vs alone | served req/s |")
+        w("|---|---|---|---|---|---|---|---|---|---|---|")
+        summ = {}
+        for s in setups:
+            x = by[s]
+            node = [r["windows"]["node"]["mean"] for r in x]
+            over = [100 * r["windows"].get("over_line_2", 0) for r in x]
+            p99w = [r["windows"]["node"]["p99"] for r in x]
+            on = [r["windows"]["online"]["mean"] for r in x]
+            be = [r["windows"]["be"]["mean"] for r in x]
+            room = [max(line - r["windows"]["online"]["mean"] - r["windows"]["other"]["mean"], 0.1)
+                    for r in x]
+            share = [100 * b / rm for b, rm in zip(be, room)]
+            p50 = [r["probe"]["request_us"]["p50"] for r in x]
+            p99 = [r["probe"]["request_us"]["p99"] for r in x]
+            served = [r["probe"]["rate"] for r in x]
+            summ[s] = dict(node=med(node), node_max=max(node), share=med(share), p50=med(p50),
+                           p99=med(p99), served=med(served), node_l=node, share_l=share,
+                           p50_l=p50, p99_l=p99)
+            w("| %s | %s | %s%% | %s | %s | %s | %s | %s | %s | %.2fx / %.2fx | %s |" % (
+                s, spread(node), spread(over, "%.0f"), spread(p99w, "%.0f"), spread(on), spread(be),
+                "" if s == "alone" else spread(share, "%.0f") + "%" if max(node) <= line + 2 else
+                "line not held", spread(p50, "%.0f"),
+                spread(p99, "%.0f"), ratio(med(p50), a50), ratio(med(p99), a99), spread(served, "%.0f")))
+        w("")
+        tm = summ.get("tidemark")
+        if not tm:
+            continue
+        peers = [(s, v) for s, v in summ.items() if s not in ("alone", "tidemark")]
+        # the best peer that holds the line (node busy within +2), by p99
+        held = [(s, v) for s, v in peers if v["node"] <= line + 2]
+        best = min(held or peers, key=lambda sv: sv[1]["p99"]) if peers else None
+        ok = tm["node_max"] <= line + 2
+        targets.append("- %d vCPUs, bursty service: node busy within the line +2 in every round (%s%%"
+                       " against %d%%): %s." % (cpus, "/".join("%.1f" % v for v in tm["node_l"]), line,
+                                                 "met" if ok else "**missed**"))
+        for key, name in (("p50", "p50"), ("p99", "p99")):
+            r = ratio(tm[key], a50 if key == "p50" else a99)
+            targets.append("- %d vCPUs: ONLINE %s request latency within 1.1x alone: %.2fx, %s%s." % (
+                cpus, name, r, "met" if r <= 1.1 else "**missed**",
+                "" if not best else "; best peer %s %.2fx%s" % (
+                    best[0], ratio(best[1][key], a50 if key == "p50" else a99),
+                    "" if best[1]["node"] <= line + 2 else " (not holding the line: %.0f%% busy)" %
+                    best[1]["node"])))
+        targets.append("- %d vCPUs: BE at >= %d%% of the capacity under the line: %.0f%%, %s." % (
+            cpus, TARGET_BE * 100, tm["share"], "met" if tm["share"] >= TARGET_BE * 100 else "**missed**"))
+        for s, v in peers:
+            if v["node"] > line + 2:
+                continue
+            for key in ("p50", "p99"):
+                if v[key] < tm[key] * 0.95:
+                    losses.append("- %d vCPUs, bursty service: %s has a lower request %s (%.0f us vs"
+                                  " tidemark's %.0f) and holds the line too (%.1f%%)." % (
+                                      cpus, s, key, v[key], tm[key], v["node"]))
+    return targets, losses
+
+
 def main():
     mode, path, elapsed = sys.argv[1], sys.argv[2], int(sys.argv[3])
     rows = load(path)
@@ -220,9 +322,12 @@ def main():
         tot = {s: sum(p["run_ns"] for p in tabs[s].values()) / cbs[s]["seconds"] / 1e6 for s in setups}
         w("| all, ms of CPU per s | %s |" % " | ".join(c for s in setups for c in ("%.1f" % tot[s], "")))
         w("")
+    bursty_targets, bursty_losses = bursty_section(w, rows)
     # targets
     w("## Against the targets")
     w("")
+    for line in bursty_targets:
+        w(line)
     tm = [r for r in probes if r["setup"] == "tidemark" and "_ratio_wake" in r]
     for r in tm:
         ok = r["_ratio_wake"] <= TARGET_P99
@@ -258,7 +363,9 @@ def main():
     w("")
     w("## Where tidemark loses")
     w("")
-    lost = False
+    lost = bool(bursty_losses)
+    for line in bursty_losses:
+        w(line)
     for r in tm:
         for o in probes:
             if o["level"] != r["level"] or o["setup"] in ("alone", "tidemark") or "_ratio_wake" not in o:

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+# Node busy per short window, measured from outside the scheduler.
+#
+#   tests/lib/busywin.py --seconds S [--delay S] [--window-ms W] [--line PCT]
+#                        [--cgroup NAME=PATH ...]
+#
+# The kernel's sched:sched_switch trace event gives, per CPU, when something
+# other than the idle task ran; cut into windows of W ms (default 5), each
+# window's busy share of all online CPUs is one sample. The threads of each
+# named cgroup (cgroup.threads, read every 200 ms) give that cgroup's share
+# of each window too; what no name owns is "other" (kthreads, SYSTEM).
+# Prints one JSON object:
+#   {"window_ms", "windows", "cpus", "node": {"mean", "p50", "p99", "max"},
+#    NAME: {"mean", "p99"}, ..., "other": {...}, "other_top": the five
+#    commands that took most of "other" (their mean share), "lost_events",
+#    with --line: "over_line_2": share of windows more than 2 points above}
+# Percent of the node's capacity, two decimals. One python process for the
+# whole run (forks are dear under TCG); the trace is read after the run.
+import argparse
+import json
+import os
+import re
+import sys
+import time
+
+from tracefs import find, start, stop, threads_of, wr
+
+LINE = re.compile(r"\[(\d+)\].*?\s(\d+\.\d+): sched_switch: (.*)$")
+EVENTS = ["sched/sched_switch"]
+
+
+def pct(v, q):
+    """The @q quantile of sorted @v (nearest rank)."""
+    if not v:
+        return 0.0
+    return v[min(len(v) - 1, max(0, int(q * len(v) + 0.999999) - 1))]
+
+
+def summary(v):
+    s = sorted(v)
+    return {"mean": round(sum(s) / len(s), 2) if s else 0.0, "p50": round(pct(s, 0.5), 2),
+            "p99": round(pct(s, 0.99), 2), "max": round(s[-1], 2) if s else 0.0}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, required=True)
+    ap.add_argument("--delay", type=float, default=0)
+    ap.add_argument("--window-ms", type=float, default=5.0)
+    ap.add_argument("--line", type=float)
+    ap.add_argument("--cgroup", action="append", default=[])
+    a = ap.parse_args()
+    if a.seconds <= 0 or a.window_ms <= 0:
+        print("busywin.py: --seconds and --window-ms must be positive", file=sys.stderr)
+        return 2
+    cgs = {}
+    for x in a.cgroup:
+        if "=" not in x:
+            print(f"busywin.py: --cgroup wants NAME=PATH, got '{x}'", file=sys.stderr)
+            return 2
+        n, p = x.split("=", 1)
+        cgs[n] = p
+    tr = find("sched/sched_switch")
+    if not tr:
+        print("busywin.py: no sched_switch trace event (tracefs not mounted?)", file=sys.stderr)
+        return 2
+    ncpu = os.sysconf("SC_NPROCESSORS_ONLN")
+    if a.delay:
+        time.sleep(a.delay)
+    start(tr, EVENTS)
+    owner = {}
+    end = time.monotonic() + a.seconds
+    while time.monotonic() < end:
+        for n, cg in cgs.items():
+            for t in threads_of(cg):
+                owner[t] = n
+        time.sleep(min(0.2, max(0.0, end - time.monotonic())))
+    stop(tr, EVENTS)
+
+    # every non-idle run as (start, end, pid); before a CPU's first switch
+    # its prev_pid ran since the trace began, after its last its next_pid
+    # runs until the trace ends (a hog that never switched still counts)
+    runs, cur, first, comm = [], {}, {}, {}
+    lost = 0
+    t0 = t1 = None
+    with open(tr + "/trace") as f:
+        for line in f:
+            m = LINE.search(line)
+            if not m:
+                lost += "LOST" in line
+                continue
+            cpu, ts = int(m.group(1)), float(m.group(2))
+            kv = dict(x.split("=", 1) for x in m.group(3).split() if "=" in x)
+            try:
+                prev, nxt = int(kv["prev_pid"]), int(kv["next_pid"])
+            except (KeyError, ValueError):
+                continue
+            comm.setdefault(prev, kv.get("prev_comm", "?"))
+            t0 = ts if t0 is None else min(t0, ts)
+            t1 = ts if t1 is None else max(t1, ts)
+            if cpu in cur:
+                since, pid = cur[cpu]
+                if pid != 0 and ts > since:
+                    runs.append((since, ts, pid))
+            else:
+                first[cpu] = (ts, prev)
+            cur[cpu] = (ts, nxt)
+    wr(tr + "/trace", "")
+    if t0 is None:
+        print("busywin.py: no sched_switch event in the trace", file=sys.stderr)
+        return 1
+    for cpu, (ts, pid) in first.items():
+        if pid != 0 and ts > t0:
+            runs.append((t0, ts, pid))
+    for cpu, (ts, pid) in cur.items():
+        if pid != 0 and t1 > ts:
+            runs.append((ts, t1, pid))
+    w = a.window_ms / 1000.0
+    nwin = int((t1 - t0) / w)
+    if nwin < 1:
+        print("busywin.py: the trace covers less than one window", file=sys.stderr)
+        return 1
+    names = list(cgs) + ["other"]
+    busy = {n: [0.0] * nwin for n in names}
+    others = {}
+    for s, e, pid in runs:
+        s, e = max(s, t0), min(e, t0 + nwin * w)
+        if s >= e:
+            continue
+        n = owner.get(pid, "other")
+        if n == "other":
+            c = "%s:%d" % (comm.get(pid, "?"), pid)
+            others[c] = others.get(c, 0.0) + e - s
+        i = int((s - t0) / w)
+        while s < e and i < nwin:
+            we = t0 + (i + 1) * w
+            seg = min(e, we) - s
+            if seg > 0:
+                busy[n][i] += seg
+            s = we
+            i += 1
+    cap = w * ncpu / 100.0
+    node = [sum(busy[n][i] for n in names) / cap for i in range(nwin)]
+    res = {"window_ms": a.window_ms, "windows": nwin, "cpus": ncpu, "node": summary(node)}
+    for n in names:
+        sm = summary([x / cap for x in busy[n]])
+        res[n] = {"mean": sm["mean"], "p99": sm["p99"]}
+    top = sorted(others.items(), key=lambda x: -x[1])[:5]
+    res["other_top"] = {c: round(100 * v / (nwin * w * ncpu), 2) for c, v in top}
+    if a.line is not None:
+        res["line"] = a.line
+        res["over_line_2"] = round(sum(1 for x in node if x > a.line + 2) / nwin, 4)
+    res["lost_events"] = lost
+    print(json.dumps(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
