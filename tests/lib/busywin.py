@@ -19,13 +19,10 @@
 import argparse
 import json
 import os
-import re
 import sys
-import time
 
-from tracefs import find, start, stop, threads_of, wr
+from tracefs import events, find, record
 
-LINE = re.compile(r"\[(\d+)\].*?\s(\d+\.\d+): sched_switch: (.*)$")
 EVENTS = ["sched/sched_switch"]
 
 
@@ -65,47 +62,29 @@ def main():
         print("busywin.py: no sched_switch trace event (tracefs not mounted?)", file=sys.stderr)
         return 2
     ncpu = os.sysconf("SC_NPROCESSORS_ONLN")
-    if a.delay:
-        time.sleep(a.delay)
-    start(tr, EVENTS)
-    owner = {}
-    end = time.monotonic() + a.seconds
-    while time.monotonic() < end:
-        for n, cg in cgs.items():
-            for t in threads_of(cg):
-                owner[t] = n
-        time.sleep(min(0.2, max(0.0, end - time.monotonic())))
-    stop(tr, EVENTS)
+    owner = record(tr, EVENTS, a.seconds, cgs, a.delay)
 
     # every non-idle run as (start, end, pid); before a CPU's first switch
     # its prev_pid ran since the trace began, after its last its next_pid
     # runs until the trace ends (a hog that never switched still counts)
     runs, cur, first, comm = [], {}, {}, {}
-    lost = 0
     t0 = t1 = None
-    with open(tr + "/trace") as f:
-        for line in f:
-            m = LINE.search(line)
-            if not m:
-                lost += "LOST" in line
-                continue
-            cpu, ts = int(m.group(1)), float(m.group(2))
-            kv = dict(x.split("=", 1) for x in m.group(3).split() if "=" in x)
-            try:
-                prev, nxt = int(kv["prev_pid"]), int(kv["next_pid"])
-            except (KeyError, ValueError):
-                continue
-            comm.setdefault(prev, kv.get("prev_comm", "?"))
-            t0 = ts if t0 is None else min(t0, ts)
-            t1 = ts if t1 is None else max(t1, ts)
-            if cpu in cur:
-                since, pid = cur[cpu]
-                if pid != 0 and ts > since:
-                    runs.append((since, ts, pid))
-            else:
-                first[cpu] = (ts, prev)
-            cur[cpu] = (ts, nxt)
-    wr(tr + "/trace", "")
+    evs, lost = events(tr)
+    for cpu, ts, _, kv in evs:
+        try:
+            prev, nxt = int(kv["prev_pid"]), int(kv["next_pid"])
+        except (KeyError, ValueError):
+            continue
+        comm.setdefault(prev, kv.get("prev_comm", "?"))
+        t0 = ts if t0 is None else min(t0, ts)
+        t1 = ts if t1 is None else max(t1, ts)
+        if cpu in cur:
+            since, pid = cur[cpu]
+            if pid != 0 and ts > since:
+                runs.append((since, ts, pid))
+        else:
+            first[cpu] = (ts, prev)
+        cur[cpu] = (ts, nxt)
     if t0 is None:
         print("busywin.py: no sched_switch event in the trace", file=sys.stderr)
         return 1

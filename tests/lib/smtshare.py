@@ -25,11 +25,9 @@ import json
 import os
 import re
 import sys
-import time
 
-from tracefs import cpus_of, find, start, stop, threads_of, wr
+from tracefs import cpus_of, events, find, record
 
-LINE = re.compile(r"\[(\d+)\].*?\s(\d+\.\d+): (sched_switch|sched_wakeup): (.*)$")
 EVENTS = ["sched/sched_switch", "sched/sched_wakeup"]
 
 
@@ -108,17 +106,7 @@ def main():
     if not tr:
         print("smtshare.py: no sched_switch trace event (tracefs not mounted?)", file=sys.stderr)
         return 2
-    if a.delay:
-        time.sleep(a.delay)
-    start(tr, EVENTS)
-    owner = {}
-    end = time.monotonic() + a.seconds
-    while time.monotonic() < end:
-        for n, cg in cgs.items():
-            for t in threads_of(cg):
-                owner[t] = n
-        time.sleep(0.2)
-    stop(tr, EVENTS)
+    owner = record(tr, EVENTS, a.seconds, cgs, a.delay)
 
     runs = {}  # cpu -> name -> [(start, end)]
     cur = {}  # cpu -> (pid, since)
@@ -126,43 +114,35 @@ def main():
     wake_lat, wake_remote, wake_onto_b = [], [], []
     first_name = next(iter(cgs), None)
     second_name = list(cgs)[1] if len(cgs) > 1 else None
-    lost = 0
-    with open(tr + "/trace") as f:
-        for line in f:
-            m = LINE.search(line)
-            if not m:
-                lost += "LOST" in line
-                continue
-            cpu, ts = int(m.group(1)), float(m.group(2))
-            kv = dict(x.split("=", 1) for x in m.group(4).split() if "=" in x)
-            if m.group(3) == "sched_wakeup":
-                try:
-                    # woken from another CPU than its target: that CPU
-                    # had to be kicked (an IPI)
-                    tgt = int(kv["target_cpu"])
-                    busy = cur.get(tgt, (None, 0))[0]
-                    woke[int(kv["pid"])] = (ts, tgt != cpu,
-                                            tgt != cpu and owner.get(busy) == second_name)
-                except (KeyError, ValueError):
-                    pass
-                continue
+    evs, lost = events(tr)
+    for cpu, ts, ev, kv in evs:
+        if ev == "sched_wakeup":
             try:
-                nxt = int(kv["next_pid"])
+                # woken from another CPU than its target: that CPU
+                # had to be kicked (an IPI)
+                tgt = int(kv["target_cpu"])
+                busy = cur.get(tgt, (None, 0))[0]
+                woke[int(kv["pid"])] = (ts, tgt != cpu,
+                                        tgt != cpu and owner.get(busy) == second_name)
             except (KeyError, ValueError):
-                continue
-            if nxt in woke:
-                wts, remote, onto_b = woke.pop(nxt)
-                if owner.get(nxt) == first_name:
-                    (wake_remote if remote else wake_lat).append(ts - wts)
-                    if onto_b:
-                        wake_onto_b.append(ts - wts)
-            if cpu in cur:
-                pid, since = cur[cpu]
-                n = owner.get(pid)
-                if n is not None and ts > since:
-                    runs.setdefault(cpu, {}).setdefault(n, []).append((since, ts))
-            cur[cpu] = (nxt, ts)
-    wr(tr + "/trace", "")
+                pass
+            continue
+        try:
+            nxt = int(kv["next_pid"])
+        except (KeyError, ValueError):
+            continue
+        if nxt in woke:
+            wts, remote, onto_b = woke.pop(nxt)
+            if owner.get(nxt) == first_name:
+                (wake_remote if remote else wake_lat).append(ts - wts)
+                if onto_b:
+                    wake_onto_b.append(ts - wts)
+        if cpu in cur:
+            pid, since = cur[cpu]
+            n = owner.get(pid)
+            if n is not None and ts > since:
+                runs.setdefault(cpu, {}).setdefault(n, []).append((since, ts))
+        cur[cpu] = (nxt, ts)
 
     sib = siblings()
     res = {n: {"run_s": 0.0, "with_sibling_s": {o: 0.0 for o in cgs}} for n in cgs}

@@ -1,7 +1,12 @@
-"""The kernel's trace events for the test helpers (migr.py, smtshare.py):
-find tracefs, switch events on and off around a run, and what they share
-(CPU lists, a cgroup's threads)."""
+"""The kernel's trace events for the test helpers (migr.py, smtshare.py,
+busywin.py): find tracefs, switch events on and off around a run, record
+one while naming cgroups' threads, and what they share (CPU lists, a
+cgroup's threads)."""
 import os
+import re
+import time
+
+EVENT = re.compile(r"\[(\d+)\].*?\s(\d+\.\d+): (\w+): (.*)$")
 
 TRACEFS = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
 
@@ -51,3 +56,36 @@ def threads_of(cg):
             return {int(x) for x in f.read().split()}
     except OSError:
         return set()
+
+
+def record(tr, events, seconds, cgs, delay=0.0):
+    """After @delay s, trace @events for @seconds while naming the threads of
+    each cgroup in @cgs ({name: path}, read every 200 ms); {tid: name}."""
+    if delay:
+        time.sleep(delay)
+    start(tr, events)
+    owner = {}
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        for n, cg in cgs.items():
+            for t in threads_of(cg):
+                owner[t] = n
+        time.sleep(min(0.2, max(0.0, end - time.monotonic())))
+    stop(tr, events)
+    return owner
+
+
+def events(tr):
+    """What the buffer holds: ([(cpu, seconds, event name, {field: value})],
+    how many LOST markers), then the buffer emptied."""
+    out, lost = [], 0
+    with open(tr + "/trace") as f:
+        for line in f:
+            m = EVENT.search(line)
+            if not m:
+                lost += "LOST" in line
+                continue
+            out.append((int(m.group(1)), float(m.group(2)), m.group(3),
+                        dict(x.split("=", 1) for x in m.group(4).split() if "=" in x)))
+    wr(tr + "/trace", "")
+    return out, lost
