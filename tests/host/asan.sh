@@ -17,7 +17,9 @@ judge() { # name log rc
 	if grep -q -E "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:" "$2"; then
 		not_ok "$1 under ASan+UBSan" "$(grep -m3 -E "ERROR: |runtime error:|SUMMARY" "$2")"
 	elif [ "$3" -ne 0 ] || [ "$f" -ne 0 ] || [ "$p" -eq 0 ]; then
-		not_ok "$1 under ASan+UBSan" "exit $3, $p passed, $f failed" "$(grep -m3 "^not ok" "$2")"
+		# each failed check with its details (what it saw), not its name alone
+		not_ok "$1 under ASan+UBSan" "exit $3, $p passed, $f failed" \
+			"$(awk '/^not ok/ {n++; d = 1} /^(ok|not ok)/ && !/^not ok/ {d = 0} d && n <= 4' "$2" | head -60)"
 	else
 		ok "$1 under ASan+UBSan: $p checks, no report"
 	fi
