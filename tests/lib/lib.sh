@@ -15,7 +15,9 @@ not_ok() { # desc [detail...]
 	echo "not ok $tap_n $1"
 	shift
 	local d
-	for d in "$@"; do echo "#   $d"; done
+	# every line of a detail is a comment: a "not ok" inside one (a nested
+	# test's output) was counted as a failure of its own
+	for d in "$@"; do printf '%s\n' "$d" | sed 's/^/#   /'; done
 }
 
 skip() { # desc reason
