@@ -123,7 +123,6 @@ static __noinline __attribute__((unused)) void trace_tick_ev(struct task_struct 
 			trace_ev(kind, cpu, arg, p, aux); \
 	} while (0)
 
-/* An event about @cpu alone. */
 /* A window ended: its inputs and outputs, for tuning (tidemarkctl trace):
  * arg the next budget, cgid the running error (both signed), aux and pid
  * what ONLINE+SYSTEM and BE used in it, in us. */
@@ -154,6 +153,7 @@ static __noinline __attribute__((unused)) void trace_window_ev(s64 budget, s64 o
 			trace_window_ev(budget, over, hi, be); \
 	} while (0)
 
+/* An event about @cpu alone. */
 #define trace_cpu(kind, cpu, arg)                          \
 	do {                                               \
 		if (trace_on(kind))                        \
