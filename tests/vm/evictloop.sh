@@ -113,8 +113,11 @@ if [ ${#k[@]} -ge 3 ]; then
 	if ge "$g1" 4; then ok "second kill after the 4 s back-off (${g1}s)"; else not_ok "second kill after the 4 s back-off" "${g1}s"; fi
 	if ge "$g2" 8; then ok "third kill after the doubled 8 s back-off (${g2}s)"; else not_ok "third kill after the doubled back-off" "${g2}s"; fi
 fi
+# one back-off per kill whose pod came back (the last one's may not have
+# yet; a read retried in the third back-off lets a fourth kill come)
 nb=$(grep -c "strategy=cpuhigh action=backoff" /tmp/td.log)
-if [ "$nb" -ge 2 ] && [ "$nb" -le 3 ]; then ok "each back-off audited once ($nb for ${#k[@]} kills)"; else not_ok "each back-off audited once" "$nb backoff lines" "$(grep action=backoff /tmp/td.log)"; fi
+nk=$(nkills)
+if [ "$nb" -ge $((nk - 1)) ] && [ "$nb" -le "$nk" ] && [ "$nb" -ge 2 ]; then ok "each back-off audited once ($nb for ${#k[@]} kills)"; else not_ok "each back-off audited once" "$nb backoff lines" "$(grep action=backoff /tmp/td.log)"; fi
 check "the cap was lifted when a back-off ended" grep -q "strategy=evictor action=backoff_end .*key=pod:$uid .*cap=removed" /tmp/td.log
 
 kill $kpid
