@@ -192,10 +192,8 @@ static inline __u64 tm_be_floor_owed(__u64 cap_ns, __u32 suppress_pct, __u64 hi_
  * ONLINE+SYSTEM (@hi_ns) plus BE (@be_ns, forced overruns excluded) minus
  * the line, or minus ONLINE+SYSTEM plus the floor when that is more (the
  * floor is BE's whatever ONLINE does). Counted:
- *  - above the line, all of it, ONLINE's own bursts too: BE yields that much
- *    later, so that the node's mean stays on the line under a bursty ONLINE
- *    (held to what BE ran in the window, a service bursting above the line
- *    kept a 2-vCPU node 1.4 points above it on average);
+ *  - above the line, at most what BE used: an ONLINE spike is no debt of BE's
+ *    beyond what BE ran in it;
  *  - below the line only while BE was held back (@be_limited: BE queued, budget
  *    spent): capacity nobody wanted is no credit.
  * Bounded either way to one window's line plus @slack_ns (what BE grants can
@@ -211,10 +209,11 @@ static inline __s64 tm_be_over_next(__s64 over_ns, __u64 hi_ns, __u64 be_ns, __u
 	__u64 line = cap_ns / 100 * suppress_pct, target = line, bound = line + slack_ns;
 	__s64 e;
 
-	/* while the floor is owed BE yields all but it: no debt beyond */
-	if (floor_ns && hi_ns + floor_ns > target)
+	if (hi_ns + floor_ns > target)
 		target = hi_ns + floor_ns;
 	e = (__s64)(hi_ns + be_ns) - (__s64)target;
+	if (e > (__s64)be_ns)
+		e = (__s64)be_ns;
 	if (e < 0 && !be_limited)
 		e = 0;
 	over_ns += e;
