@@ -112,17 +112,20 @@ cat >"$tmp/nm.json" <<'JSON'
 JSON
 mkdir -p "$tmp/api"
 standin() { # extra args...: on $aport
+	# the old output goes first: the redirection below truncates it only
+	# once the child runs, so the loop could read an old "ready" line and
+	# then an empty file (CI: a kubeconfig with "server: https://127.0.0.1:")
+	rm -f "$tmp/api.out"
 	python3 tests/lib/kubestand.py --port $aport --cert "$tmp/srv.crt" --key "$tmp/srv.key" \
 		--token "$(cat "$tmp/token")" --node node-a --pods "$tmp/pods.json" \
 		--schema tests/schema/nodemetric.schema.json --dir "$tmp/api" --plan "$tmp/plan.json" \
 		--nodeslo "$tmp/nodeslo.json" \
 		"$@" >"$tmp/api.out" 2>&1 &
 	api=$!
+	local p
 	for _ in $(seq 100); do
-		if grep -qx "ready [0-9]*" "$tmp/api.out" 2>/dev/null; then
-			aport=$(awk '/^ready/{print $2}' "$tmp/api.out")
-			return 0
-		fi
+		p=$(sed -n 's/^ready \([0-9][0-9]*\)$/\1/p' "$tmp/api.out" 2>/dev/null)
+		[ -n "$p" ] && { aport=$p; return 0; }
 		kill -0 $api 2>/dev/null || return 1
 		sleep 0.05
 	done
