@@ -160,6 +160,38 @@ for f in $(seq "$faults"); do
 	fi
 	[ -n "$rec" ] || not_ok "fault $f ($kind) recovered within 30 s" "$(tail -3 /tmp/scx.log)" "$(tail -3 /tmp/td.log)"
 done
+
+# A kill in the middle of a memory episode: tidemarkd killed as soon as it
+# has lowered a memory.high (its own audit line says when, read as it is
+# written; then the file, read by the shell every 10 ms), before its kill
+# phase; the next tidemarkd restores the value before anything else.
+mid="" mcg="" lowered=""
+for try in 1 2 3; do
+	mid=$(grep -m1 "strategy=memevict action=throttle dry_run=false" < <(timeout 60 tail -n0 -F /tmp/td.log))
+	[ -n "$mid" ] || continue
+	mcg=$(sed -n 's/.* cgroup=\([^ ]*\) .*/\1/p' <<<"$mid")
+	for _ in $(seq 100); do
+		read -r lowered <"$cg$mcg/memory.high" 2>/dev/null
+		[ "$lowered" != max ] && break
+		sleep 0.01
+	done
+	[ "$lowered" != max ] && break
+done
+if [ -n "$mcg" ] && [ "$lowered" != max ]; then
+	old=$(pgrep -x tidemarkd)
+	kill -9 "$old"
+	tk=$(date +%s.%N)
+	note "mid-episode: tidemarkd killed with $mcg's memory.high at $lowered"
+	first=$(grep -m1 "strategy=memevict" < <(timeout 30 tail -n0 -F /tmp/td.log))
+	if grep -q 'action=unthrottle .*restored=[1-9][0-9]* reason="left lowered by an earlier tidemarkd"' <<<"$first"; then
+		ok "killed mid-episode: the next tidemarkd restores memory.high first ($(python3 -c "import time; print('%.1f' % (time.time() - $tk))") s after the kill)"
+	else
+		not_ok "killed mid-episode: the next tidemarkd restores memory.high first" "its first memevict line: ${first:-none in 30 s}"
+	fi
+else
+	not_ok "a memory episode to kill tidemarkd in (3 tries of 60 s)" "$(grep -c 'strategy=memevict' /tmp/td.log) memevict audit lines so far"
+fi
+
 sleep 3
 touch /tmp/soak.work
 wait $sampler
