@@ -19,15 +19,17 @@ include tests/fuzz/fuzz.mk
 include tests/asan.mk
 
 # The whole suite, VM tests included (the kernel is built or reused first).
-# (scx_simple, the bench's peer: tests/vm/progs.sh measures it too)
+# (scx_simple and scx_flatcg, the bench's peers: tests/vm/progs.sh measures
+# scx_simple too, tests/vm/bench-host.sh runs the bench with both)
 test: all $(UNIT_BINS) fuzz-build asan-build $(BUILD)/scx_tidemark_notrace $(BUILD)/tm-insns kernel \
-	$(BUILD)/peers/scx_simple
+	$(BUILD)/peers/scx_simple $(BUILD)/peers/scx_flatcg
 	tests/run $(UNIT_BINS) $(wildcard tests/host/*.sh) $(wildcard tests/vm/*.sh)
 
 test-unit: all $(UNIT_BINS) fuzz-build asan-build
 	tests/run $(UNIT_BINS) $(wildcard tests/host/*.sh)
 
-test-vm: all asan-build $(BUILD)/scx_tidemark_notrace $(BUILD)/tm-insns kernel $(BUILD)/peers/scx_simple
+test-vm: all asan-build $(BUILD)/scx_tidemark_notrace $(BUILD)/tm-insns kernel $(BUILD)/peers/scx_simple \
+	$(BUILD)/peers/scx_flatcg
 	tests/run $(wildcard tests/vm/*.sh)
 
 # Long fault injection: SOAK_FAULTS kill -9s of scx_tidemark and tidemarkd

@@ -17,6 +17,8 @@ $(BUILD)/peers/%: $(BUILD)/peers/%.bpf.skel.h
 		-o $@ $(KSRC)/tools/sched_ext/$*.c $(USER_LIBS)
 
 # BENCH_MODE=quick (default, a few minutes), full, or sweep (docs/tuning.md)
+# in the test VM; host or host-full on this machine, booted with a sched_ext
+# kernel (no VM, no test kernel built; report in build/bench-host/).
 BENCH_MODE ?= quick
-bench: all $(PEERS) kernel
-	tools/bench/run.sh $(BENCH_MODE)
+bench: all $(PEERS) $(if $(filter host%,$(BENCH_MODE)),,kernel)
+	tools/bench/run.sh $(if $(filter host%,$(BENCH_MODE)),host $(or $(subst host-,,$(filter host-%,$(BENCH_MODE))),quick),$(BENCH_MODE))

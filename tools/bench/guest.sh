@@ -16,18 +16,65 @@
 # (% of the CPUs), plus cyclictest in full mode. BE: stress-ng cpu hogs (full:
 # also matrix, a cache antagonist and hackbench-style fork/IPC churn), one
 # per CPU plus one, so BE alone would take the whole machine.
+#
+# On a machine booted with a sched_ext kernel (`tools/bench/run.sh host`,
+# TM_BENCH_HOST=1) the same runs go in cgroups under /tidemark-bench, which
+# are removed at the end; in the VM they are /online and /be. Where perf
+# counts (a PMU), the ONLINE service runs under `perf stat` (cycles,
+# instructions, LLC loads and misses).
+#
+# Shorter runs (the VM test of host mode): BENCH_SECONDS (seconds per run),
+# BENCH_ROUNDS (rounds: quick 3, full 2, bursty 3), BENCH_LOOPS (hackbench -l, default 200);
+# BENCH_SETUPS (a subset of the setups, e.g. "eevdf-idle tidemark").
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-[ "${TM_VM:-0}" = 1 ] || { echo "bench: run through tools/bench/run.sh" >&2; exit 2; }
+where=vm base=""
+if [ "${TM_BENCH_HOST:-0}" = 1 ]; then
+	where=host base=/tidemark-bench
+elif [ "${TM_VM:-0}" != 1 ]; then
+	echo "bench: run through tools/bench/run.sh" >&2
+	exit 2
+fi
+ONL=$base/online BEG=$base/be
 mode=${1:-quick}
 out=$TM_SHARE/results.jsonl
 : >"$out"
 n=$(nproc)
 cg=/sys/fs/cgroup
 SUPPRESS=65
-echo "+cpu +cpuset" >$cg/cgroup.subtree_control
-mkdir -p $cg/online $cg/be
+LOOPS=${BENCH_LOOPS:-200}
+echo "+cpu +cpuset" >$cg/cgroup.subtree_control || exit 1
+if [ -n "$base" ]; then
+	mkdir -p $cg$base && echo "+cpu +cpuset" >$cg$base/cgroup.subtree_control || exit 1
+fi
 PEERS=build/peers
+tmp=$(mktemp -d)
+# Whatever stops the run, nothing of it stays: its scheduler, its hogs, its
+# cgroups (on a host they are the machine's, not a throw-away VM's).
+cleanup() {
+	local pids c
+	[ -n "${sched_pid:-}" ] && teardown
+	pids=$(jobs -p) # the hogs and meters started in the background
+	[ -n "$pids" ] && kill $pids 2>/dev/null
+	for c in $ONL $BEG; do
+		pids=$(cat $cg$c/cgroup.procs 2>/dev/null)
+		[ -n "$pids" ] && kill $pids 2>/dev/null
+	done
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		rmdir $cg$ONL $cg$BEG 2>/dev/null
+		[ -e $cg$ONL ] || [ -e $cg$BEG ] || break
+		sleep 0.2
+	done
+	[ -n "$base" ] && rmdir $cg$base 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+mkdir -p $cg$ONL $cg$BEG || exit 1
+# perf stat around the ONLINE service where a PMU counts (machine.py says)
+machine=$(python3 tools/bench/machine.py --where $where) || { echo "bench: machine facts not read" >&2; exit 1; }
+pmu=$(python3 -c 'import json,sys; print(int(json.loads(sys.argv[1])["pmu"]))' "$machine")
+PERF_EVENTS=cycles,instructions,LLC-loads,LLC-load-misses
 
 if [ "$mode" = bursty ]; then
 	SETUPS="eevdf-idle eevdf-cpumax scx_simple tidemark"
@@ -36,11 +83,27 @@ if [ "$mode" = bursty ]; then
 elif [ "$mode" = full ]; then
 	LEVELS="10 30 50 70"
 	SECONDS_RUN=20
+	ROUNDS=${BENCH_ROUNDS:-2}
 	SETUPS="eevdf-weight1 eevdf-idle eevdf-cpumax scx_simple scx_flatcg tidemark"
 else
 	LEVELS="30"
 	SECONDS_RUN=8
+	ROUNDS=${BENCH_ROUNDS:-3}
 	SETUPS="eevdf-weight1 eevdf-idle eevdf-cpumax scx_simple scx_flatcg tidemark"
+fi
+
+[ -n "${BENCH_SECONDS:-}" ] && SECONDS_RUN=$BENCH_SECONDS
+# BENCH_SETUPS: only these of the mode's setups (alone always runs), in the
+# mode's order; a name no mode runs is refused.
+if [ -n "${BENCH_SETUPS:-}" ]; then
+	all="eevdf-weight1 eevdf-idle eevdf-cpumax scx_simple scx_flatcg tidemark"
+	for s in $BENCH_SETUPS; do
+		[[ " $all " == *" $s "* ]] ||
+			{ echo "bench: BENCH_SETUPS: unknown setup '$s' (setups: $all)" >&2; exit 2; }
+	done
+	keep=""
+	for s in $SETUPS; do [[ " $BENCH_SETUPS " == *" $s "* ]] && keep+=" $s"; done
+	SETUPS=${keep# }
 fi
 
 log() { echo "bench: $*" >&2; }
@@ -59,29 +122,29 @@ wait_disabled() {
 # Configure /be (and load a scheduler) for a setup; undo with teardown.
 sched_pid=""
 setup() {
-	echo 0 >$cg/be/cpu.idle	# first: an idle group refuses a weight
-	echo 100 >$cg/be/cpu.weight
-	echo max >$cg/be/cpu.max
+	echo 0 >$cg$BEG/cpu.idle	# first: an idle group refuses a weight
+	echo 100 >$cg$BEG/cpu.weight
+	echo max >$cg$BEG/cpu.max
 	case $1 in
 	alone | eevdf-none) ;;
-	eevdf-weight1) echo 1 >$cg/be/cpu.weight ;;
-	eevdf-idle) echo 1 >$cg/be/cpu.idle ;;
-	eevdf-cpumax) echo "$((SUPPRESS * 1000 * n)) 100000" >$cg/be/cpu.max ;;
+	eevdf-weight1) echo 1 >$cg$BEG/cpu.weight ;;
+	eevdf-idle) echo 1 >$cg$BEG/cpu.idle ;;
+	eevdf-cpumax) echo "$((SUPPRESS * 1000 * n)) 100000" >$cg$BEG/cpu.max ;;
 	scx_flatcg)
-		echo 1 >$cg/be/cpu.weight	# flatcg honours cgroup weights: use them
-		$PEERS/$1 >/tmp/$1.log 2>&1 &
+		echo 1 >$cg$BEG/cpu.weight	# flatcg honours cgroup weights: use them
+		$PEERS/$1 >$tmp/$1.log 2>&1 &
 		sched_pid=$!
-		wait_enabled || { log "$1 did not load: $(cat /tmp/$1.log)"; return 1; }
+		wait_enabled || { log "$1 did not load: $(cat $tmp/$1.log)"; return 1; }
 		;;
 	scx_simple)
-		$PEERS/$1 >/tmp/$1.log 2>&1 &
+		$PEERS/$1 >$tmp/$1.log 2>&1 &
 		sched_pid=$!
-		wait_enabled || { log "$1 did not load: $(cat /tmp/$1.log)"; return 1; }
+		wait_enabled || { log "$1 did not load: $(cat $tmp/$1.log)"; return 1; }
 		;;
 	tidemark)
-		build/scx_tidemark --online /online --be /be --suppress-pct $SUPPRESS >/tmp/tm.log 2>&1 &
+		build/scx_tidemark --online $ONL --be $BEG --suppress-pct $SUPPRESS >$tmp/tm.log 2>&1 &
 		sched_pid=$!
-		wait_enabled || { log "tidemark did not load: $(cat /tmp/tm.log)"; return 1; }
+		wait_enabled || { log "tidemark did not load: $(cat $tmp/tm.log)"; return 1; }
 		;;
 	esac
 	# Enabling switches every task over and the loader then does its first
@@ -106,7 +169,7 @@ teardown() {
 usage() { sed -n 's/^usage_usec //p' "$cg$1/cpu.stat"; }
 now_us() { echo $(($(date +%s%N) / 1000)); }
 
-# BE hogs for S seconds; their stress-ng metrics go to /tmp/be.out
+# BE hogs for S seconds; their stress-ng metrics go to $tmp/be.out
 be_start() { # seconds kind
 	local s=$1 kind=${2:-cpu}
 	case $kind in
@@ -115,25 +178,46 @@ be_start() { # seconds kind
 	cache) set -- --cache $((n + 1)) ;;
 	churn) set -- --fork $((n + 1)) ;;
 	esac
-	(echo $BASHPID >$cg/be/cgroup.procs &&
-		exec stress-ng --temp-path /tmp "$@" --timeout "${s}s" --metrics-brief) >/tmp/be.out 2>&1 &
+	(echo $BASHPID >$cg$BEG/cgroup.procs &&
+		exec stress-ng --temp-path $tmp "$@" --timeout "${s}s" --metrics-brief) >$tmp/be.out 2>&1 &
 	be_pid=$!
 }
 be_ops() { # bogo ops/s (real time) summed over the stressors
-	awk '/metrc:/ && $5 ~ /^[0-9]+$/ {s += $(NF-1)} END {printf "%.1f", s}' /tmp/be.out
+	awk '/metrc:/ && $5 ~ /^[0-9]+$/ {s += $(NF-1)} END {printf "%.1f", s}' $tmp/be.out
+}
+
+# The ONLINE service's command, under perf stat where a PMU counts; its
+# counts go to $tmp/perf.csv, read by perf_json.
+online_cmd() {
+	rm -f "$tmp/perf.csv"
+	if [ "$pmu" = 1 ]; then
+		echo perf stat -x, -o "$tmp/perf.csv" -e $PERF_EVENTS --
+	fi
+}
+perf_json() { # -> ,"perf":{...} or nothing
+	[ -s "$tmp/perf.csv" ] || return 0
+	python3 - "$tmp/perf.csv" <<'PY'
+import json, sys
+v = {}
+for line in open(sys.argv[1]):
+    f = line.strip().split(",")
+    if len(f) > 2 and f[2]:
+        v[f[2].replace("-", "_").lower()] = int(f[0]) if f[0].isdigit() else None
+print(',"perf":' + json.dumps(v), end="")
+PY
 }
 
 probe() { # level seconds -> JSON on stdout
 	# requests/s x 1 ms of CPU = level % of n CPUs; arrivals jittered by half
 	# a period, so that runs are not phase-locked to the tick (tests/vm/priority.sh)
 	local rate=$(($1 * n * 10))
-	(echo $BASHPID >$cg/online/cgroup.procs &&
-		exec build/tm-probe --messengers 1 --workers $((n * 2 + 2)) --rate $rate --work-us 1000 \
+	(echo $BASHPID >$cg$ONL/cgroup.procs &&
+		exec $(online_cmd) build/tm-probe --messengers 1 --workers $((n * 2 + 2)) --rate $rate --work-us 1000 \
 			--jitter-us $((500000 / rate)) --seconds "$2" --json) 2>/dev/null
 }
 
 cyclic() { # seconds -> "avg max p99" us
-	(echo $BASHPID >$cg/online/cgroup.procs &&
+	(echo $BASHPID >$cg$ONL/cgroup.procs &&
 		exec cyclictest -q -t "$n" -i 1000 -D "$1" -h 20000) 2>/dev/null | python3 -c '
 import sys
 hist, avg, mx = {}, [], 0
@@ -154,8 +238,9 @@ for us in sorted(hist):
 print(sum(avg) / max(len(avg), 1), mx, p99)'
 }
 
-log "kernel $(uname -r), $n CPUs, mode $mode"
-emit "{\"kind\":\"meta\",\"kernel\":\"$(uname -r)\",\"cpus\":$n,\"mode\":\"$mode\"}"
+log "$where: kernel $(uname -r), $n CPUs, mode $mode"
+emit "{\"kind\":\"meta\",\"kernel\":\"$(uname -r)\",\"cpus\":$n,\"mode\":\"$mode\",\"where\":\"$where\"}"
+emit "$machine"
 
 # One round of the bursty service next to BE (none for alone): the probe's
 # latencies, the cgroups' cpu.stat, node busy per 5 ms window from outside.
@@ -165,30 +250,30 @@ bursty_run() { # setup round
 	# started before the load: a fresh python next to BE hogs can take
 	# seconds to start under a scheduler that does not favour it
 	python3 tests/lib/busywin.py --seconds $((SECONDS_RUN - 1)) --delay 2 --line $SUPPRESS \
-		--cgroup online=/online --cgroup be=/be >/tmp/bw.json 2>/tmp/bw.err &
+		--cgroup online=$ONL --cgroup be=$BEG >$tmp/bw.json 2>$tmp/bw.err &
 	local bwp=$!
 	sleep 0.5
 	[ "$s" != alone ] && be_start $((SECONDS_RUN + 3)) cpu
 	sleep 1
-	t0=$(now_us) o0=$(usage /online) b0=$(usage /be) r0=$(usage "")
-	p=$( (echo $BASHPID >$cg/online/cgroup.procs &&
-		exec build/tm-probe --messengers 1 --workers "$n" --rate $rate --work-us 1000 \
+	t0=$(now_us) o0=$(usage $ONL) b0=$(usage $BEG) r0=$(usage "")
+	p=$( (echo $BASHPID >$cg$ONL/cgroup.procs &&
+		exec $(online_cmd) build/tm-probe --messengers 1 --workers "$n" --rate $rate --work-us 1000 \
 			--jitter-us $((500000 / rate)) --seconds "$SECONDS_RUN" --json) 2>/dev/null)
-	t1=$(now_us) o1=$(usage /online) b1=$(usage /be) r1=$(usage "")
+	t1=$(now_us) o1=$(usage $ONL) b1=$(usage $BEG) r1=$(usage "")
 	wait $bwp
 	if [ "$s" != alone ]; then
 		kill $be_pid 2>/dev/null
 		wait $be_pid 2>/dev/null
 	fi
 	teardown
-	bw=$(cat /tmp/bw.json)
+	bw=$(cat $tmp/bw.json)
 	if [ -z "$p" ] || [ -z "$bw" ]; then
-		log "bursty $s round $round: no result (probe: ${p:-none}; busywin: $(cat /tmp/bw.err))"
+		log "bursty $s round $round: no result (probe: ${p:-none}; busywin: $(cat $tmp/bw.err))"
 		emit "{\"kind\":\"error\",\"setup\":\"$s\"}"
 		return
 	fi
 	# cpu.stat shares in 0.1% of the node
-	emit "{\"kind\":\"bursty\",\"setup\":\"$s\",\"round\":$round,\"cpus\":$n,\"line\":$SUPPRESS,\"probe\":$p,\"windows\":$bw,\"online_pm\":$(((o1 - o0) * 1000 / ((t1 - t0) * n))),\"be_pm\":$(((b1 - b0) * 1000 / ((t1 - t0) * n))),\"node_pm\":$(((r1 - r0) * 1000 / ((t1 - t0) * n))),\"be_ops\":$([ "$s" = alone ] && echo 0 || be_ops)}"
+	emit "{\"kind\":\"bursty\",\"setup\":\"$s\",\"round\":$round,\"cpus\":$n,\"line\":$SUPPRESS,\"probe\":$p,\"windows\":$bw,\"online_pm\":$(((o1 - o0) * 1000 / ((t1 - t0) * n))),\"be_pm\":$(((b1 - b0) * 1000 / ((t1 - t0) * n))),\"node_pm\":$(((r1 - r0) * 1000 / ((t1 - t0) * n))),\"be_ops\":$([ "$s" = alone ] && echo 0 || be_ops)$(perf_json)}"
 	log "bursty $s round $round: node $(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["node"]["mean"])' <<<"$bw")% of $n CPUs"
 }
 
@@ -212,43 +297,50 @@ wait $be_pid
 emit "{\"kind\":\"be_alone\",\"be_ops\":$(be_ops)}"
 log "BE alone: $(be_ops) bogo ops/s"
 
+# ROUNDS rounds per level, the setups interleaved in each (a drift of the
+# machine hits every setup alike); cyclictest and the antagonists once.
 for level in $LEVELS; do
-	setup alone
-	emit "{\"kind\":\"probe\",\"setup\":\"alone\",\"level\":$level,\"probe\":$(probe "$level" "$SECONDS_RUN")}"
-	log "level $level%: alone done"
-	if [ "$mode" = full ] && [ "$level" = 30 ]; then
-		read -r ca cm cp < <(cyclic "$SECONDS_RUN")
-		emit "{\"kind\":\"cyclictest\",\"setup\":\"alone\",\"avg_us\":$ca,\"max_us\":$cm,\"p99_us\":$cp}"
-	fi
-	for s in $SETUPS; do
-		setup "$s" || { emit "{\"kind\":\"error\",\"setup\":\"$s\"}"; teardown; continue; }
-		be_start $((SECONDS_RUN + 2)) cpu
-		sleep 1
-		t0=$(now_us) o0=$(usage /online) b0=$(usage /be)
+	for round in $(seq "$ROUNDS"); do
+		setup alone
 		p=$(probe "$level" "$SECONDS_RUN")
-		t1=$(now_us) o1=$(usage /online) b1=$(usage /be)
-		wait $be_pid
-		on=$(((o1 - o0) * 100 / ((t1 - t0) * n)))
-		be=$(((b1 - b0) * 100 / ((t1 - t0) * n)))
-		busy=$((on + be))
-		emit "{\"kind\":\"probe\",\"setup\":\"$s\",\"level\":$level,\"probe\":$p,\"busy\":$busy,\"online\":$on,\"be\":$be,\"be_ops\":$(be_ops)}"
-		if [ "$mode" = full ] && [ "$level" = 30 ]; then
-			be_start $((SECONDS_RUN + 3)) cpu
+		emit "{\"kind\":\"probe\",\"setup\":\"alone\",\"level\":$level,\"round\":$round,\"probe\":$p$(perf_json)}"
+		log "level $level% round $round: alone done"
+		once=0
+		[ "$mode" = full ] && [ "$level" = 30 ] && [ "$round" = 1 ] && once=1
+		if [ $once = 1 ]; then
 			read -r ca cm cp < <(cyclic "$SECONDS_RUN")
-			kill $be_pid 2>/dev/null
-			wait $be_pid 2>/dev/null
-			emit "{\"kind\":\"cyclictest\",\"setup\":\"$s\",\"avg_us\":$ca,\"max_us\":$cm,\"p99_us\":$cp}"
-			for kind in matrix cache churn; do
-				be_start $((SECONDS_RUN + 2)) $kind
-				sleep 1
-				p=$(probe 30 "$SECONDS_RUN")
+			emit "{\"kind\":\"cyclictest\",\"setup\":\"alone\",\"avg_us\":$ca,\"max_us\":$cm,\"p99_us\":$cp}"
+		fi
+		for s in $SETUPS; do
+			setup "$s" || { emit "{\"kind\":\"error\",\"setup\":\"$s\"}"; teardown; continue; }
+			be_start $((SECONDS_RUN + 2)) cpu
+			sleep 1
+			t0=$(now_us) o0=$(usage $ONL) b0=$(usage $BEG)
+			p=$(probe "$level" "$SECONDS_RUN")
+			t1=$(now_us) o1=$(usage $ONL) b1=$(usage $BEG)
+			wait $be_pid
+			on=$(((o1 - o0) * 100 / ((t1 - t0) * n)))
+			be=$(((b1 - b0) * 100 / ((t1 - t0) * n)))
+			busy=$((on + be))
+			emit "{\"kind\":\"probe\",\"setup\":\"$s\",\"level\":$level,\"round\":$round,\"probe\":$p,\"busy\":$busy,\"online\":$on,\"be\":$be,\"be_ops\":$(be_ops)$(perf_json)}"
+			if [ $once = 1 ]; then
+				be_start $((SECONDS_RUN + 3)) cpu
+				read -r ca cm cp < <(cyclic "$SECONDS_RUN")
 				kill $be_pid 2>/dev/null
 				wait $be_pid 2>/dev/null
-				emit "{\"kind\":\"antagonist\",\"setup\":\"$s\",\"be\":\"$kind\",\"probe\":$p}"
-			done
-		fi
-		teardown
-		log "level $level%: $s done"
+				emit "{\"kind\":\"cyclictest\",\"setup\":\"$s\",\"avg_us\":$ca,\"max_us\":$cm,\"p99_us\":$cp}"
+				for kind in matrix cache churn; do
+					be_start $((SECONDS_RUN + 2)) $kind
+					sleep 1
+					p=$(probe 30 "$SECONDS_RUN")
+					kill $be_pid 2>/dev/null
+					wait $be_pid 2>/dev/null
+					emit "{\"kind\":\"antagonist\",\"setup\":\"$s\",\"be\":\"$kind\",\"probe\":$p}"
+				done
+			fi
+			teardown
+			log "level $level% round $round: $s done"
+		done
 	done
 done
 
@@ -258,7 +350,7 @@ for s in tidemark eevdf-cpumax; do
 	setup "$s" || continue
 	be_start 8 cpu
 	sleep 2
-	r=$(tools/bench/react.py --be /be --online /online --cpus "$n" --burst-s 2 --floor-pct 15)
+	r=$(tools/bench/react.py --be $BEG --online $ONL --cpus "$n" --burst-s 2 --floor-pct 15)
 	kill $be_pid 2>/dev/null
 	wait $be_pid 2>/dev/null
 	teardown
@@ -274,21 +366,21 @@ for s in eevdf-none scx_simple tidemark; do
 	setup "$s" || continue
 	cb=""
 	if [ "$s" != eevdf-none ]; then
-		(sleep 0.5 && exec build/tidemarkctl progs --seconds 3 --json) >/tmp/progs.json 2>/tmp/progs.err &
+		(sleep 0.5 && exec build/tidemarkctl progs --seconds 3 --json) >$tmp/progs.json 2>$tmp/progs.err &
 		cb=$!
 	fi
 	t0=$(date +%s.%N)
-	(echo $BASHPID >$cg/online/cgroup.procs && exec hackbench -g 4 -l 200 >/dev/null 2>&1)
+	(echo $BASHPID >$cg$ONL/cgroup.procs && exec hackbench -g 4 -l $LOOPS >/dev/null 2>&1)
 	t1=$(date +%s.%N)
 	[ -n "$cb" ] && wait "$cb"
 	teardown
-	emit "{\"kind\":\"overhead\",\"setup\":\"$s\",\"hackbench_s\":$(python3 -c "print(round($t1 - $t0, 3))")}"
+	emit "{\"kind\":\"overhead\",\"setup\":\"$s\",\"loops\":$LOOPS,\"hackbench_s\":$(python3 -c "print(round($t1 - $t0, 3))")}"
 	log "hackbench $s: $(python3 -c "print(round($t1 - $t0, 3))") s"
 	if [ -n "$cb" ]; then
-		if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' /tmp/progs.json 2>/dev/null; then
-			emit "{\"kind\":\"callbacks\",\"setup\":\"$s\",\"stats\":$(cat /tmp/progs.json)}"
+		if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' $tmp/progs.json 2>/dev/null; then
+			emit "{\"kind\":\"callbacks\",\"setup\":\"$s\",\"stats\":$(cat $tmp/progs.json)}"
 		else
-			log "callback costs of $s not read: $(cat /tmp/progs.err)"
+			log "callback costs of $s not read: $(cat $tmp/progs.err)"
 		fi
 	fi
 done

@@ -58,16 +58,55 @@ def med(v):
 
 def spread(v, fmt="%.1f"):
     """median (min-max) of a list, or the one value"""
-    if len(v) == 1:
-        return fmt % v[0]
+    if fmt % min(v) == fmt % max(v):
+        return fmt % med(v)
     return (fmt + " (" + fmt + "-" + fmt + ")") % (med(v), min(v), max(v))
 
 
-def bursty_section(w, rows):
-    """The bursty service on several vCPUs: one table per VM size; returns
-    the target lines for tidemark."""
+def machine_section(w, m):
+    """the machine's facts (tools/bench/machine.py), each with how it was found"""
+    def v(x):
+        return "unknown" if x is None else str(x)
+    w("## The machine")
+    w("")
+    w("| fact | value |")
+    w("|---|---|")
+    w("| CPU | %s%s |" % (v(m["cpu_model"]), ", a virtual machine (hypervisor flag)" if m["guest"] else ""))
+    w("| CPUs | %s online, possible %s |" % (v(m["cpus_online"]), v(m["cpus_possible"])))
+    if m["l3"] is not None:
+        w("| L3 domains | %d: %s |" % (len(m["l3"]), "; ".join(m["l3"])))
+    else:
+        w("| L3 domains | unknown (tidemarkctl topology failed) |")
+    w("| SMT | %s thread(s) per core, control %s |" % (v(m["threads_per_core"]), v(m["smt_control"])))
+    w("| HZ | %s (%s) |" % (v(m["hz"]), m["hz_how"]))
+    w("| preemption | %s (%s) |" % (v(m["preempt"]), m["preempt_how"]))
+    w("| PMU | %s (%s) |" % ("counts" if m["pmu"] else "none", m["pmu_how"]))
+    w("| kernel | %s |" % m["kernel"])
+    w("| command line | `%s` |" % m["cmdline"].replace("|", "\\|").replace("`", "'"))
+    w("")
+
+
+def perf_cells(rs):
+    """IPC and LLC misses per request of the ONLINE service where perf
+    counted, median of the runs"""
+    ipc, mpr = [], []
+    for r in rs:
+        c = r.get("perf") or {}
+        ins, cyc, miss = c.get("instructions"), c.get("cycles"), c.get("llc_load_misses")
+        req = r["probe"].get("requests") or 0
+        if ins and cyc:
+            ipc.append(ins / cyc)
+        if miss is not None and req:
+            mpr.append(miss / req)
+    return [spread(ipc, "%.2f") if ipc else "-", spread(mpr, "%.0f") if mpr else "-"]
+
+
+def bursty_section(w, rows, host=False):
+    """The bursty service on several CPUs: one table per machine size;
+    returns the target lines for tidemark."""
     runs = [r for r in rows if r["kind"] == "bursty"]
     targets, losses = [], []
+    unit = "CPUs" if host else "vCPUs"
     for cpus in sorted({r["cpus"] for r in runs}):
         rs = [r for r in runs if r["cpus"] == cpus]
         line = rs[0]["line"]
@@ -78,14 +117,15 @@ def bursty_section(w, rows):
         a99 = med([r["probe"]["request_us"]["p99"] for r in alone]) if alone else float("nan")
         rate = rs[0]["probe"]["target_rate"]
         nwin = med([r["windows"]["windows"] for r in rs])
-        w("## A bursty service on %d vCPUs, BE saturating" % cpus)
+        w("## A bursty service on %d %sCPUs, BE saturating" % (cpus, "" if host else "v"))
         w("")
         w("ONLINE: `tm-probe`, one messenger handing 1 ms requests to %d workers at %.0f requests/s (jittered)," % (
             cpus, rate))
         nr = len(alone) or len(rs) // max(len(setups), 1)
         w("so its work arrives in bursts over every CPU; BE: %d `stress-ng --cpu` hogs. %d round%s, the setups" % (
             cpus + 1, nr, "" if nr == 1 else "s"))
-        w("interleaved in one VM (icount). Node busy is measured from outside the scheduler: the kernel's")
+        w("interleaved %s. Node busy is measured from outside the scheduler: the kernel's" % (
+            "on this machine" if host else "in one VM (icount)"))
         w("`sched_switch` events cut into 5 ms windows (%d per run), each window's busy share of the CPUs is" % nwin)
         w("one sample (`tests/lib/busywin.py`); the %d%% line is `--suppress-pct` for tidemark and BE's `cpu.max`" % line)
         w("for eevdf-cpumax. BE's share of the capacity under the line = BE's CPU / (line - ONLINE - the")
@@ -128,45 +168,46 @@ def bursty_section(w, rows):
         held = [(s, v) for s, v in peers if v["node"] <= line + 2]
         best = min(held or peers, key=lambda sv: sv[1]["p99"]) if peers else None
         ok = tm["node_max"] <= line + 2
-        targets.append("- %d vCPUs, bursty service: node busy within the line +2 in every round (%s%%"
-                       " against %d%%): %s." % (cpus, "/".join("%.1f" % v for v in tm["node_l"]), line,
+        targets.append("- %d %s, bursty service: node busy within the line +2 in every round (%s%%"
+                       " against %d%%): %s." % (cpus, unit, "/".join("%.1f" % v for v in tm["node_l"]), line,
                                                  "met" if ok else "**missed**"))
         # a ratio to a baseline that itself fell behind says nothing
         base = summ.get("alone")
         if not base or base["served"] < 0.97 * rate or base["p50"] > 5000:
-            targets.append("- %d vCPUs: ONLINE request latency against alone: not judged, alone itself"
+            targets.append("- %d %s: ONLINE request latency against alone: not judged, alone itself"
                            " fell behind in this run (%s requests/s of %.0f, p50 %s us)." % (
-                               cpus, "?" if not base else "%.0f" % base["served"], rate,
+                               cpus, unit, "?" if not base else "%.0f" % base["served"], rate,
                                "?" if not base else "%.0f" % base["p50"]))
         for key, name in (("p50", "p50"), ("p99", "p99")) if base and base["served"] >= 0.97 * rate \
                 and base["p50"] <= 5000 else ():
             if key == "p99" and base["p99"] > 10000:
-                targets.append("- %d vCPUs: ONLINE p99 request latency against alone: not judged, alone's"
+                targets.append("- %d %s: ONLINE p99 request latency against alone: not judged, alone's"
                                " own p99 (%.0f us for 1 ms requests) is a backlog, not a latency." % (
-                                   cpus, base["p99"]))
+                                   cpus, unit, base["p99"]))
                 continue
             r = ratio(tm[key], a50 if key == "p50" else a99)
-            targets.append("- %d vCPUs: ONLINE %s request latency within 1.1x alone: %.2fx, %s%s." % (
-                cpus, name, r, "met" if r <= 1.1 else "**missed**",
+            targets.append("- %d %s: ONLINE %s request latency within 1.1x alone: %.2fx, %s%s." % (
+                cpus, unit, name, r, "met" if r <= 1.1 else "**missed**",
                 "" if not best else "; best peer %s %.2fx%s" % (
                     best[0], ratio(best[1][key], a50 if key == "p50" else a99),
                     "" if best[1]["node"] <= line + 2 else " (not holding the line: %.0f%% busy)" %
                     best[1]["node"])))
-        targets.append("- %d vCPUs: BE at >= %d%% of the capacity under the line: %.0f%%, %s." % (
-            cpus, TARGET_BE * 100, tm["share"], "met" if tm["share"] >= TARGET_BE * 100 else "**missed**"))
+        targets.append("- %d %s: BE at >= %d%% of the capacity under the line: %.0f%%, %s." % (
+            cpus, unit, TARGET_BE * 100, tm["share"], "met" if tm["share"] >= TARGET_BE * 100 else "**missed**"))
         for s, v in peers:
             if v["node"] > line + 2:
                 continue
             for key in ("p50", "p99"):
                 if v[key] < tm[key] * 0.95:
-                    losses.append("- %d vCPUs, bursty service: %s has a lower request %s (%.0f us vs"
+                    losses.append("- %d %s, bursty service: %s has a lower request %s (%.0f us vs"
                                   " tidemark's %.0f) and holds the line too (%.1f%%)." % (
-                                      cpus, s, key, v[key], tm[key], v["node"]))
+                                      cpus, unit, s, key, v[key], tm[key], v["node"]))
     return targets, losses
 
 
 def main():
     mode, path, elapsed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    plot_ref = sys.argv[4] if len(sys.argv) > 4 else "bench/%s-latency.png" % mode
     rows = load(path)
     meta = next((r for r in rows if r["kind"] == "meta"), {})
     be_alone = next((r["be_ops"] for r in rows if r["kind"] == "be_alone"), 0)
@@ -174,80 +215,142 @@ def main():
     levels = sorted({r["level"] for r in probes})
     out = []
     w = out.append
+    mach = next((r for r in rows if r["kind"] == "machine"), None)
+    host = meta.get("where") == "host"
+    hb = next((r for r in rows if r["kind"] == "overhead"), {})
     w("# Benchmarks: tidemark against the baselines")
     w("")
-    w("Regenerated by `make bench` (`BENCH_MODE=%s`); raw results in `docs/bench/%s.jsonl`." % (mode, mode))
+    if host:
+        w("Written by `make bench BENCH_MODE=%s` on the machine below (no VM); raw results in"
+          " `results.jsonl` next to this file." % ("host" if mode == "host-quick" else mode))
+    else:
+        w("Regenerated by `make bench` (`BENCH_MODE=%s`); raw results in `docs/bench/%s.jsonl`." % (mode, mode))
     w("")
-    w("**How it was run.** One QEMU TCG guest with `-icount shift=3,sleep=off` (virtual time, so the")
-    w("setups of one run are comparable; across runs tails still move, e.g. tidemark's p99 wakeup at")
-    w("30%% was 1.28x in one full run and 1.55x in another), %s vCPU, kernel %s, tidemark commit `%s`,"
-      " %d s wall time." %
-      (meta.get("cpus", "?"), meta.get("kernel", "?"), git("rev-parse", "--short", "HEAD"), elapsed))
-    w("Every setup runs the same workload one after the other in the same VM boot. ONLINE: `tm-probe`")
+    if mach:
+        machine_section(w, mach)
+    if host:
+        w("**How it was run.** On this machine directly, %s CPUs online, kernel %s, tidemark commit `%s`,"
+          " %d s wall time; the setups in cgroups under `/tidemark-bench`, one after the other." % (
+              meta.get("cpus", "?"), meta.get("kernel", "?"), git("rev-parse", "--short", "HEAD"), elapsed))
+    else:
+        w("**How it was run.** One QEMU TCG guest with `-icount shift=3,sleep=off` (virtual time, so the")
+        w("setups of one run are comparable; across runs tails still move), %s vCPU, kernel %s, tidemark"
+          " commit `%s`, %d s wall time." %
+          (meta.get("cpus", "?"), meta.get("kernel", "?"), git("rev-parse", "--short", "HEAD"), elapsed))
+    w("Every setup runs the same workload one after the other. ONLINE: `tm-probe`")
     w("(one messenger hands 1 ms requests to idle workers at a fixed rate, each arrival moved by a")
-    w("random 0 to half a period, so that no run is phase-locked to the 4 ms tick: wakeup latency =")
-    w("hand-off to running, request latency = scheduled time to completion). Runs before 2026-11-22")
-    w("used a fixed grid: a tick in the hand-off window costs ~50 us under TCG, and each run sampled")
-    w("one tick phase, so ratios to alone were luck of the start (1.07x or 1.65x for the same code).")
+    w("random 0 to half a period, so that no run is phase-locked to the tick: wakeup latency =")
+    w("hand-off to running, request latency = scheduled time to completion).")
     w("BE: one `stress-ng --cpu` hog per CPU")
     w("plus one, enough to take the whole machine. BE work is bogo ops/s against BE alone on the whole")
     w("machine; its share is that over the capacity left under the watermark (%d%% minus what ONLINE" % SUPPRESS)
     w("used, at least the BE floor). ONLINE and BE use come from the cgroups' `cpu.stat`, read by the shell before and after")
     w("the probe (a measuring process would compete with the probe); node busy is their sum.")
-    w("Caveat: under `scx_simple` and `scx_flatcg` those cgroup figures disagree with stress-ng's own")
-    w("bogo-op rate (BE at a quarter of the CPU by `cpu.stat`, yet about as much BE work per second as")
-    w("under EEVDF); not explained yet, so their busy/ONLINE/BE columns are doubtful. The BE work")
-    w("column (bogo ops) does not depend on cgroup accounting.")
+    w("The BE work column (bogo ops) does not depend on cgroup accounting.")
     w("")
-    w("Why one vCPU: with `-icount`, QEMU runs vCPUs round-robin on one host thread, so a wakeup sent")
-    w("to another vCPU waits for that vCPU's turn (1-8 ms measured), for every scheduler alike; one")
-    w("vCPU measures the policies, not the emulator. The CCX figures come from the 16-vCPU tests.")
-    w("")
+    if not host:
+        w("Why one vCPU: with `-icount`, QEMU runs vCPUs round-robin on one host thread, so a wakeup sent")
+        w("to another vCPU waits for that vCPU's turn (1-8 ms measured), for every scheduler alike; one")
+        w("vCPU measures the policies, not the emulator. The CCX figures come from the 16-vCPU tests.")
+        w("")
     w("Setups: `alone` (ONLINE only, EEVDF); `eevdf-weight1` (BE cgroup `cpu.weight` 1);")
     w("`eevdf-idle` (BE `cpu.idle` 1, SCHED_IDLE); `eevdf-cpumax` (BE `cpu.max` at the %d%% line, what a" % SUPPRESS)
     w("cgroup-based agent does); `scx_simple` and `scx_flatcg` (linux-source peers, unmodified);")
     w("`tidemark` (`--suppress-pct %d`)." % SUPPRESS)
     w("")
-    plot = []
+    perf = any("perf" in r for r in rows if r["kind"] in ("probe", "bursty"))
+    plot, summary = [], []
     for lv in levels:
-        alone = next((r for r in probes if r["level"] == lv and r["setup"] == "alone"), None)
-        if not alone:
+        at = [r for r in probes if r["level"] == lv and r["setup"] == "alone"]
+        if not at:
             continue
-        a = alone["probe"]
+        alone_of = {r.get("round", 1): r["probe"] for r in at}
+        def pm(rs, k, q):
+            return [r["probe"][k][q] for r in rs]
+        a = {"w99": med(pm(at, "wakeup_us", "p99")), "r99": med(pm(at, "request_us", "p99"))}
+        nreq = med([r["probe"]["requests"] for r in probes if r["level"] == lv])
+        nr = len(at)
         w("## ONLINE at %d%% of the CPUs, BE saturating" % lv)
         w("")
-        w("| setup | wakeup p50 / p99 / p99.9 us | request p99 / p99.9 us | p99 wakeup vs alone | p99 request vs alone | served | node busy | ONLINE | BE | BE work / capacity under the line |")
-        w("|---|---|---|---|---|---|---|---|---|---|")
-        w("| alone | %d / %d / %d | %d / %d | 1.00x | 1.00x | %d | | | | |" % (
-            a["wakeup_us"]["p50"], a["wakeup_us"]["p99"], a["wakeup_us"]["p999"],
-            a["request_us"]["p99"], a["request_us"]["p999"], a["requests"]))
+        w("%d round%s, the setups interleaved in each; figures are the median of the rounds (latencies), the" % (
+            nr, "" if nr == 1 else "s"))
+        w("range in brackets where rounds differ; ratios are each round's against that round's alone. About %d" % nreq)
+        w("requests per run: p99 rests on the slowest %d of a run, p99.9 on the slowest %d." % (
+            nreq / 100, nreq / 1000))
+        w("")
+        xh = " ONLINE IPC | ONLINE LLC misses / request |" if perf else ""
+        w("| setup | wakeup p50 / p99 / p99.9 us | request p99 / p99.9 us | p99 wakeup vs alone | p99 request vs alone | served | node busy | ONLINE | BE | BE work / capacity under the line |" + xh)
+        w("|---|---|---|---|---|---|---|---|---|---|" + "---|---|" * perf)
+        def lat(rs):  # medians: the ratio columns carry the spread
+            return "%d / %d / %d | %d / %d" % (
+                med(pm(rs, "wakeup_us", "p50")), med(pm(rs, "wakeup_us", "p99")),
+                med(pm(rs, "wakeup_us", "p999")), med(pm(rs, "request_us", "p99")),
+                med(pm(rs, "request_us", "p999")))
+        xa = " %s |" % " | ".join(perf_cells(at)) if perf else ""
+        w("| alone | %s | 1.00x | 1.00x | %s | | | | |%s" % (
+            lat(at), spread([r["probe"]["requests"] for r in at], "%d"), xa))
         if lv == 30 or len(levels) == 1:
-            plot.append(("alone", a))
-        for r in probes:
-            if r["level"] != lv or r["setup"] == "alone":
-                continue
-            p = r["probe"]
-            # ONLINE at or above the line leaves BE its floor (100 mCPU per node)
-            room = max(SUPPRESS - r["online"], FLOOR_PCT / meta.get("cpus", 1)) / 100.0
-            share = (r["be_ops"] / be_alone) / room if be_alone else float("nan")
-            r["_ratio_wake"] = ratio(p["wakeup_us"]["p99"], a["wakeup_us"]["p99"])
-            r["_ratio_req"] = ratio(p["request_us"]["p99"], a["request_us"]["p99"])
-            r["_share"] = share
-            w("| %s | %d / %d / %d | %d / %d | %.2fx | %.2fx | %d | %d%% | %d%% | %d%% | %.0f%% |" % (
-                r["setup"], p["wakeup_us"]["p50"], p["wakeup_us"]["p99"], p["wakeup_us"]["p999"],
-                p["request_us"]["p99"], p["request_us"]["p999"], r["_ratio_wake"], r["_ratio_req"],
-                p["requests"], r["busy"], r["online"], r["be"], share * 100))
+            plot.append(("alone", {k: med(pm(at, "wakeup_us", k)) for k in ("p50", "p99", "p999")},
+                         a["r99"], None, None))
+        setups = list(dict.fromkeys(r["setup"] for r in probes if r["level"] == lv and r["setup"] != "alone"))
+        for s_ in setups:
+            rs = [r for r in probes if r["level"] == lv and r["setup"] == s_]
+            rw, rq, sh = [], [], []
+            for r in rs:
+                p = r["probe"]
+                base = alone_of.get(r.get("round", 1))
+                bw = base["wakeup_us"]["p99"] if base else a["w99"]
+                bq = base["request_us"]["p99"] if base else a["r99"]
+                rw.append(ratio(p["wakeup_us"]["p99"], bw))
+                rq.append(ratio(p["request_us"]["p99"], bq))
+                # ONLINE at or above the line leaves BE its floor (100 mCPU per node)
+                room = max(SUPPRESS - r["online"], FLOOR_PCT / meta.get("cpus", 1)) / 100.0
+                sh.append(100 * (r["be_ops"] / be_alone) / room if be_alone else float("nan"))
+            x = dict(setup=s_, level=lv, _ratio_wake=med(rw), _ratio_req=med(rq), _share=med(sh) / 100,
+                     busy=med([r["busy"] for r in rs]), online=med([r["online"] for r in rs]),
+                     be=med([r["be"] for r in rs]))
+            summary.append(x)
+            w("| %s | %s | %s | %s | %s | %s%% | %s%% | %s%% | %s%% |%s" % (
+                s_, lat(rs), spread(rw, "%.2fx"), spread(rq, "%.2fx"),
+                spread([r["probe"]["requests"] for r in rs], "%d"), spread([r["busy"] for r in rs], "%d"),
+                spread([r["online"] for r in rs], "%d"), spread([r["be"] for r in rs], "%d"),
+                spread(sh, "%.0f"), " %s |" % " | ".join(perf_cells(rs)) if perf else ""))
             if lv == 30 or len(levels) == 1:
-                plot.append((r["setup"], p))
+                plot.append((s_, {k: med(pm(rs, "wakeup_us", k)) for k in ("p50", "p99", "p999")},
+                             med(pm(rs, "request_us", "p99")), x["_share"] * 100, x["busy"]))
+        w("")
+    # cgroup accounting against the work done: where they disagree, say so
+    odd = []
+    for r in probes:
+        if r["setup"] == "alone" or not be_alone or r.get("be", 0) <= 0:
+            continue
+        work = 100 * r["be_ops"] / be_alone
+        if work > 1.5 * r["be"] or work < r["be"] / 1.5:
+            odd.append("%s at %d%%: %d%% by `cpu.stat`, %.0f%% of BE alone's work" % (
+                r["setup"], r["level"], r["be"], work))
+    if odd:
+        w("BE's CPU by its cgroup's `cpu.stat` and its work (bogo ops against BE alone) disagree by more")
+        w("than 1.5x in: %s; the busy/ONLINE/BE columns of those rows are doubtful." % "; ".join(odd))
         w("")
     if plot:
-        w("![latency per setup](bench/%s-latency.png)" % mode)
+        w("![latency per setup](%s)" % plot_ref)
         w("")
         dat = os.path.join(os.path.dirname(path), "%s-latency.dat" % mode)
         with open(dat, "w") as f:
-            for name, p in plot:
-                f.write("%s %d %d %d %d\n" % (name, max(p["wakeup_us"]["p50"], 1), p["wakeup_us"]["p99"],
-                                             p["wakeup_us"]["p999"], p["request_us"]["p99"]))
+            for name, wk, r99, _, _ in plot:
+                f.write("%s %d %d %d %d\n" % (name, max(wk["p50"], 1), wk["p99"], wk["p999"], r99))
+        # the trade-off: ONLINE's tail against BE's work and the node's busy, a point per setup
+        w("![ONLINE p99 against BE work and node busy](%s)" % plot_ref.replace("latency", "tradeoff"))
+        w("")
+        with open(os.path.join(os.path.dirname(path), "%s-tradeoff.dat" % mode), "w") as f:
+            f.write("# setup be_share_pct node_busy_pct request_p99_us\n")
+            for name, _, r99, share, busy in plot:
+                if share is not None:
+                    f.write("%s %.1f %.1f %d\n" % (name, share, busy, r99))
+        with open(os.path.join(os.path.dirname(path), "%s-tradeoff.gp" % mode), "w") as f:
+            f.write("alone_p99 = %d\nline = %d\nlevel = %d\n" % (
+                next(r99 for name, _, r99, _, _ in plot if name == "alone"), SUPPRESS,
+                30 if 30 in levels else levels[0]))
     table(w, "cyclictest (1 ms period, ONLINE, BE saturating)", ["setup", "avg us", "p99 us", "max us"],
           [("%s" % r["setup"], "%.0f" % r["avg_us"], r["p99_us"], r["max_us"])
            for i, r in enumerate(rows) if r["kind"] == "cyclictest" and
@@ -279,8 +382,7 @@ def main():
             w("Memory watermark (full mode, `tests/vm/daemon.sh` booted by the bench): %d ms from the"
               " crossing to tidemarkd's first action (poll every 100 ms)." % mem["ms"])
         else:
-            w("Memory watermark: not measured in this mode (full mode boots `tests/vm/daemon.sh`;"
-              " 170-177 ms there in the test suite).")
+            w("Memory watermark: not measured in this mode (full mode in the VM boots `tests/vm/daemon.sh`).")
         w("")
     itf = next((r for r in rows if r["kind"] == "interference"), None)
     if itf:
@@ -303,7 +405,8 @@ def main():
     if ov:
         w("## Scheduler overhead, no BE")
         w("")
-        w("`hackbench -g 4 -l 200` (rt-tests), wall time in virtual seconds:")
+        w("`hackbench -g 4 -l %d` (rt-tests), wall time in %s seconds:" % (
+            hb.get("loops", 200), "virtual" if not host else "real"))
         w("")
         w("| setup | seconds | vs EEVDF |")
         w("|---|---|---|")
@@ -335,13 +438,13 @@ def main():
         tot = {s: sum(p["run_ns"] for p in tabs[s].values()) / cbs[s]["seconds"] / 1e6 for s in setups}
         w("| all, ms of CPU per s | %s |" % " | ".join(c for s in setups for c in ("%.1f" % tot[s], "")))
         w("")
-    bursty_targets, bursty_losses = bursty_section(w, rows)
+    bursty_targets, bursty_losses = bursty_section(w, rows, host)
     # targets
     w("## Against the targets")
     w("")
     for line in bursty_targets:
         w(line)
-    tm = [r for r in probes if r["setup"] == "tidemark" and "_ratio_wake" in r]
+    tm = [r for r in summary if r["setup"] == "tidemark"]
     for r in tm:
         ok = r["_ratio_wake"] <= TARGET_P99
         w("- ONLINE p99 wakeup within %.1fx of alone at %d%%: %.2fx, %s." % (
@@ -370,9 +473,12 @@ def main():
           " migrations: one shared queue per domain)." % (
               ccx["layout"], "met" if ccx["runs_outside_home_zero"] else "**missed**", ccx["tm_xdom"],
               ccx["eevdf_xdom"], ccx["tm_migrations"], ccx["eevdf_migrations"]))
+    elif host:
+        w("- Zero runs outside home in strict mode: not measured by host mode (the CCX test,")
+        w("  `tests/vm/placement-4l3.sh`, sets up its own L3 layout in the VM).")
     else:
-        w("- Zero runs outside home in strict mode: not measured in this mode (full mode boots the")
-        w("  16-vCPU CCX test; in the test suite: 0, and 0 cross-domain ONLINE migrations vs 3-68 under EEVDF).")
+        w("- Zero runs outside home in strict mode: not measured in this mode (full mode in the VM boots")
+        w("  the 16-vCPU CCX test, `tests/vm/placement-4l3.sh`).")
     w("")
     w("## Where tidemark loses")
     w("")
@@ -380,8 +486,8 @@ def main():
     for line in bursty_losses:
         w(line)
     for r in tm:
-        for o in probes:
-            if o["level"] != r["level"] or o["setup"] in ("alone", "tidemark") or "_ratio_wake" not in o:
+        for o in summary:
+            if o["level"] != r["level"] or o["setup"] == "tidemark":
                 continue
             if o["_ratio_wake"] < r["_ratio_wake"] * 0.95:
                 w("- %s has a lower p99 wakeup at %d%% (%.2fx vs tidemark's %.2fx)." % (
@@ -405,9 +511,15 @@ def main():
     if not lost:
         w("- Nowhere in this run's figures.")
     w("")
-    if mode == "quick":
-        w("Quick mode: one load level (30%), no cyclictest, no other antagonists; `BENCH_MODE=full make bench`")
-        w("adds 10/50/70%, cyclictest and matrix/cache/fork antagonists.")
+    # what this run left out, from its rows
+    left = []
+    if not any(r["kind"] == "cyclictest" for r in rows):
+        left.append("cyclictest")
+    if not any(r["kind"] == "antagonist" for r in rows):
+        left.append("the matrix/cache/fork antagonists")
+    if left:
+        w("This run: ONLINE load level%s %s; not run: %s (full mode runs them)." % (
+            "" if len(levels) == 1 else "s", ", ".join("%d%%" % lv for lv in levels), " and ".join(left)))
         w("")
     print("\n".join(out))
 

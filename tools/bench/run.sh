@@ -4,6 +4,14 @@
 # results (docs/bench/MODE.jsonl) and a latency plot (docs/bench/MODE-latency.png).
 #
 #   tools/bench/run.sh quick|full|sweep
+#   tools/bench/run.sh host [quick|full]
+#
+# host: no VM; this machine, booted with a sched_ext kernel and no sched_ext
+# scheduler loaded, runs the same setups (guest.sh quick or full, then the
+# bursty service on all its CPUs) in cgroups under /tidemark-bench, and the
+# report (with the machine's facts at the top and, where a PMU counts, the
+# ONLINE service's IPC and LLC misses) goes to $BENCH_OUT (default
+# build/bench-host): benchmarks.md, results.jsonl, latency.png.
 #
 # sweep: the tuning sweep (tools/bench/sweep.sh, 2 vCPUs) into docs/tuning.md,
 # docs/bench/sweep.jsonl and docs/bench/tuning-*.png; SWEEP_ARGS passes
@@ -17,8 +25,50 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mode=${1:-quick}
-case $mode in quick | full | sweep) ;; *) echo "bench: mode must be quick, full or sweep, got '$mode'" >&2; exit 2 ;; esac
+case $mode in
+quick | full | sweep | host) ;;
+*) echo "bench: mode must be quick, full, sweep or host, got '$mode'" >&2; exit 2 ;;
+esac
 command -v gnuplot >/dev/null || { echo "bench: gnuplot missing; run 'make deps'" >&2; exit 1; }
+if [ "$mode" = host ]; then
+	what=${2:-quick}
+	case $what in quick | full) ;; *) echo "bench: host runs quick or full, got '$what'" >&2; exit 2 ;; esac
+	fail() { echo "bench: host mode: $*" >&2; exit 1; }
+	[ "$(id -u)" = 0 ] || fail "needs root (cgroups, sched_ext)"
+	st=/sys/kernel/sched_ext/state
+	[ -r $st ] || fail "this kernel has no sched_ext ($st missing): boot one built with kernel-config/tidemark.config"
+	[ "$(cat $st)" = disabled ] ||
+		fail "a sched_ext scheduler is loaded ($(cat /sys/kernel/sched_ext/root/ops 2>/dev/null || echo "state $(cat $st)")): stop it first"
+	grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null ||
+		fail "cgroup v2 with the cpu controller is not mounted at /sys/fs/cgroup"
+	[ -e /sys/fs/cgroup/tidemark-bench ] &&
+		fail "/sys/fs/cgroup/tidemark-bench exists (another bench running, or one killed: rmdir its cgroups)"
+	for t in stress-ng hackbench python3 $([ "$what" = full ] && echo cyclictest); do
+		command -v $t >/dev/null || fail "$t missing; run 'make deps'"
+	done
+	for b in build/scx_tidemark build/tm-probe build/tidemarkctl build/peers/scx_simple build/peers/scx_flatcg; do
+		[ -x $b ] || fail "$b not built; run 'make bench BENCH_MODE=host'"
+	done
+	dest=${BENCH_OUT:-build/bench-host}
+	mkdir -p "$dest"
+	work=$(mktemp -d)
+	trap 'rm -rf "$work"' EXIT
+	start=$(date +%s)
+	TM_BENCH_HOST=1 TM_SHARE=$work tools/bench/guest.sh "$what" || fail "the $what run failed"
+	mv "$work/results.jsonl" "$work/main.jsonl"
+	TM_BENCH_HOST=1 TM_SHARE=$work tools/bench/guest.sh bursty || fail "the bursty run failed"
+	grep '"kind": *"bursty"\|"kind":"bursty"' "$work/results.jsonl" >>"$work/main.jsonl" || true
+	cp "$work/main.jsonl" "$dest/results.jsonl"
+	python3 tools/bench/report.py "host-$what" "$dest/results.jsonl" "$(($(date +%s) - start))" latency.png \
+		>"$dest/benchmarks.md.tmp" && mv "$dest/benchmarks.md.tmp" "$dest/benchmarks.md" ||
+		fail "the report failed"
+	gnuplot -e "datafile='$dest/host-$what-latency.dat'; outfile='$dest/latency.png'" tools/bench/latency.gp
+	gnuplot -e "datafile='$dest/host-$what-tradeoff.dat'; params='$dest/host-$what-tradeoff.gp'; outfile='$dest/tradeoff.png'" \
+		tools/bench/tradeoff.gp
+	rm -f "$dest/host-$what"-{latency,tradeoff}.dat "$dest/host-$what-tradeoff.gp"
+	echo "bench: wrote $dest/benchmarks.md, $dest/results.jsonl, $dest/latency.png, $dest/tradeoff.png"
+	exit 0
+fi
 share=$(mktemp -d)
 trap 'rm -rf "$share"' EXIT
 if [ "$mode" = sweep ]; then
@@ -92,5 +142,7 @@ mkdir -p docs/bench
 cp "$share/results.jsonl" "docs/bench/$mode.jsonl"
 python3 tools/bench/report.py "$mode" "docs/bench/$mode.jsonl" "$(($(date +%s) - start))" >docs/benchmarks.md
 gnuplot -e "datafile='docs/bench/$mode-latency.dat'; outfile='docs/bench/$mode-latency.png'" tools/bench/latency.gp
-rm -f "docs/bench/$mode-latency.dat"
-echo "bench: wrote docs/benchmarks.md, docs/bench/$mode.jsonl, docs/bench/$mode-latency.png"
+gnuplot -e "datafile='docs/bench/$mode-tradeoff.dat'; params='docs/bench/$mode-tradeoff.gp'; outfile='docs/bench/$mode-tradeoff.png'" \
+	tools/bench/tradeoff.gp
+rm -f "docs/bench/$mode"-{latency,tradeoff}.dat "docs/bench/$mode-tradeoff.gp"
+echo "bench: wrote docs/benchmarks.md, docs/bench/$mode.jsonl, docs/bench/$mode-{latency,tradeoff}.png"

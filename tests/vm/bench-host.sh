@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# vm: --cpus 2 --timeout 600
+# `make bench` host mode (tools/bench/run.sh host), run here as it would be
+# on a server booted with a sched_ext kernel: refused while another
+# sched_ext scheduler is loaded or a bench's cgroups are left, then a short
+# quick run (2 s per setup, one bursty round, hackbench -l 20) whose report
+# must carry the machine's facts as this kernel gives them, a row for every
+# setup, and nothing left behind; then a run stopped half-way must clean up
+# too. The figures of so short a run are not judged: the bench's own
+# targets are (docs/benchmarks.md).
+. "$(dirname "$0")/../lib/lib.sh"
+
+cg=/sys/fs/cgroup
+out=$(mktemp -d)
+state() { cat /sys/kernel/sched_ext/state; }
+wait_state() { # state
+	for _ in $(seq 100); do [ "$(state)" = "$1" ] && return 0; sleep 0.1; done
+	return 1
+}
+short() { env BENCH_OUT="$out" BENCH_SECONDS=2 BENCH_ROUNDS=1 BENCH_LOOPS=20 "$@"; }
+
+# refused, with nothing touched, while another scheduler runs
+build/peers/scx_simple >/dev/null 2>&1 &
+simple=$!
+wait_state enabled || not_ok "scx_simple loads"
+expect_fail "refused while scx_simple is loaded, named" 1 "a sched_ext scheduler is loaded (simple)" \
+	short tools/bench/run.sh host quick
+check "nothing created then" test ! -e $cg/tidemark-bench
+kill -INT $simple
+wait $simple 2>/dev/null
+wait_state disabled
+mkdir $cg/tidemark-bench
+expect_fail "refused while a bench's cgroups are left" 1 "/sys/fs/cgroup/tidemark-bench exists" \
+	short tools/bench/run.sh host quick
+rmdir $cg/tidemark-bench
+
+t0=$(date +%s)
+short tools/bench/run.sh host quick >"$out/run.log" 2>&1
+rc=$?
+note "host mode, quick, short: $(($(date +%s) - t0)) s"
+expect_eq "host mode runs" 0 $rc || cat "$out/run.log" | sed 's/^/#   /'
+md=$out/benchmarks.md
+check "the report, its results and its plot are written" test -s "$md" -a -s "$out/results.jsonl" -a -s "$out/latency.png"
+
+# the machine's facts, as this kernel and sysfs give them
+model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+check "the CPU model" grep -qF "| CPU | $model, a virtual machine" "$md"
+check "the CPUs" grep -qF "| CPUs | $(nproc) online, possible $(cat /sys/devices/system/cpu/possible) |" "$md"
+l3=$(cat /sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list)
+check "the L3 domain from the topology reader" grep -qF "| L3 domains | 1: $l3 |" "$md"
+hz=$(zcat /proc/config.gz | sed -n 's/^CONFIG_HZ=//p')
+check "HZ from the kernel's config ($hz)" grep -qF "| HZ | $hz (kernel config) |" "$md"
+pm=$(zcat /proc/config.gz | grep -q '^CONFIG_PREEMPT_VOLUNTARY=y' && echo voluntary)
+check "the preemption model from the kernel's config ($pm)" grep -qF "| preemption | $pm (kernel config) |" "$md"
+if perf stat -x, -e instructions -- true 2>&1 | grep -q '^[0-9]*,.*instructions'; then
+	check "a PMU: the ONLINE service's IPC per setup" grep -q "ONLINE IPC" "$md"
+else
+	check "no PMU here (TCG): said, and no IPC column" \
+		bash -c "grep -q '^| PMU | none (perf stat' '$md' && ! grep -q 'ONLINE IPC' '$md'"
+fi
+check "the run says where it ran" grep -q "On this machine directly, $(nproc) CPUs online" "$md"
+check "and nothing of the VM's method" bash -c "! grep -q 'QEMU\|icount\|vCPU' '$md'"
+
+# every setup measured: the latency table, the bursty table, hackbench
+missing=""
+for s in eevdf-weight1 eevdf-idle eevdf-cpumax scx_simple scx_flatcg tidemark; do
+	grep -q "^| $s | [0-9]* / [0-9]* / [0-9]* |" "$md" || missing+=" latency:$s"
+done
+for s in alone eevdf-idle eevdf-cpumax scx_simple tidemark; do
+	grep -q "^| $s | [0-9.]* |" "$md" || missing+=" bursty:$s"
+done
+for s in EEVDF scx_simple tidemark; do
+	grep -q "^| $s | [0-9.]* | [0-9.]*x |" "$md" || missing+=" hackbench:$s"
+done
+expect_eq "a row for every setup (latency, bursty, hackbench)" "" "$missing"
+check "the bursty table is for this machine's CPUs" grep -q "^## A bursty service on $(nproc) CPUs" "$md"
+check "hackbench's loops as run" grep -q "hackbench -g 4 -l 20\`" "$md"
+
+leftovers() {
+	local l=""
+	[ -e $cg/tidemark-bench ] && l+=" cgroups"
+	[ "$(state)" = disabled ] || l+=" scheduler($(state))"
+	pgrep -x stress-ng >/dev/null && l+=" stress-ng"
+	pgrep -f build/tm-probe >/dev/null && l+=" tm-probe"
+	echo "${l# }"
+}
+expect_eq "nothing left behind" "" "$(leftovers)"
+
+# stopped half-way (tidemark loaded, hogs running): still nothing left;
+# only tidemark's setup, so that the stop comes at a known point
+rm -rf "${out:?}"/*
+BENCH_SETUPS=tidemark short tools/bench/run.sh host quick >"$out/run2.log" 2>&1 &
+run=$!
+for _ in $(seq 1200); do grep -q "bench: level 30% round 1: alone done" "$out/run2.log" && break; sleep 0.1; done
+wait_state enabled
+sleep 1
+# the bench's own shell (the oldest): its subshells carry the same name
+victim=$(pgrep -o -f "tools/bench/guest.sh quick")
+expect_eq "stopped half-way: with tidemark loaded" "enabled tidemark" "$(state) $(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"
+[ -n "$victim" ] && kill -TERM "$victim"
+wait $run
+rc=$?
+wait_state disabled
+sleep 1
+expect_eq "stopped half-way: nothing left behind" "" "$(leftovers)" ||
+	sed 's/^/#   /' "$out/run2.log"
+check "stopped half-way: the run says it failed (exit $rc)" test $rc != 0
+rm -rf "$out"
+tap_done
