@@ -38,7 +38,7 @@ static __always_inline bool bw_on(void)
  * its cgroup or the set of limited cgroups changed. */
 static void bw_refresh(struct task_struct *p, struct task_ctx *tctx)
 {
-	struct cgroup *cg = BPF_CORE_READ(p, cgroups, dfl_cgrp);
+	struct cgroup *cg = task_cgroup(p);
 	u64 cgid;
 	int level;
 	u32 i, n = 0;
@@ -47,7 +47,7 @@ static void bw_refresh(struct task_struct *p, struct task_ctx *tctx)
 		tctx->bw_n = 0;
 		return;
 	}
-	cgid = BPF_CORE_READ(cg, kn, id);
+	cgid = cgroup_id_of(cg);
 	if (tctx->bw_gen == bw_gen && tctx->bw_cgid == cgid)
 		return;
 	level = BPF_CORE_READ(cg, level);
@@ -195,8 +195,8 @@ static __always_inline void bw_arm(struct tm_cg_bw *bw, u64 now)
 __noinline int bw_start(struct task_struct *p __arg_trusted, u64 now, u64 be_until)
 {
 	u32 me = bpf_get_smp_processor_id(), i, n;
-	struct task_ctx *tctx = task_ctx(p);
 	s64 left = (s64)slice_ns;
+	struct task_ctx *tctx;
 	struct bw_cpu *bc;
 	u64 g;
 
@@ -204,7 +204,11 @@ __noinline int bw_start(struct task_struct *p __arg_trusted, u64 now, u64 be_unt
 		return 0;
 	bc = &bw_cpus[me];
 	bc->n = 0;
-	if (!bw_on() || !tctx || (p->flags & PF_EXITING))
+	if (!bw_on() || (p->flags & PF_EXITING))
+		return 0;
+	/* looked up only with a limit set: most runs have none */
+	tctx = task_ctx(p);
+	if (!tctx)
 		return 0;
 	tctx->thr_since = 0;
 	bw_refresh(p, tctx);

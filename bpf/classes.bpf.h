@@ -10,9 +10,20 @@
 /* Task weight scaled by the cpu.weight of the task's cgroup. */
 static __always_inline u32 eff_weight(struct task_struct *p, struct task_ctx *tctx)
 {
-	u32 *cw = tctx ? bpf_map_lookup_elem(&cg_weights, &tctx->cgid) : NULL;
+	u32 *cw, gen = weight_gen;
 
-	return tm_eff_weight(p->scx.weight, cw ? *cw : TM_WEIGHT_DFL);
+	if (!tctx)
+		return tm_eff_weight(p->scx.weight, TM_WEIGHT_DFL);
+	/* a hash lookup at every stop and wakeup cost more than the rest of
+	 * the vtime sums: looked up again only when a weight changed or the
+	 * task's cgroup did (task_class clears cw_gen). gen is read before
+	 * the lookup: a change during it is seen at the next call. */
+	if (tctx->cw_gen != gen) {
+		cw = bpf_map_lookup_elem(&cg_weights, &tctx->cgid);
+		tctx->cw = cw ? *cw : TM_WEIGHT_DFL;
+		tctx->cw_gen = gen;
+	}
+	return tm_eff_weight(p->scx.weight, tctx->cw);
 }
 
 /* Class of the nearest classified ancestor of @cg, SYSTEM if none (or if
@@ -34,10 +45,10 @@ static u32 task_class(struct task_struct *p, struct task_ctx *tctx)
 		return TM_CLASS_SYSTEM; /* let it exit: never throttle */
 	if (!tctx)
 		return TM_CLASS_SYSTEM;
-	cg = BPF_CORE_READ(p, cgroups, dfl_cgrp);
+	cg = task_cgroup(p);
 	if (!cg)
 		return TM_CLASS_SYSTEM;
-	cgid = BPF_CORE_READ(cg, kn, id);
+	cgid = cgroup_id_of(cg);
 	if (cgid != tctx->cgid || tctx->gen != class_gen) {
 		tctx->class = resolve_class(cg);
 		if (tctx->class == TM_CLASS_ONLINE)
@@ -46,6 +57,7 @@ static u32 task_class(struct task_struct *p, struct task_ctx *tctx)
 			tctx->home = 0;
 		tctx->cgid = cgid;
 		tctx->gen = class_gen;
+		tctx->cw_gen = 0; /* its cgroup's weight: looked up again */
 		stat_inc(TM_STAT_RECLASSIFY);
 	}
 	return tctx->class;

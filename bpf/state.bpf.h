@@ -64,6 +64,8 @@ static bool be_avoid_homes = true;
 static bool smt_expel = true;
 static u64 max_be_wait_ns = TM_MAX_BE_WAIT_MS_DFL * 1000000ULL;
 static u32 class_gen;
+/* Bumped whenever a cgroup's weight entry changes (never 0). */
+static u32 weight_gen = 1;
 /* class_gen the BE queue was last checked at */
 static u32 be_scan_gen;
 /* Domains hosting at least one ONLINE home: written by the loader. */
@@ -206,6 +208,8 @@ struct task_ctx {
 	u64 bw_cgid;		  /* cgroup bw_ids were looked up for */
 	u64 thr_since;		  /* held back by a limit since (cleared when it runs) */
 	u64 bw_ids[TM_BW_LEVELS]; /* limited cgroups from its own up */
+	u32 cw;			  /* cpu.weight of cgid, as of weight_gen cw_gen */
+	u32 cw_gen;		  /* 0: not looked up yet */
 };
 
 struct {
@@ -296,6 +300,26 @@ static __always_inline struct tm_cpu_ctx *cpu_ctx(s32 cpu)
 static __always_inline struct task_ctx *task_ctx(struct task_struct *p)
 {
 	return bpf_task_storage_get(&task_ctxs, p, 0, 0);
+}
+
+/*
+ * @p's cgroup (cgroup v2) and its id, by plain loads: callbacks run under
+ * RCU, and the verifier turns loads through these pointers into faulting
+ * loads (a fault reads 0). BPF_CORE_READ took a helper call per hop, three
+ * or four per wakeup, stop and tick.
+ */
+static __always_inline struct cgroup *task_cgroup(struct task_struct *p)
+{
+	struct css_set *cset = p->cgroups;
+
+	return cset ? cset->dfl_cgrp : NULL;
+}
+
+static __always_inline u64 cgroup_id_of(struct cgroup *cg)
+{
+	struct kernfs_node *kn = cg ? cg->kn : NULL;
+
+	return kn ? kn->id : 0;
 }
 
 /*

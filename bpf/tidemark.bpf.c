@@ -424,8 +424,9 @@ static __always_inline void cg_wait_add(u64 cgid, u32 bucket, u64 wait_ns)
 
 void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 {
+	s32 cpu = scx_bpf_task_cpu(p);
 	struct task_ctx *tctx = task_ctx(p);
-	struct tm_cpu_ctx *c = cpu_ctx(scx_bpf_task_cpu(p));
+	struct tm_cpu_ctx *c = cpu_ctx(cpu);
 	struct tm_cpu_stats *s;
 	u64 now = bpf_ktime_get_ns();
 	u32 cls = tctx ? tctx->class : TM_CLASS_SYSTEM;
@@ -440,7 +441,7 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 			 * same time cannot both miss the other's class */
 			__atomic_exchange_n(&c->class, cls, __ATOMIC_SEQ_CST);
 			if (cls == TM_CLASS_ONLINE)
-				smt_expel_siblings(scx_bpf_task_cpu(p), false);
+				smt_expel_siblings(cpu, false);
 		} else {
 			c->class = cls;
 		}
@@ -463,7 +464,7 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 		tctx->ran_at = now;
 	}
 	if (tctx && nr_doms) {
-		u32 d = dom_of(scx_bpf_task_cpu(p));
+		u32 d = dom_of(cpu);
 
 		if (d != TM_NO_DOM) {
 			if (tctx->last_dom != TM_NO_DOM && tctx->last_dom != d)
@@ -482,8 +483,8 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 			be_grant_start(p, c, be_regular_grant(), false, now);
 		c->next_grant = 0;
 		/* a sibling started ONLINE while this CPU picked BE */
-		if (!c->forced && smt_hold_be(scx_bpf_task_cpu(p)))
-			scx_bpf_kick_cpu(scx_bpf_task_cpu(p), SCX_KICK_PREEMPT);
+		if (!c->forced && smt_hold_be(cpu))
+			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	}
 	bw_start(p, now, c && cls == TM_CLASS_BE ? c->be_until : 0);
 	if (cls != TM_CLASS_BE && time_before(vtime_now, p->scx.dsq_vtime))
@@ -492,7 +493,8 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 
 void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 {
-	struct tm_cpu_ctx *c = cpu_ctx(scx_bpf_task_cpu(p));
+	s32 cpu = scx_bpf_task_cpu(p);
+	struct tm_cpu_ctx *c = cpu_ctx(cpu);
 	struct task_ctx *tctx = task_ctx(p);
 	u32 cls = tctx ? tctx->class : TM_CLASS_SYSTEM;
 	u64 now = bpf_ktime_get_ns(), used = 0;
@@ -501,7 +503,7 @@ void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 		cls = TM_CLASS_SYSTEM;
 	if (tctx && time_before(tctx->ran_at, now))
 		used = now - tctx->ran_at;
-	trace_task(TM_TR_STOP, p, scx_bpf_task_cpu(p), used, runnable);
+	trace_task(TM_TR_STOP, p, cpu, used, runnable);
 	if (c) {
 		charge(c, cls, now);
 		if (cls == TM_CLASS_BE) {
@@ -512,7 +514,7 @@ void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 	}
 	bw_stop(now);
 	if (cls == TM_CLASS_ONLINE && !runnable)
-		smt_release_siblings(scx_bpf_task_cpu(p));
+		smt_release_siblings(cpu);
 	if (cls != TM_CLASS_BE)
 		p->scx.dsq_vtime += tm_vtime_delta(used, eff_weight(p, tctx));
 }
@@ -543,7 +545,7 @@ void BPF_STRUCT_OPS(tidemark_tick, struct task_struct *p)
 		return;
 	}
 	/* Reclassify running tasks too: a class change applies at once. */
-	if (tctx->gen != class_gen || BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id) != tctx->cgid) {
+	if (tctx->gen != class_gen || cgroup_id_of(task_cgroup(p)) != tctx->cgid) {
 		p->scx.slice = 0;
 		return;
 	}
@@ -626,6 +628,14 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(tidemark_init)
 	return bpf_timer_start(&w->timer, window_ns, 0);
 }
 
+/* Tasks look their cgroup's weight up again (eff_weight); 0 is skipped,
+ * it means "never looked up". */
+static __always_inline void weight_bump(void)
+{
+	if (__sync_add_and_fetch(&weight_gen, 1) == 0)
+		__sync_fetch_and_add(&weight_gen, 1);
+}
+
 s32 BPF_STRUCT_OPS(tidemark_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
 {
 	u64 id = cgrp->kn->id;
@@ -633,6 +643,7 @@ s32 BPF_STRUCT_OPS(tidemark_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_
 
 	/* a full map only costs this cgroup its weight: never fail creation */
 	bpf_map_update_elem(&cg_weights, &id, &w, BPF_ANY);
+	weight_bump();
 	return 0;
 }
 
@@ -641,6 +652,7 @@ void BPF_STRUCT_OPS(tidemark_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
 	u64 id = cgrp->kn->id;
 
 	bpf_map_update_elem(&cg_weights, &id, &weight, BPF_ANY);
+	weight_bump();
 }
 
 /*
@@ -652,6 +664,7 @@ void BPF_STRUCT_OPS(tidemark_cgroup_exit, struct cgroup *cgrp)
 	u64 id = cgrp->kn->id;
 
 	bpf_map_delete_elem(&cg_weights, &id);
+	weight_bump();
 	bpf_map_delete_elem(&be_caps, &id);
 	if (!bpf_map_delete_elem(&cg_bw, &id)) {
 		__sync_fetch_and_sub(&bw_nr, 1);
