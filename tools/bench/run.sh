@@ -30,6 +30,13 @@ quick | full | sweep | host) ;;
 *) echo "bench: mode must be quick, full, sweep or host, got '$mode'" >&2; exit 2 ;;
 esac
 command -v gnuplot >/dev/null || { echo "bench: gnuplot missing; run 'make deps'" >&2; exit 1; }
+# The two plots from the data report.py left next to its report (PREFIX-
+# latency.dat, PREFIX-tradeoff.dat and .gp), which go once drawn.
+plots() { # prefix latency.png tradeoff.png
+	gnuplot -e "datafile='$1-latency.dat'; outfile='$2'" tools/bench/latency.gp
+	gnuplot -e "datafile='$1-tradeoff.dat'; params='$1-tradeoff.gp'; outfile='$3'" tools/bench/tradeoff.gp
+	rm -f "$1"-{latency,tradeoff}.dat "$1-tradeoff.gp"
+}
 if [ "$mode" = host ]; then
 	what=${2:-quick}
 	case $what in quick | full) ;; *) echo "bench: host runs quick or full, got '$what'" >&2; exit 2 ;; esac
@@ -46,7 +53,13 @@ if [ "$mode" = host ]; then
 	for t in stress-ng hackbench python3 $([ "$what" = full ] && echo cyclictest); do
 		command -v $t >/dev/null || fail "$t missing; run 'make deps'"
 	done
-	for b in build/scx_tidemark build/tm-probe build/tidemarkctl build/peers/scx_simple build/peers/scx_flatcg; do
+	# scx_simple always (hackbench's reference), scx_flatcg only where a
+	# setup of this run uses it (BENCH_SETUPS)
+	need="build/scx_tidemark build/tm-probe build/tidemarkctl build/peers/scx_simple"
+	if [ -z "${BENCH_SETUPS:-}" ] || [[ " $BENCH_SETUPS " == *" scx_flatcg "* ]]; then
+		need+=" build/peers/scx_flatcg"
+	fi
+	for b in $need; do
 		[ -x $b ] || fail "$b not built; run 'make bench BENCH_MODE=host'"
 	done
 	dest=${BENCH_OUT:-build/bench-host}
@@ -62,10 +75,7 @@ if [ "$mode" = host ]; then
 	python3 tools/bench/report.py "host-$what" "$dest/results.jsonl" "$(($(date +%s) - start))" latency.png \
 		>"$dest/benchmarks.md.tmp" && mv "$dest/benchmarks.md.tmp" "$dest/benchmarks.md" ||
 		fail "the report failed"
-	gnuplot -e "datafile='$dest/host-$what-latency.dat'; outfile='$dest/latency.png'" tools/bench/latency.gp
-	gnuplot -e "datafile='$dest/host-$what-tradeoff.dat'; params='$dest/host-$what-tradeoff.gp'; outfile='$dest/tradeoff.png'" \
-		tools/bench/tradeoff.gp
-	rm -f "$dest/host-$what"-{latency,tradeoff}.dat "$dest/host-$what-tradeoff.gp"
+	plots "$dest/host-$what" "$dest/latency.png" "$dest/tradeoff.png"
 	echo "bench: wrote $dest/benchmarks.md, $dest/results.jsonl, $dest/latency.png, $dest/tradeoff.png"
 	exit 0
 fi
@@ -141,8 +151,5 @@ fi
 mkdir -p docs/bench
 cp "$share/results.jsonl" "docs/bench/$mode.jsonl"
 python3 tools/bench/report.py "$mode" "docs/bench/$mode.jsonl" "$(($(date +%s) - start))" >docs/benchmarks.md
-gnuplot -e "datafile='docs/bench/$mode-latency.dat'; outfile='docs/bench/$mode-latency.png'" tools/bench/latency.gp
-gnuplot -e "datafile='docs/bench/$mode-tradeoff.dat'; params='docs/bench/$mode-tradeoff.gp'; outfile='docs/bench/$mode-tradeoff.png'" \
-	tools/bench/tradeoff.gp
-rm -f "docs/bench/$mode"-{latency,tradeoff}.dat "docs/bench/$mode-tradeoff.gp"
+plots "docs/bench/$mode" "docs/bench/$mode-latency.png" "docs/bench/$mode-tradeoff.png"
 echo "bench: wrote docs/benchmarks.md, docs/bench/$mode.jsonl, docs/bench/$mode-{latency,tradeoff}.png"
