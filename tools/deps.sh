@@ -24,8 +24,9 @@ PKGS=(
 	# sd_notify (readiness, watchdog) for the systemd units; systemd-analyze
 	# verifies them in the tests
 	libsystemd-dev systemd
-	# make bench: plots
-	gnuplot-nox
+	# make bench: plots; host mode's IPC and LLC misses (perf stat), and
+	# tests/vm/bench-host.sh asks perf whether a PMU counts
+	gnuplot-nox linux-perf
 	# the test kernel build
 	bc bison flex libssl-dev dwarves cpio xz-utils python3
 	# VM test bed and loads
