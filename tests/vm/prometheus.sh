@@ -36,8 +36,16 @@ EOC
 prometheus --config.file=/tmp/prom.yml --storage.tsdb.path=/tmp/prom \
 	--web.listen-address=127.0.0.1:9090 >/tmp/prom.log 2>&1 &
 ppid=$!
-q() { # PromQL -> the first result's value, or nothing
-	curl -s -G --data-urlencode "query=$1" http://127.0.0.1:9090/api/v1/query |
+# PromQL -> the first result's value, or nothing; evaluated at $qtime when
+# set. Figures compared with each other must be evaluated at one instant:
+# tidemarkd's samples (every second) and the scrapes (every second) alias,
+# so a [20s] window evaluated a moment later can begin or end on the other
+# side of a sample, and two rates of series that step together differed by
+# up to two samples' worth (0.31 against 0.34 once).
+qtime=""
+q() {
+	curl -s -G --data-urlencode "query=$1" ${qtime:+--data-urlencode "time=$qtime"} \
+		http://127.0.0.1:9090/api/v1/query |
 		python3 -c '
 import json, sys
 t = sys.stdin.read()  # empty while Prometheus starts
@@ -58,6 +66,7 @@ sleep 8
 # the scheduler's own histogram over 20 s, and Prometheus over the same span
 build/tidemarkctl stats --interval 20 --once --json >/tmp/stats.json
 sleep 2 # the last sample and its scrape
+qtime=$(date +%s.%N)
 ctl_p50=$(python3 -c 'import json; print(json.load(open("/tmp/stats.json"))["wait"]["online"]["p50_us"])')
 ctl_n=$(python3 -c 'import json; print(json.load(open("/tmp/stats.json"))["wait"]["online"]["samples"])')
 prom_p50=$(q 'histogram_quantile(0.5, increase(tidemark_sched_wait_seconds_bucket{class="online"}[20s] offset 2s)) * 1e6')
