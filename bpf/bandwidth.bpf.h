@@ -192,7 +192,7 @@ static __always_inline void bw_arm(struct tm_cg_bw *bw, u64 now)
  * ancestor and end the run when it is used up (@p->scx.slice and the CPU's
  * grant timer, unless a BE grant ending at @be_until ends it first).
  */
-__noinline int bw_start(struct task_struct *p __arg_trusted, u64 now, u64 be_until)
+__noinline int bw_start_limited(struct task_struct *p __arg_trusted, u64 now, u64 be_until)
 {
 	u32 me = bpf_get_smp_processor_id(), i, n;
 	s64 left = (s64)slice_ns;
@@ -254,7 +254,7 @@ __noinline int bw_start(struct task_struct *p __arg_trusted, u64 now, u64 be_unt
 
 /* The run on this CPU ends (or is renewed): give back what it did not use
  * of its grant, charge what it used beyond. */
-__noinline int bw_stop(u64 now)
+__noinline int bw_stop_limited(u64 now)
 {
 	u32 me = bpf_get_smp_processor_id(), i, n;
 	struct bw_cpu *bc;
@@ -283,6 +283,29 @@ __noinline int bw_stop(u64 now)
 	}
 	bc->n = 0;
 	return 0;
+}
+
+/*
+ * The checks every run makes, inline: the call to a global function (frame,
+ * registers) cost each running and stopping 0.3-0.37 us (icount TCG, of 3.6
+ * and 3.4 us) just to find no limit set.
+ */
+static __always_inline void bw_start(struct task_struct *p, u64 now, u64 be_until)
+{
+	u32 me = bpf_get_smp_processor_id();
+
+	if (me < TM_MAX_CPUS)
+		bw_cpus[me].n = 0;
+	if (bw_on())
+		bw_start_limited(p, now, be_until);
+}
+
+static __always_inline void bw_stop(u64 now)
+{
+	u32 me = bpf_get_smp_processor_id();
+
+	if (me < TM_MAX_CPUS && bw_cpus[me].n)
+		bw_stop_limited(now);
 }
 
 /*
@@ -370,8 +393,7 @@ static void bw_release(u64 id, u64 now)
 			if (cls == TM_CLASS_ONLINE && tctx && tctx->home) {
 				tctx->q_home = tctx->home;
 				tm_move_vtime(BPF_FOR_EACH_ITER, p,
-					      tm_dom_dsq(home_first(tctx->home), tctx->soft),
-					      vtime);
+					      domq_take(home_first(tctx->home), tctx->soft), vtime);
 			} else {
 				if (tctx)
 					tctx->q_home = 0;

@@ -86,7 +86,7 @@ static void requeue_reclassified(void)
 		if (tctx && tctx->class == TM_CLASS_ONLINE && tctx->home) {
 			tctx->q_home = tctx->home;
 			tm_move_vtime(BPF_FOR_EACH_ITER, p,
-				      tm_dom_dsq(home_first(tctx->home), tctx->soft), vtime);
+				      domq_take(home_first(tctx->home), tctx->soft), vtime);
 		} else if (tctx) {
 			tctx->q_home = 0;
 			tm_move_vtime(BPF_FOR_EACH_ITER, p, TM_DSQ_HI, vtime);

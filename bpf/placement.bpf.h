@@ -18,6 +18,16 @@ static __always_inline u32 dom_of(s32 cpu)
 	return cpu_dom[c];
 }
 
+/* The queue of domain @d's strict or soft homes, about to get a task. */
+static __always_inline u64 domq_take(u32 d, bool soft)
+{
+	u64 *m = soft ? &domq_soft : &domq_strict, bit = 1ULL << (d & 63);
+
+	if (!(*m & bit))
+		__sync_fetch_and_or(m, bit);
+	return tm_dom_dsq(d, soft);
+}
+
 /* The CPUs of domain @d (RCU-protected), NULL if none. */
 static __always_inline struct bpf_cpumask *dom_cpus(u32 d)
 {
@@ -175,9 +185,10 @@ static __always_inline void hi_queues_of(u32 d, struct hi_queues *q)
 	u32 i, j, nids = 1;
 
 	if (nr_doms && d < nr_doms) {
-		ids[1] = tm_dom_dsq(d, false);
-		ids[2] = tm_dom_dsq(d, true);
-		nids = 3;
+		if (domq_strict & (1ULL << (d & 63)))
+			ids[nids++] = tm_dom_dsq(d, false);
+		if (domq_soft & (1ULL << (d & 63)))
+			ids[nids++] = tm_dom_dsq(d, true);
 	}
 	q->n = 0;
 	for (i = 0; i < 3; i++) {
@@ -228,7 +239,7 @@ static bool steal_soft(u32 d)
 		u64 dsq = tm_dom_dsq(e, true);
 		bool moved = false;
 
-		if (e == d || !scx_bpf_dsq_nr_queued(dsq))
+		if (e == d || !(domq_soft & (1ULL << (e & 63))) || !scx_bpf_dsq_nr_queued(dsq))
 			continue;
 		bpf_for_each (scx_dsq, p, dsq, 0) {
 			struct task_ctx *tctx = task_ctx(p);
@@ -262,7 +273,7 @@ static void kick_for_soft(u64 now)
 		struct task_struct *p;
 		u64 dsq = tm_dom_dsq(d, true);
 
-		if (!scx_bpf_dsq_nr_queued(dsq))
+		if (!(domq_soft & (1ULL << (d & 63))) || !scx_bpf_dsq_nr_queued(dsq))
 			continue;
 		bpf_for_each (scx_dsq, p, dsq, 0) {
 			struct task_ctx *tctx = task_ctx(p);

@@ -70,6 +70,10 @@ static u32 weight_gen = 1;
 static u32 be_scan_gen;
 /* Domains hosting at least one ONLINE home: written by the loader. */
 u64 home_doms;
+/* Domains whose strict (soft) queue has ever had a task: only those are
+ * looked into. Never cleared, as a task may still be queued there; without
+ * homes, dispatch looks into one queue, not three. */
+static u64 domq_strict, domq_soft;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -224,7 +224,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 		d = target >= 0 ? dom_of(target) : dom_of(cpu);
 		if (!tm_home_has(home, d) || d == TM_NO_DOM)
 			d = home_first(home);
-		tm_insert_vtime(p, tm_dom_dsq(d, tctx && tctx->soft), slice_ns, vtime, enq_flags);
+		tm_insert_vtime(p, domq_take(d, tctx && tctx->soft), slice_ns, vtime, enq_flags);
 		if (target >= 0) {
 			if (kick == SCX_KICK_IDLE)
 				stat_inc(TM_STAT_KICK_IDLE);
