@@ -50,8 +50,15 @@ l3=$(cat /sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list)
 check "the L3 domain from the topology reader" grep -qF "| L3 domains | 1: $l3 |" "$md"
 hz=$(zcat /proc/config.gz | sed -n 's/^CONFIG_HZ=//p')
 check "HZ from the kernel's config ($hz)" grep -qF "| HZ | $hz (kernel config) |" "$md"
-pm=$(zcat /proc/config.gz | grep -q '^CONFIG_PREEMPT_VOLUNTARY=y' && echo voluntary)
-check "the preemption model from the kernel's config ($pm)" grep -qF "| preemption | $pm (kernel config) |" "$md"
+# the fragment's PREEMPT_DYNAMIC: the model the kernel runs now, from debugfs
+if [ -r /sys/kernel/debug/sched/preempt ]; then
+	pm=$(sed -n 's/.*(\([a-z]*\)).*/\1/p' /sys/kernel/debug/sched/preempt)
+	check "the preemption model as the kernel runs it ($pm, dynamic)" \
+		grep -qF "| preemption | $pm (dynamic, /sys/kernel/debug/sched/preempt" "$md"
+else
+	pm=$(zcat /proc/config.gz | grep -q '^CONFIG_PREEMPT_VOLUNTARY=y' && echo voluntary)
+	check "the preemption model from the kernel's config ($pm)" grep -qF "| preemption | $pm (kernel config) |" "$md"
+fi
 if perf stat -x, -e instructions -- true 2>&1 | grep -q '^[0-9]*,.*instructions'; then
 	check "a PMU: the ONLINE service's IPC per setup" grep -q "ONLINE IPC" "$md"
 else

@@ -3,7 +3,7 @@
 # workload under each setup, one after the other, in one VM run. Writes one
 # JSON object per measurement to $TM_SHARE/results.jsonl.
 #
-#   tools/bench/guest.sh quick|full|bursty
+#   tools/bench/guest.sh quick|full|bursty|preempt
 #
 # bursty (run on 2 and 4 vCPUs by run.sh): a request-driven ONLINE service
 # whose work comes in bursts across several CPUs (one messenger, one worker
@@ -11,6 +11,13 @@
 # with the setups interleaved; node busy is measured per 5 ms window from
 # the kernel's sched_switch events (tests/lib/busywin.py), not from the
 # scheduler's own counters.
+#
+# preempt (run by run.sh on 2 vCPUs): the kernel's preemption model, switched
+# at run time (CONFIG_PREEMPT_DYNAMIC, /sys/kernel/debug/sched/preempt)
+# between the kernel's default and full in interleaved rounds, and put back
+# however the run ends: hackbench without BE under EEVDF and tidemark, and
+# the ONLINE service at 30% next to BE whose work is mostly in the kernel
+# (fork and mmap churn), where the model decides how soon a wakeup gets in.
 #
 # ONLINE: tm-probe (request/response, schbench-style) at a load level
 # (% of the CPUs), plus cyclictest in full mode. BE: stress-ng cpu hogs (full:
@@ -54,6 +61,7 @@ tmp=$(mktemp -d)
 cleanup() {
 	local pids c
 	[ -n "${sched_pid:-}" ] && teardown
+	[ -n "${preempt_orig:-}" ] && echo "$preempt_orig" >$PREEMPT_FILE
 	pids=$(jobs -p) # the hogs and meters started in the background
 	[ -n "$pids" ] && kill $pids 2>/dev/null
 	for c in $ONL $BEG; do
@@ -68,6 +76,7 @@ cleanup() {
 	[ -n "$base" ] && rmdir $cg$base 2>/dev/null
 	rm -rf "$tmp"
 }
+PREEMPT_FILE=/sys/kernel/debug/sched/preempt
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 mkdir -p $cg$ONL $cg$BEG || exit 1
@@ -79,6 +88,10 @@ PERF_EVENTS=cycles,instructions,LLC-loads,LLC-load-misses
 if [ "$mode" = bursty ]; then
 	SETUPS="eevdf-idle eevdf-cpumax scx_simple tidemark"
 	SECONDS_RUN=10
+	ROUNDS=${BENCH_ROUNDS:-3}
+elif [ "$mode" = preempt ]; then
+	SETUPS="eevdf-idle tidemark"
+	SECONDS_RUN=8
 	ROUNDS=${BENCH_ROUNDS:-3}
 elif [ "$mode" = full ]; then
 	LEVELS="10 30 50 70"
@@ -177,6 +190,7 @@ be_start() { # seconds kind
 	matrix) set -- --matrix $((n + 1)) ;;
 	cache) set -- --cache $((n + 1)) ;;
 	churn) set -- --fork $((n + 1)) ;;
+	kernel) set -- --fork "$n" --mmap 1 --mmap-bytes 32M ;;
 	esac
 	(echo $BASHPID >$cg$BEG/cgroup.procs &&
 		exec stress-ng --temp-path $tmp "$@" --timeout "${s}s" --metrics-brief) >$tmp/be.out 2>&1 &
@@ -277,6 +291,71 @@ bursty_run() { # setup round
 	log "bursty $s round $round: node $(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["node"]["mean"])' <<<"$bw")% of $n CPUs"
 }
 
+# hackbench without BE under setup $1, in round $2 (with the callbacks'
+# costs meanwhile in round 1); emits a row of kind $3.
+hackbench_run() { # setup round kind [extra JSON]
+	local s=$1 round=$2 cb="" t0 t1 hs
+	setup "$s" || { emit "{\"kind\":\"error\",\"setup\":\"$s\"}"; teardown; return; }
+	if [ "$s" != eevdf-none ] && [ "$round" = 1 ] && [ "$3" = overhead ]; then
+		(sleep 0.5 && exec build/tidemarkctl progs --seconds 3 --json) >$tmp/progs.json 2>$tmp/progs.err &
+		cb=$!
+	fi
+	t0=$(date +%s.%N)
+	(echo $BASHPID >$cg$ONL/cgroup.procs && exec hackbench -g 4 -l $LOOPS >/dev/null 2>&1)
+	t1=$(date +%s.%N)
+	[ -n "$cb" ] && wait "$cb"
+	teardown
+	hs=$(python3 -c "print(round($t1 - $t0, 3))")
+	emit "{\"kind\":\"$3\",\"setup\":\"$s\",\"round\":$round,\"loops\":$LOOPS,\"hackbench_s\":$hs${4:-}}"
+	log "hackbench $s round $round: $hs s"
+	if [ -n "$cb" ]; then
+		if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' $tmp/progs.json 2>/dev/null; then
+			emit "{\"kind\":\"callbacks\",\"setup\":\"$s\",\"stats\":$(cat $tmp/progs.json)}"
+		else
+			log "callback costs of $s not read: $(cat $tmp/progs.err)"
+		fi
+	fi
+}
+
+preempt_model() { sed -n 's/.*(\([a-z]*\)).*/\1/p' $PREEMPT_FILE; }
+
+if [ "$mode" = preempt ]; then
+	if [ ! -w $PREEMPT_FILE ] || [ -z "$(preempt_model)" ]; then
+		why="$PREEMPT_FILE is not there (a kernel without CONFIG_PREEMPT_DYNAMIC, or debugfs not mounted)"
+		log "preempt: $why"
+		emit "{\"kind\":\"preempt_none\",\"why\":\"$why\"}"
+		exit 0
+	fi
+	preempt_orig=$(preempt_model)
+	models="$preempt_orig full"
+	[ "$preempt_orig" = full ] && models="full voluntary"
+	emit "{\"kind\":\"preempt_models\",\"default\":\"$preempt_orig\",\"models\":\"$models\",\"cpus\":$n}"
+	for round in $(seq "$ROUNDS"); do
+		for model in $models; do
+			echo "$model" >$PREEMPT_FILE || { log "preempt: $model refused"; exit 1; }
+			[ "$(preempt_model)" = "$model" ] || { log "preempt: $model not taken ($(cat $PREEMPT_FILE))"; exit 1; }
+			for s in eevdf-none tidemark; do
+				hackbench_run "$s" "$round" preempt ",\"model\":\"$model\",\"what\":\"hackbench\""
+			done
+			setup alone
+			p=$(probe 30 "$SECONDS_RUN")
+			emit "{\"kind\":\"preempt\",\"model\":\"$model\",\"what\":\"probe\",\"setup\":\"alone\",\"round\":$round,\"probe\":$p}"
+			for s in $SETUPS; do
+				setup "$s" || { emit "{\"kind\":\"error\",\"setup\":\"$s\"}"; teardown; continue; }
+				be_start $((SECONDS_RUN + 2)) kernel
+				sleep 1
+				p=$(probe 30 "$SECONDS_RUN")
+				wait $be_pid
+				teardown
+				emit "{\"kind\":\"preempt\",\"model\":\"$model\",\"what\":\"probe\",\"setup\":\"$s\",\"round\":$round,\"probe\":$p,\"be_ops\":$(be_ops)}"
+				log "preempt $model round $round: $s done"
+			done
+		done
+	done
+	log "done"
+	exit 0
+fi
+
 if [ "$mode" = bursty ]; then
 	be_start "$SECONDS_RUN" cpu
 	wait $be_pid
@@ -359,29 +438,13 @@ for s in tidemark eevdf-cpumax; do
 done
 
 # Scheduler overhead without BE: hackbench (rt-tests) under EEVDF, the
-# simplest sched_ext scheduler and tidemark; for the two sched_ext ones,
-# what each callback costs meanwhile (tidemarkctl progs: the kernel's BPF
-# run-time statistics, switched on for those seconds only).
-for s in eevdf-none scx_simple tidemark; do
-	setup "$s" || continue
-	cb=""
-	if [ "$s" != eevdf-none ]; then
-		(sleep 0.5 && exec build/tidemarkctl progs --seconds 3 --json) >$tmp/progs.json 2>$tmp/progs.err &
-		cb=$!
-	fi
-	t0=$(date +%s.%N)
-	(echo $BASHPID >$cg$ONL/cgroup.procs && exec hackbench -g 4 -l $LOOPS >/dev/null 2>&1)
-	t1=$(date +%s.%N)
-	[ -n "$cb" ] && wait "$cb"
-	teardown
-	emit "{\"kind\":\"overhead\",\"setup\":\"$s\",\"loops\":$LOOPS,\"hackbench_s\":$(python3 -c "print(round($t1 - $t0, 3))")}"
-	log "hackbench $s: $(python3 -c "print(round($t1 - $t0, 3))") s"
-	if [ -n "$cb" ]; then
-		if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' $tmp/progs.json 2>/dev/null; then
-			emit "{\"kind\":\"callbacks\",\"setup\":\"$s\",\"stats\":$(cat $tmp/progs.json)}"
-		else
-			log "callback costs of $s not read: $(cat $tmp/progs.err)"
-		fi
-	fi
+# simplest sched_ext scheduler and tidemark, ROUNDS interleaved rounds; for
+# the two sched_ext ones, what each callback costs meanwhile in round 1
+# (tidemarkctl progs: the kernel's BPF run-time statistics, switched on for
+# those seconds only).
+for round in $(seq "$ROUNDS"); do
+	for s in eevdf-none scx_simple tidemark; do
+		hackbench_run "$s" "$round" overhead
+	done
 done
 log "done"

@@ -8,7 +8,8 @@
 #
 # host: no VM; this machine, booted with a sched_ext kernel and no sched_ext
 # scheduler loaded, runs the same setups (guest.sh quick or full, then the
-# bursty service on all its CPUs) in cgroups under /tidemark-bench, and the
+# bursty service on all its CPUs; full: the preemption models too, the
+# model switched at run time and put back) in cgroups under /tidemark-bench, and the
 # report (with the machine's facts at the top and, where a PMU counts, the
 # ONLINE service's IPC and LLC misses) goes to $BENCH_OUT (default
 # build/bench-host): benchmarks.md, results.jsonl, latency.png.
@@ -71,6 +72,11 @@ if [ "$mode" = host ]; then
 	mv "$work/results.jsonl" "$work/main.jsonl"
 	TM_BENCH_HOST=1 TM_SHARE=$work tools/bench/guest.sh bursty || fail "the bursty run failed"
 	grep '"kind": *"bursty"\|"kind":"bursty"' "$work/results.jsonl" >>"$work/main.jsonl" || true
+	# full: the preemption model too (switched at run time and put back)
+	if [ "$what" = full ]; then
+		TM_BENCH_HOST=1 TM_SHARE=$work tools/bench/guest.sh preempt || fail "the preemption-model run failed"
+		grep '"kind":"preempt' "$work/results.jsonl" >>"$work/main.jsonl" || true
+	fi
 	cp "$work/main.jsonl" "$dest/results.jsonl"
 	python3 tools/bench/report.py "host-$what" "$dest/results.jsonl" "$(($(date +%s) - start))" latency.png \
 		>"$dest/benchmarks.md.tmp" && mv "$dest/benchmarks.md.tmp" "$dest/benchmarks.md" ||
@@ -112,6 +118,15 @@ for c in 2 4; do
 		{ echo "bench: the bursty run on $c vCPUs failed" >&2; exit 1; }
 	grep '"kind": *"bursty"\|"kind":"bursty"' "$share/b$c/results.jsonl" >>"$share/results.jsonl" || true
 done
+# The preemption model (default against full, switched at run time in one
+# boot): 2 vCPUs, so a wakeup may land on the CPU where BE is in the kernel.
+mkdir -p "$share/pm"
+rounds=2
+[ "$mode" = full ] && rounds=3
+tools/vm/run --cpus 2 --icount --mem 2048 --timeout 3600 --share "$share/pm" -- \
+	env BENCH_ROUNDS=$rounds tools/bench/guest.sh preempt ||
+	{ echo "bench: the preemption-model run failed" >&2; exit 1; }
+grep '"kind":"preempt' "$share/pm/results.jsonl" >>"$share/results.jsonl" || true
 if [ "$mode" = full ]; then
 	# Measured by the tests' own instruments, in their own VMs: CCX placement
 	# (16 vCPUs in 4 L3, EEVDF then tidemark, sched_migrate_task trace) and the
