@@ -85,10 +85,23 @@ awk -v a="$s_on" -v m="$MAX_ON" 'BEGIN{exit !(a >= 0 && a <= m)}' &&
 awk -v a="$s_on" -v b="$s_off" -v r="$MIN_RATIO" 'BEGIN{exit !(b >= 0.2 && b >= r * a)}' &&
 	ok "smt_expel off: ONLINE next to BE ${s_off} of its time, ${MIN_RATIO}x more at least" ||
 	not_ok "smt_expel off: ONLINE next to BE ${MIN_RATIO}x more" "on ${s_on}, off ${s_off}"
-# what the policy itself decides: BE starting next to running ONLINE
-awk -v a="$arr" -v r="$run_on" 'BEGIN{exit !(r > 0 && a / r <= 0.02)}' &&
-	ok "smt_expel on: BE started next to running ONLINE for at most 2% of its time (${arr} of ${run_on} s)" ||
-	not_ok "smt_expel on: BE held off siblings running ONLINE" "$arr of $run_on s"
+# What the policy itself decides: BE starting next to running ONLINE (the
+# hold; what is left is a dispatch racing ONLINE's start, ended by a kick).
+# With a host core per vCPU (JUDGE_LEAVE=1) its time is the policy's: at
+# most 2% of ONLINE's. With more vCPUs than host cores each such run lasts
+# until the host runs the vCPU that must act on the kick, so its time is
+# the host's (0.023-0.070 s of 3.3 s seen in 2x2): there it is judged
+# against the same measurement with smt_expel off in the same boot, which
+# the host stretches alike.
+if [ "${JUDGE_LEAVE:-0}" = 1 ]; then
+	awk -v a="$arr" -v r="$run_on" 'BEGIN{exit !(r > 0 && a / r <= 0.02)}' &&
+		ok "smt_expel on: BE started next to running ONLINE for at most 2% of its time (${arr} of ${run_on} s)" ||
+		not_ok "smt_expel on: BE held off siblings running ONLINE" "$arr of $run_on s"
+else
+	awk -v a="$arr" -v b="$arr_off" 'BEGIN{exit !(b > 0 && b >= 5 * a)}' &&
+		ok "smt_expel on: BE started next to running ONLINE 5x less at least than with it off (${arr} s against ${arr_off} s)" ||
+		not_ok "smt_expel on: BE held off siblings running ONLINE, 5x less than off" "on ${arr} s, off ${arr_off} s"
+fi
 # The expel is a kick: BE on the sibling leaves about as fast as a kick
 # lands in this guest (ONLINE woken from another CPU, wakeup to run, same
 # run; -1: fewer than 20 such). Judged where each vCPU has a host core of
