@@ -122,11 +122,34 @@ static inline __u32 tm_hist_bucket(__u64 wait_ns)
 	__u64 us = wait_ns / 1000;
 	__u32 b = 0;
 
-	while (us && b < TM_HIST_BUCKETS - 1) {
-		us >>= 1;
-		b++;
+	/* the bit length of us, by halves: it runs at every start of a task
+	 * that waited, and a shift per bit (7 for a 100 us wait) showed */
+	if (us >> 32) {
+		b += 32;
+		us >>= 32;
 	}
-	return b;
+	if (us >> 16) {
+		b += 16;
+		us >>= 16;
+	}
+	if (us >> 8) {
+		b += 8;
+		us >>= 8;
+	}
+	if (us >> 4) {
+		b += 4;
+		us >>= 4;
+	}
+	if (us >> 2) {
+		b += 2;
+		us >>= 2;
+	}
+	if (us >> 1) {
+		b += 1;
+		us >>= 1;
+	}
+	b += (__u32)us;
+	return b < TM_HIST_BUCKETS - 1 ? b : TM_HIST_BUCKETS - 1;
 }
 
 /*

@@ -189,6 +189,23 @@ TEST(hist_buckets_log2_us)
 	EXPECT_EQ(11U, tm_hist_bucket(1024000)); /* ~1 ms */
 	/* far beyond the last bucket: clamped */
 	EXPECT_EQ((__u32)TM_HIST_BUCKETS - 1, tm_hist_bucket(~0ULL));
+	/* the definition (a shift per bit, capped), at and around every
+	 * power of two */
+	for (int k = 0; k < 64; k++) {
+		for (int d = -1; d <= 1; d++) {
+			__u64 us = (1ULL << k) + (__u64)(__s64)d, v = us;
+			__u32 want = 0;
+
+			while (v && want < TM_HIST_BUCKETS - 1) {
+				v >>= 1;
+				want++;
+			}
+			if (us > ~0ULL / 1000)
+				continue;
+			EXPECT_EQ(want, tm_hist_bucket(us * 1000));
+			EXPECT_EQ(want, tm_hist_bucket(us * 1000 + 999));
+		}
+	}
 }
 
 TEST(floor_owed_only_when_online_leaves_less_than_it)
