@@ -124,29 +124,11 @@ static inline __u32 tm_hist_bucket(__u64 wait_ns)
 
 	/* the bit length of us, by halves: it runs at every start of a task
 	 * that waited, and a shift per bit (7 for a 100 us wait) showed */
-	if (us >> 32) {
-		b += 32;
-		us >>= 32;
-	}
-	if (us >> 16) {
-		b += 16;
-		us >>= 16;
-	}
-	if (us >> 8) {
-		b += 8;
-		us >>= 8;
-	}
-	if (us >> 4) {
-		b += 4;
-		us >>= 4;
-	}
-	if (us >> 2) {
-		b += 2;
-		us >>= 2;
-	}
-	if (us >> 1) {
-		b += 1;
-		us >>= 1;
+	for (__u32 s = 32; s; s >>= 1) {
+		if (us >> s) {
+			b += s;
+			us >>= s;
+		}
 	}
 	b += (__u32)us;
 	return b < TM_HIST_BUCKETS - 1 ? b : TM_HIST_BUCKETS - 1;
