@@ -50,3 +50,21 @@ in_cgroup() { # cg cmd...
 	(echo $BASHPID >"/sys/fs/cgroup/$cg/cgroup.procs" && exec "$@") &
 }
 
+# Wait until N stress-ng workers in cgroup CG have started their work (their
+# title says "[run]"). A fixed sleep is not enough: the first start of
+# stress-ng in a VM reads it over 9p, and with icount's sleep=off the host's
+# time for that read becomes guest time (a reference second of 117 ms instead
+# of 500 in a CI run). 1 if not all started within TIMEOUT_S.
+wait_workers() { # cg n timeout_s
+	local i pid n
+	for i in $(seq $(($3 * 20))); do
+		n=0
+		for pid in $(cat "/sys/fs/cgroup/$1/cgroup.procs" 2>/dev/null); do
+			tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q '\[run\]' && n=$((n + 1))
+		done
+		[ "$n" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+

@@ -27,7 +27,7 @@ field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.ar
 nb_start() {
 	in_cgroup online/nb stress-ng --temp-path /tmp --cpu-method int64 --cpu 4 --timeout 60s >/dev/null 2>&1
 	nb=$!
-	sleep 1
+	wait_workers online/nb 4 60 || { not_ok "the neighbour's four workers started"; tap_done; }
 }
 # every task of the neighbour gone (its workers too), not only stress-ng's
 # parent: lingering hogs slow the next step (loading took over 10 s once)

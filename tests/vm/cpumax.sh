@@ -66,12 +66,19 @@ all_within() { # "values" lo hi
 	local v
 	for v in $1; do within "$v" "$2" "$3" || return 1; done
 }
+# both workers of a hog started (tests/lib/vmlib.sh), else the test ends:
+# what follows would measure a start-up, not a limit
+hogs_up() { # cg
+	wait_workers "$1" 2 60 && return 0
+	not_ok "the hog in $1 started" "$(cat /sys/fs/cgroup/$1/cgroup.procs | xargs ps -o pid,args -p 2>&1)"
+	tap_done
+}
 mean() { awk '{s=0; for(i=1;i<=NF;i++) s+=$i; print int(s/NF)}' <<<"$1"; }
 
 # --- EEVDF's own cpu.max: the reference, same load, same run
 in_cgroup $pod $HOG >/dev/null 2>&1
 h1=$!
-sleep 1
+hogs_up $pod
 ref=$(persec 6 $pod)
 note "EEVDF, pod at 500m, ms/s: $ref"
 kill $h1 2>/dev/null
@@ -88,7 +95,7 @@ build/tidemarkctl set suppress_pct=100 >/dev/null
 check "the loader says it enforces the limits" grep -q "cgroup CPU limits (cpu.max) enforced" "$log"
 in_cgroup $pod $HOG >/dev/null 2>&1
 h1=$!
-sleep 1
+hogs_up $pod
 got=$(persec 6 $pod)
 note "tidemark, ONLINE pod at 500m, ms/s: $got"
 if all_within "$got" 475 525; then ok "ONLINE pod at 500m: 0.5 CPU +-5% every second ($got)"; else not_ok "ONLINE pod at 500m: 0.5 CPU +-5% every second" "tidemark $got, EEVDF $ref"; fi
@@ -115,7 +122,7 @@ wait $h1 2>/dev/null
 # --- a BE cgroup at its limit, the same way
 in_cgroup be/job $HOG >/dev/null 2>&1
 h2=$!
-sleep 2
+hogs_up be/job
 got=$(persec 4 be/job)
 note "tidemark, BE job at 500m, ms/s: $got"
 if all_within "$got" 475 525; then ok "BE job at 500m: 0.5 CPU +-5% every second ($got)"; else not_ok "BE job at 500m: 0.5 CPU +-5% every second" "$got"; fi
@@ -127,7 +134,8 @@ in_cgroup nest/a $HOG >/dev/null 2>&1
 ha=$!
 in_cgroup nest/b $HOG >/dev/null 2>&1
 hb=$!
-sleep 2
+hogs_up nest/a
+hogs_up nest/b
 out=$(persec 4 nest nest/a nest/b)
 n=$(sed -n 1p <<<"$out")
 a=$(sed -n 2p <<<"$out")
