@@ -32,6 +32,13 @@ UEI_DEFINE(uei);
 /* Highest vtime seen running: the HI queue's "now". Races are benign. */
 static u64 vtime_now;
 /*
+ * Vtime of the least advanced queued ONLINE/SYSTEM task as the last dispatch
+ * saw it (hi_queues_of; vtime_now when nothing waited), lowered by every
+ * enqueue below it: where a sleeper's credit counts from. Reading the
+ * queue's head at every wakeup instead cost 3% of hackbench on 1 vCPU.
+ */
+static u64 vtime_min;
+/*
  * BE CPU time left in this window, ns (negative: overspent). A BE run
  * reserves its whole slice from it when it starts (a grant) and gives back
  * what it did not use when it stops, so CPUs starting BE at the same time

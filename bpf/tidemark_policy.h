@@ -297,6 +297,16 @@ static inline __u64 tm_vtime_wakeup(__u64 task_vtime, __u64 now_vtime, __u64 sli
 	return task_vtime < floor ? floor : task_vtime;
 }
 
+/*
+ * Where a sleeper's credit counts from: the least advanced waiting task
+ * (@min_vt) when it is behind the most advanced running one (@now_vt), as
+ * CFS counts from min_vruntime. Compared by difference (vtimes may wrap).
+ */
+static inline __u64 tm_vtime_wake_ref(__u64 now_vt, __u64 min_vt)
+{
+	return (__s64)(min_vt - now_vt) < 0 ? min_vt : now_vt;
+}
+
 /* Tunables validated identically by the loader and the unit tests. */
 static inline bool tm_slice_us_valid(__u64 slice_us)
 {

@@ -32,6 +32,22 @@ TEST(vtime_wakeup_caps_sleeper_credit)
 	EXPECT_EQ(7ULL, tm_vtime_wakeup(7, 1000, slice, 100));
 }
 
+TEST(vtime_wake_ref_is_the_least_advanced)
+{
+	__u64 slice = 5000000;
+
+	/* a queued task behind the running ones: credit counts from it */
+	EXPECT_EQ(90000000ULL, tm_vtime_wake_ref(100000000, 90000000));
+	EXPECT_EQ(90000000ULL - slice,
+		  tm_vtime_wakeup(0, tm_vtime_wake_ref(100000000, 90000000), slice, 100));
+	/* nothing queued behind: the running one */
+	EXPECT_EQ(100000000ULL, tm_vtime_wake_ref(100000000, 100000000));
+	EXPECT_EQ(100000000ULL, tm_vtime_wake_ref(100000000, 120000000));
+	/* across the wrap of u64 the one behind is still the lower */
+	EXPECT_EQ(~0ULL - 10, tm_vtime_wake_ref(5, ~0ULL - 10));
+	EXPECT_EQ(~0ULL - 10, tm_vtime_wake_ref(~0ULL - 10, 5));
+}
+
 TEST(eff_weight_scales_task_by_cgroup)
 {
 	/* default cgroup weight leaves the task weight alone */
