@@ -294,7 +294,9 @@ static __always_inline void bw_start(struct task_struct *p, u64 now, u64 be_unti
 {
 	u32 me = bpf_get_smp_processor_id();
 
-	if (me < TM_MAX_CPUS)
+	/* a store only when there is something to clear: no cache line
+	 * written on every run of an unlimited task */
+	if (me < TM_MAX_CPUS && bw_cpus[me].n)
 		bw_cpus[me].n = 0;
 	if (bw_on())
 		bw_start_limited(p, now, be_until);

@@ -18,13 +18,19 @@ static __always_inline u32 dom_of(s32 cpu)
 	return cpu_dom[c];
 }
 
+/* Domain @d's bit in a set of domains with queues in use (domq_*). */
+static __always_inline bool domq_has(u64 m, u32 d)
+{
+	return m & (1ULL << (d & 63));
+}
+
 /* The queue of domain @d's strict or soft homes, about to get a task. */
 static __always_inline u64 domq_take(u32 d, bool soft)
 {
-	u64 *m = soft ? &domq_soft : &domq_strict, bit = 1ULL << (d & 63);
+	u64 *m = soft ? &domq_soft : &domq_strict;
 
-	if (!(*m & bit))
-		__sync_fetch_and_or(m, bit);
+	if (!domq_has(*m, d))
+		__sync_fetch_and_or(m, 1ULL << (d & 63));
 	return tm_dom_dsq(d, soft);
 }
 
@@ -185,9 +191,9 @@ static __always_inline void hi_queues_of(u32 d, struct hi_queues *q)
 	u32 i, j, nids = 1;
 
 	if (nr_doms && d < nr_doms) {
-		if (domq_strict & (1ULL << (d & 63)))
+		if (domq_has(domq_strict, d))
 			ids[nids++] = tm_dom_dsq(d, false);
-		if (domq_soft & (1ULL << (d & 63)))
+		if (domq_has(domq_soft, d))
 			ids[nids++] = tm_dom_dsq(d, true);
 	}
 	q->n = 0;
@@ -239,7 +245,7 @@ static bool steal_soft(u32 d)
 		u64 dsq = tm_dom_dsq(e, true);
 		bool moved = false;
 
-		if (e == d || !(domq_soft & (1ULL << (e & 63))) || !scx_bpf_dsq_nr_queued(dsq))
+		if (e == d || !domq_has(domq_soft, e) || !scx_bpf_dsq_nr_queued(dsq))
 			continue;
 		bpf_for_each (scx_dsq, p, dsq, 0) {
 			struct task_ctx *tctx = task_ctx(p);
@@ -273,7 +279,7 @@ static void kick_for_soft(u64 now)
 		struct task_struct *p;
 		u64 dsq = tm_dom_dsq(d, true);
 
-		if (!(domq_soft & (1ULL << (d & 63))) || !scx_bpf_dsq_nr_queued(dsq))
+		if (!domq_has(domq_soft, d) || !scx_bpf_dsq_nr_queued(dsq))
 			continue;
 		bpf_for_each (scx_dsq, p, dsq, 0) {
 			struct task_ctx *tctx = task_ctx(p);
