@@ -390,6 +390,9 @@ static void bw_release(u64 id, u64 now)
 		if (cls == TM_CLASS_BE) {
 			tm_move(BPF_FOR_EACH_ITER, p, TM_DSQ_BE);
 		} else {
+			/* credit from the most advanced running task, less
+			 * than enqueue gives a sleeper (from the least advanced
+			 * waiting one): a task its limit held did not sleep */
 			vtime = tm_vtime_wakeup(p->scx.dsq_vtime, vtime_now, slice_ns,
 						eff_weight(p, tctx));
 			if (cls == TM_CLASS_ONLINE && tctx && tctx->home) {
