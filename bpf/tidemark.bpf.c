@@ -13,10 +13,10 @@
  * - ONLINE and SYSTEM share one weighted-vtime queue and always go before
  *   BE. Weight = task weight x cgroup cpu.weight / 100 (flat, not
  *   hierarchical). A sleeper wakes at most a slice ahead of the least
- *   advanced waiting task. A waking ONLINE/SYSTEM task takes an idle CPU; if none
- *   is idle, a CPU running BE is taken over at once: the one it is queued
- *   on (local insert with SCX_ENQ_PREEMPT), else the local CPU, else any
- *   (kick with SCX_KICK_PREEMPT). A CPU running ONLINE/SYSTEM is never
+ *   advanced waiting task. A waking ONLINE/SYSTEM task takes an idle CPU;
+ *   if none is idle, a CPU running BE is taken over at once: the one it is
+ *   queued on (local insert with SCX_ENQ_PREEMPT), else the local CPU, else
+ *   any (kick with SCX_KICK_PREEMPT). A CPU running ONLINE/SYSTEM is never
  *   preempted for anyone: a waker waits for the end of a slice.
  * - BE waits in a FIFO queue and runs only within its budget: per window
  *   (window_us), BE may use capacity x suppress_pct minus what ONLINE and
@@ -210,10 +210,9 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	 * 8-10 ms against 5 ms). A preempted task keeps its place.
 	 */
 	vtime = p->scx.dsq_vtime;
-	if (enq_flags & SCX_ENQ_WAKEUP) {
+	if (enq_flags & SCX_ENQ_WAKEUP)
 		vtime = tm_vtime_wakeup(vtime, tm_vtime_wake_ref(vtime_now, vtime_min), slice_ns,
 					eff_weight(p, tctx));
-	}
 	/* queued below what the last dispatch saw: the new least advanced */
 	if (time_before(vtime, vtime_min))
 		vtime_min = vtime;
