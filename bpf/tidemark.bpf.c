@@ -13,7 +13,8 @@
  * - ONLINE and SYSTEM share one weighted-vtime queue and always go before
  *   BE. Weight = task weight x cgroup cpu.weight / 100 (flat, not
  *   hierarchical). A sleeper wakes at most a slice ahead of the least
- *   advanced waiting task. A waking ONLINE/SYSTEM task takes an idle CPU;
+ *   advanced waiting task and two behind the most advanced running one. A
+ *   waking ONLINE/SYSTEM task takes an idle CPU;
  *   if none is idle, a CPU running BE is taken over at once: the one it is
  *   queued on (local insert with SCX_ENQ_PREEMPT), else the local CPU, else
  *   any (kick with SCX_KICK_PREEMPT). A CPU running ONLINE/SYSTEM is never
@@ -203,16 +204,20 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 
 	/*
 	 * Sleepers get a slice of credit before the least advanced waiting
-	 * task (as CFS counts from min_vruntime): counted from the most
-	 * advanced running one, a service sharing CPUs with busy neighbours
-	 * queued behind those that had waited longer, and under a neighbour
-	 * at its cpu.max its wakeups waited up to two of their slices (p999
-	 * 8-10 ms against 5 ms). A preempted task keeps its place.
+	 * task, at most two slices behind the most advanced running one
+	 * (tm_vtime_wake_ref). Counted from the most advanced running one
+	 * only, a service sharing CPUs with busy neighbours queued behind
+	 * those that had waited longer, and under a neighbour at its cpu.max
+	 * its wakeups waited up to two of their slices (p999 8-10 ms against
+	 * 5 ms). A preempted task keeps its place.
 	 */
 	vtime = p->scx.dsq_vtime;
-	if (enq_flags & SCX_ENQ_WAKEUP)
-		vtime = tm_vtime_wakeup(vtime, tm_vtime_wake_ref(vtime_now, vtime_min), slice_ns,
-					eff_weight(p, tctx));
+	if (enq_flags & SCX_ENQ_WAKEUP) {
+		u32 w = eff_weight(p, tctx);
+		u64 ref = tm_vtime_wake_ref(vtime_now, vtime_min, tm_vtime_delta(slice_ns, w));
+
+		vtime = tm_vtime_wakeup(vtime, ref, slice_ns, w);
+	}
 	/* queued below what the last dispatch saw: the new least advanced */
 	if (time_before(vtime, vtime_min))
 		vtime_min = vtime;

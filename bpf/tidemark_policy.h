@@ -298,13 +298,22 @@ static inline __u64 tm_vtime_wakeup(__u64 task_vtime, __u64 now_vtime, __u64 sli
 }
 
 /*
- * Where a sleeper's credit counts from: the least advanced waiting task
- * (@min_vt) when it is behind the most advanced running one (@now_vt), as
- * CFS counts from min_vruntime. Compared by difference (vtimes may wrap).
+ * Where a sleeper's credit (@credit_vt, its slice in its vtime) counts from:
+ * the least advanced waiting task (@min_vt) when it is behind the most
+ * advanced running one (@now_vt), as CFS counts from min_vruntime, but never
+ * more than one credit behind @now_vt. Sleepers placed a credit ahead of the
+ * least advanced become the least advanced themselves, so without the bound
+ * a chain of wakeups would walk the reference down a slice each, and a
+ * running task could wait behind all their banked lag. So a sleeper lands at
+ * most two slices behind the most advanced running task. Compared by
+ * difference (vtimes may wrap).
  */
-static inline __u64 tm_vtime_wake_ref(__u64 now_vt, __u64 min_vt)
+static inline __u64 tm_vtime_wake_ref(__u64 now_vt, __u64 min_vt, __u64 credit_vt)
 {
-	return (__s64)(min_vt - now_vt) < 0 ? min_vt : now_vt;
+	__u64 ref = (__s64)(min_vt - now_vt) < 0 ? min_vt : now_vt;
+	__u64 lo = now_vt - credit_vt;
+
+	return (__s64)(ref - lo) < 0 ? lo : ref;
 }
 
 /* Tunables validated identically by the loader and the unit tests. */

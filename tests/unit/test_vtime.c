@@ -37,15 +37,37 @@ TEST(vtime_wake_ref_is_the_least_advanced)
 	__u64 slice = 5000000;
 
 	/* a queued task behind the running ones: credit counts from it */
-	EXPECT_EQ(90000000ULL, tm_vtime_wake_ref(100000000, 90000000));
-	EXPECT_EQ(90000000ULL - slice,
-		  tm_vtime_wakeup(0, tm_vtime_wake_ref(100000000, 90000000), slice, 100));
+	EXPECT_EQ(97000000ULL, tm_vtime_wake_ref(100000000, 97000000, slice));
+	EXPECT_EQ(97000000ULL - slice,
+		  tm_vtime_wakeup(0, tm_vtime_wake_ref(100000000, 97000000, slice), slice, 100));
 	/* nothing queued behind: the running one */
-	EXPECT_EQ(100000000ULL, tm_vtime_wake_ref(100000000, 100000000));
-	EXPECT_EQ(100000000ULL, tm_vtime_wake_ref(100000000, 120000000));
+	EXPECT_EQ(100000000ULL, tm_vtime_wake_ref(100000000, 100000000, slice));
+	EXPECT_EQ(100000000ULL, tm_vtime_wake_ref(100000000, 120000000, slice));
 	/* across the wrap of u64 the one behind is still the lower */
-	EXPECT_EQ(~0ULL - 10, tm_vtime_wake_ref(5, ~0ULL - 10));
-	EXPECT_EQ(~0ULL - 10, tm_vtime_wake_ref(~0ULL - 10, 5));
+	EXPECT_EQ(~0ULL - 10, tm_vtime_wake_ref(5, ~0ULL - 10, slice));
+	EXPECT_EQ(~0ULL - 10, tm_vtime_wake_ref(~0ULL - 10, 5, slice));
+}
+
+TEST(vtime_wake_ref_cannot_walk_down)
+{
+	__u64 slice = 5000000, now = 1000000000, ref = now, v;
+	int i;
+
+	/* the least advanced far behind: held to one credit behind now */
+	EXPECT_EQ(now - slice, tm_vtime_wake_ref(now, now - 10 * slice, slice));
+	/* a chain of long sleepers, each the new least advanced: the
+	 * reference stops one slice behind, the sleepers two */
+	for (i = 0; i < 100; i++) {
+		v = tm_vtime_wakeup(0, tm_vtime_wake_ref(now, ref, slice), slice, 100);
+		ASSERT_GE(v, now - 2 * slice);
+		if (v < ref)
+			ref = v;
+	}
+	EXPECT_EQ(now - 2 * slice, v);
+	/* a low weight's credit is larger in vtime, and so is its bound */
+	EXPECT_EQ(now - 2 * slice, tm_vtime_wake_ref(now, 0, tm_vtime_delta(slice, 50)));
+	/* early in boot (now below the credit): no underflow past 0 */
+	EXPECT_EQ(0ULL, tm_vtime_wake_ref(1000, 0, slice));
 }
 
 TEST(eff_weight_scales_task_by_cgroup)
