@@ -11,7 +11,7 @@
 # allowed 500m runs as four threads in a burst at each period's start, and the
 # service waits up to a slice behind them then, under EEVDF as under tidemark.
 # That is the neighbour's share, judged against the peer. Measured: p99 wakeup
-# 118-128 us alone, 1586-3201 us with the neighbour (p999 4.2-5.1 ms: one
+# 118-133 us alone, 2178-3730 us with the neighbour (p999 5.0-5.2 ms: one
 # slice at most), 3914-4499 us for EEVDF. Before sleepers' credit counted from
 # the least advanced waiting task, the service queued behind neighbour threads
 # that had waited longer: up to two slices (p999 8-10 ms), p99 up to 5034 us,
