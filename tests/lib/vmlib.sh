@@ -21,6 +21,15 @@ wait_log() { # file pattern timeout_s
 	return 1
 }
 
+wait_log_count() { # file pattern n timeout_s: the pattern on at least n lines
+	local i
+	for i in $(seq $(($4 * 10))); do
+		[ "$(grep -c "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # Start build/scx_tidemark ARGS in the background (log /tmp/scx.log, pid in
 # $sched_pid) and wait until sched_ext says it is enabled: 0, or 1 with the
 # test failed and ended (the log as the reason).
