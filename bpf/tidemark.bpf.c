@@ -213,10 +213,10 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	vtime = p->scx.dsq_vtime;
 	if (enq_flags & SCX_ENQ_WAKEUP) {
-		u32 w = eff_weight(p, tctx);
-		u64 ref = tm_vtime_wake_ref(vtime_now, vtime_min, tm_vtime_delta(slice_ns, w));
+		u64 credit = tm_vtime_delta(slice_ns, eff_weight(p, tctx));
 
-		vtime = tm_vtime_wakeup(vtime, ref, slice_ns, w);
+		vtime = tm_vtime_credit(vtime, tm_vtime_wake_ref(vtime_now, vtime_min, credit),
+					credit);
 	}
 	/* queued below what the last dispatch saw: the new least advanced */
 	if (time_before(vtime, vtime_min))
@@ -296,6 +296,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct tm_cpu_ctx *c = cpu_ctx(cpu);
 	struct hi_queues q;
+	u64 vmin;
 	u32 d = dom_of(cpu), i;
 	bool be_queued, smt_held;
 
@@ -336,7 +337,10 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 	 * it is still the furthest behind.
 	 */
 	hi_queues_of(d, &q);
-	vtime_min = q.n ? q.vt[0] : vtime_now;
+	/* written only when it moves: every CPU reads it at each wakeup */
+	vmin = q.n ? q.vt[0] : vtime_now;
+	if (vtime_min != vmin)
+		vtime_min = vmin;
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
 		struct task_ctx *ptx = task_ctx(prev);
 

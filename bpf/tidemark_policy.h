@@ -289,12 +289,16 @@ static inline __u32 tm_eff_weight(__u32 task_weight, __u32 cg_weight)
  * it monopolises the CPU: cap the credit it can bank at one slice (scaled by
  * weight) behind the queue's current vtime.
  */
-static inline __u64 tm_vtime_wakeup(__u64 task_vtime, __u64 now_vtime, __u64 slice_ns, __u32 weight)
+static inline __u64 tm_vtime_credit(__u64 task_vtime, __u64 ref_vtime, __u64 credit_vt)
 {
-	__u64 credit = tm_vtime_delta(slice_ns, weight);
-	__u64 floor = now_vtime > credit ? now_vtime - credit : 0;
+	__u64 floor = ref_vtime > credit_vt ? ref_vtime - credit_vt : 0;
 
 	return task_vtime < floor ? floor : task_vtime;
+}
+
+static inline __u64 tm_vtime_wakeup(__u64 task_vtime, __u64 now_vtime, __u64 slice_ns, __u32 weight)
+{
+	return tm_vtime_credit(task_vtime, now_vtime, tm_vtime_delta(slice_ns, weight));
 }
 
 /*
