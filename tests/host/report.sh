@@ -21,7 +21,8 @@ rows = [{"kind": "meta", "kernel": "test", "cpus": 1, "mode": "quick", "where": 
 for r, (eo, tm) in enumerate(((10.0, 10.9), (10.2, 10.5), (10.1, 10.7)), 1):
     rows += [{"kind": "overhead", "setup": "eevdf-none", "round": r, "loops": 200, "hackbench_s": eo},
              {"kind": "overhead", "setup": "scx_simple", "round": r, "loops": 200, "hackbench_s": 9.0},
-             {"kind": "overhead", "setup": "tidemark", "round": r, "loops": 200, "hackbench_s": tm}]
+             {"kind": "overhead", "setup": "tidemark", "round": r, "loops": 200, "hackbench_s": tm,
+              "ctxt_per_s": 1400 + 20 * r}]
 def probe(p99):
     return {"wakeup_us": {"p50": 90, "p99": p99 - 1000}, "request_us": {"p50": 1100, "p99": p99}}
 for r in (0, 1):
@@ -41,7 +42,8 @@ report() { python3 tools/bench/report.py quick "$1" 10 2>"$dir/err"; }
 
 fixture "$dir/a.jsonl" 4000,4200 2500,2600 15.0 15.3
 report "$dir/a.jsonl" >"$dir/a.md"
-check "overhead: each setup's rounds, median and range" grep -qF "| tidemark | 10.700 (10.500-10.900) | 1.06x |" "$dir/a.md"
+check "overhead: each setup's rounds, median and range" grep -qF "| tidemark | 10.700 (10.500-10.900) | 1.06x | 1440 (1420-1460) |" "$dir/a.md"
+check "overhead: no switch count where the rows have none" grep -qF "| scx_simple | 9.000 | 0.88x | - |" "$dir/a.md"
 check "overhead: three rounds said" grep -qF "3 interleaved rounds, median (range)" "$dir/a.md"
 check "overhead judged on the median against EEVDF: +5.9%, missed" \
 	grep -qF -- "- hackbench no slower than under EEVDF: +5.9%, **missed**." "$dir/a.md"

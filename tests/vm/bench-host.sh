@@ -68,7 +68,8 @@ fi
 check "the run says where it ran" grep -q "On this machine directly, $(nproc) CPUs online" "$md"
 check "and nothing of the VM's method" bash -c "! grep -q 'QEMU\|icount\|vCPU' '$md'"
 
-# every setup measured: the latency table, the bursty table, hackbench
+# every setup measured: the latency table, the bursty table, hackbench (with
+# its context switches per second)
 missing=""
 for s in eevdf-weight1 eevdf-idle eevdf-cpumax scx_simple scx_flatcg tidemark; do
 	grep -q "^| $s | [0-9]* / [0-9]* / [0-9]* |" "$md" || missing+=" latency:$s"
@@ -77,7 +78,7 @@ for s in alone eevdf-idle eevdf-cpumax scx_simple tidemark; do
 	grep -q "^| $s | [0-9.]* |" "$md" || missing+=" bursty:$s"
 done
 for s in EEVDF scx_simple tidemark; do
-	grep -q "^| $s | [0-9.]* | [0-9.]*x |" "$md" || missing+=" hackbench:$s"
+	grep -q "^| $s | [0-9.]* [^|]*| [0-9.]*x | [0-9][0-9 ()-]* |" "$md" || missing+=" hackbench:$s"
 done
 expect_eq "a row for every setup (latency, bursty, hackbench)" "" "$missing"
 check "the bursty table is for this machine's CPUs" grep -q "^## A bursty service on $(nproc) CPUs" "$md"

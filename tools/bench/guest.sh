@@ -300,13 +300,18 @@ hackbench_run() { # setup round kind [extra JSON]
 		(sleep 0.5 && exec build/tidemarkctl progs --seconds 3 --json) >$tmp/progs.json 2>$tmp/progs.err &
 		cb=$!
 	fi
+	# context switches: how often the setup hands the CPU over, which
+	# hackbench pays for (the node's count, hackbench nearly all of it)
+	c0=$(awk '/^ctxt /{print $2}' /proc/stat)
 	t0=$(date +%s.%N)
 	(echo $BASHPID >$cg$ONL/cgroup.procs && exec hackbench -g 4 -l $LOOPS >/dev/null 2>&1)
 	t1=$(date +%s.%N)
+	c1=$(awk '/^ctxt /{print $2}' /proc/stat)
 	[ -n "$cb" ] && wait "$cb"
 	teardown
 	hs=$(python3 -c "print(round($t1 - $t0, 3))")
-	emit "{\"kind\":\"$3\",\"setup\":\"$s\",\"round\":$round,\"loops\":$LOOPS,\"hackbench_s\":$hs${4:-}}"
+	cs=$(python3 -c "print(round(($c1 - $c0) / ($t1 - $t0)))")
+	emit "{\"kind\":\"$3\",\"setup\":\"$s\",\"round\":$round,\"loops\":$LOOPS,\"hackbench_s\":$hs,\"ctxt_per_s\":$cs${4:-}}"
 	log "hackbench $s round $round: $hs s"
 	if [ -n "$cb" ]; then
 		if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' $tmp/progs.json 2>/dev/null; then

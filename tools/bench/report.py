@@ -499,10 +499,12 @@ def main():
             f(itf["wait_after_us"], "%.1f"), " -> ".join(itf["ladder"]) or "none",
             "no" if itf["innocent_spared"] else "YES"))
         w("")
-    ovl = {}
+    ovl, ovc = {}, {}
     for r in rows:
         if r["kind"] == "overhead":
             ovl.setdefault(r["setup"], []).append(r["hackbench_s"])
+            if "ctxt_per_s" in r:
+                ovc.setdefault(r["setup"], []).append(r["ctxt_per_s"])
     ov = {s: med(v) for s, v in ovl.items()}
     if ov:
         nr = max(len(v) for v in ovl.values())
@@ -511,11 +513,12 @@ def main():
         w("`hackbench -g 4 -l %d` (rt-tests), wall time in %s seconds, %d interleaved round%s, median"
           " (range):" % (hb.get("loops", 200), "virtual" if not host else "real", nr, "" if nr == 1 else "s"))
         w("")
-        w("| setup | seconds | vs EEVDF |")
-        w("|---|---|---|")
+        w("| setup | seconds | vs EEVDF | context switches/s |")
+        w("|---|---|---|---|")
         for s, t in ov.items():
-            w("| %s | %s | %.2fx |" % ("EEVDF" if s == "eevdf-none" else s, spread(ovl[s], "%.3f"),
-                                        ratio(t, ov.get("eevdf-none", 0))))
+            w("| %s | %s | %.2fx | %s |" % ("EEVDF" if s == "eevdf-none" else s, spread(ovl[s], "%.3f"),
+                                             ratio(t, ov.get("eevdf-none", 0)),
+                                             spread(ovc[s], "%.0f") if s in ovc else "-"))
         w("")
     cbs = {r["setup"]: r["stats"] for r in rows if r["kind"] == "callbacks"}
     if cbs:
