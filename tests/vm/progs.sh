@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 200
 # tidemarkctl progs: each sched_ext callback's calls and run time over an
-# interval, from the kernel's BPF statistics, switched on for the interval
+# interval or a command's run, from the kernel's BPF statistics, switched on for the interval
 # only; for tidemark and for another scheduler (scx_simple, as the bench
 # compares them).
 . "$(dirname "$0")/../lib/lib.sh"
@@ -31,6 +31,24 @@ load=$!
 j=$(build/tidemarkctl progs --seconds 2 --json)
 if r=$(judge "$j" tidemark); then ok "tidemark's callbacks counted with their cost ($r)"; else not_ok "tidemark's callbacks counted" "$j"; fi
 expect_eq "BPF statistics off again afterwards" 0 "$(cat /proc/sys/kernel/bpf_stats_enabled)"
+
+# over a command's run instead of a fixed window: its status passed through
+# shellcheck disable=SC2016
+j=$(build/tidemarkctl progs --json -- sh -c 'echo $$ >/sys/fs/cgroup/online/cgroup.procs && stress-ng --temp-path /tmp --cpu 2 --cpu-method int64 --timeout 2s >/dev/null 2>&1; exit 3')
+rc=$?
+expect_eq "a command's exit status passed through" 3 "$rc"
+if r=$(judge "$j" tidemark) && python3 -c 'import json,sys; s=json.loads(sys.argv[1])["seconds"]; sys.exit(not 1.5 <= s <= 30)' "$j"; then
+	ok "over the command's run: callbacks counted, its run time as the interval ($r)"
+else
+	not_ok "over the command's run" "$j"
+fi
+out=$(build/tidemarkctl progs -- /nonexistent/cmd 2>&1)
+rc=$?
+if [ $rc = 127 ] && grep -q "cannot run '/nonexistent/cmd'" <<<"$out"; then ok "a command that cannot run: 127, said"; else not_ok "a command that cannot run" "exit $rc: $out"; fi
+out=$(build/tidemarkctl progs --seconds 1 -- true 2>&1)
+rc=$?
+if [ $rc = 2 ] && grep -q "not both" <<<"$out"; then ok "--seconds and a command: refused"; else not_ok "--seconds and a command refused" "exit $rc: $out"; fi
+expect_eq "BPF statistics off again after the command" 0 "$(cat /proc/sys/kernel/bpf_stats_enabled)"
 kill -INT $spid
 wait $spid
 wait_state disabled 10

@@ -4,14 +4,19 @@
  * costs (tidemark's or any other: the bench compares them). The kernel's
  * BPF statistics are switched on for the interval only (BPF_ENABLE_STATS:
  * on while the descriptor is open), and every struct_ops program's run
- * count and run time are read before and after.
+ * count and run time are read before and after. The interval is S seconds
+ * or the run of a command (as perf stat does): a window started next to a
+ * workload may start late or outlast it, and its calls per second then
+ * count idle time.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <linux/bpf.h>
@@ -82,10 +87,42 @@ static int snapshot(struct prog_stat *v, int max)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: tidemarkctl progs [--seconds S] [--json]\n"
+	fprintf(stderr, "usage: tidemarkctl progs [--json] [--seconds S | [--] CMD [ARGS...]]\n"
 			"  each sched_ext callback's calls, run time and ns per call over S "
-			"seconds (default 5)\n");
+			"seconds (default 5),\n"
+			"  or while CMD runs (the exit status is CMD's)\n");
 	return 2;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Run @argv to its end: its exit status, 128 + signal if killed, 127 if it
+ * could not be started (said on stderr). */
+static int run_cmd(char **argv)
+{
+	int st;
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		fprintf(stderr, "tidemarkctl: progs: fork: %s\n", strerror(errno));
+		return 127;
+	}
+	if (!pid) {
+		execvp(argv[0], argv);
+		fprintf(stderr, "tidemarkctl: progs: cannot run '%s': %s\n", argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return 127;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 int tm_ctl_progs(int argc, char **argv)
@@ -93,13 +130,14 @@ int tm_ctl_progs(int argc, char **argv)
 	static const struct option opts[] = {
 		{"seconds", required_argument, NULL, 's'}, {"json", no_argument, NULL, 'j'}, {}};
 	static struct prog_stat a[PROGS_MAX], b[PROGS_MAX];
-	double secs = 5;
-	bool json = false;
-	int c, na, nb, stats_fd;
+	double secs = 5, t0;
+	bool json = false, have_secs = false;
+	int c, na, nb, stats_fd, rc = 0;
 	char *end;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	/* "+": options end at the command's name, its own options are its own */
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			secs = strtod(optarg, &end);
@@ -108,6 +146,7 @@ int tm_ctl_progs(int argc, char **argv)
 					optarg);
 				return 2;
 			}
+			have_secs = true;
 			break;
 		case 'j':
 			json = true;
@@ -116,8 +155,10 @@ int tm_ctl_progs(int argc, char **argv)
 			return usage();
 		}
 	}
-	if (optind != argc)
-		return usage();
+	if (optind < argc && have_secs) {
+		fprintf(stderr, "tidemarkctl: progs: --seconds or a command, not both\n");
+		return 2;
+	}
 	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (stats_fd < 0) {
 		fprintf(stderr, "tidemarkctl: progs: cannot switch BPF statistics on: %s\n",
@@ -125,9 +166,17 @@ int tm_ctl_progs(int argc, char **argv)
 		return 1;
 	}
 	na = snapshot(a, PROGS_MAX);
-	usleep((useconds_t)(secs * 1e6));
+	t0 = mono_s();
+	if (optind < argc) {
+		rc = run_cmd(argv + optind);
+		secs = mono_s() - t0;
+	} else {
+		usleep((useconds_t)(secs * 1e6));
+	}
 	nb = snapshot(b, PROGS_MAX);
 	close(stats_fd);
+	if (rc == 127)
+		return rc; /* it never ran: nothing measured */
 	if (na < 0 || nb < 0) {
 		fprintf(stderr, "tidemarkctl: progs: %s\n",
 			(na == -E2BIG || nb == -E2BIG) ? "more than 128 struct_ops programs"
@@ -163,5 +212,5 @@ int tm_ctl_progs(int argc, char **argv)
 	}
 	if (json)
 		printf("]}\n");
-	return 0;
+	return rc;
 }

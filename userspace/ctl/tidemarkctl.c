@@ -57,8 +57,8 @@ static int usage(FILE *f)
 		"[--kinds K,...]\n"
 		"                                      (what the scheduler decided, event by "
 		"event)\n"
-		"       tidemarkctl progs [--seconds S] [--json]  (what each sched_ext callback "
-		"costs)\n"
+		"       tidemarkctl progs [--json] [--seconds S | [--] CMD [ARGS...]]  (what each "
+		"sched_ext callback costs, over S seconds or while CMD runs)\n"
 		"       tidemarkctl status [--addr IP:PORT] [--json]  (tidemarkd's report; "
 		"default 127.0.0.1:9477)\n"
 		"       tidemarkctl --version\n");
