@@ -82,6 +82,8 @@ for s in EEVDF scx_simple tidemark; do
 done
 expect_eq "a row for every setup (latency, bursty, hackbench)" "" "$missing"
 check "the bursty table is for this machine's CPUs" grep -q "^## A bursty service on $(nproc) CPUs" "$md"
+check "callback costs of scx_simple and tidemark, each over a hackbench run of its own" \
+	grep -q "^| dispatch | [1-9][0-9]* | [1-9][0-9]* | [1-9][0-9]* | [1-9][0-9]* |" "$md"
 check "hackbench's loops as run" grep -q "hackbench -g 4 -l 20\`" "$md"
 
 leftovers() {

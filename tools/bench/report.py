@@ -529,8 +529,9 @@ def main():
         names = sorted({n for t in tabs.values() for n in t},
                        key=lambda n: -max(t.get(n, {}).get("run_ns", 0) for t in tabs.values()))
         setups = list(tabs)
-        w("Per callback during hackbench (%s s of it, the kernel's BPF run-time statistics):" %
-          " / ".join("%g" % cbs[s]["seconds"] for s in setups))
+        w("Per callback over one more hackbench run under each setup, untimed (%s s; the kernel's BPF"
+          " run-time statistics, which cost time themselves):" %
+          " / ".join("%.1f" % cbs[s]["seconds"] for s in setups))
         w("")
         w("| callback | " + " | ".join("%s calls/s | %s ns/call" % (s, s) for s in setups) + " |")
         w("|---|" + "---|---|" * len(setups))
