@@ -24,9 +24,9 @@ expect_eq "working directory is the checkout" "$PWD" "$out"
 out=$(tools/vm/run --timeout 120 -- sh -c 'touch /work-ro-probe 2>/dev/null && echo rw || echo ro; echo x >$TM_SHARE/f && cat $TM_SHARE/f; cgroup=$(stat -f -c %T /sys/fs/cgroup); echo $cgroup' 2>&1)
 expect_eq "root read-only, share writable, cgroup2 mounted" "ro x cgroup2fs" "$(echo $out)"
 
-# resident probes (tools/vm/run, tools/vm/init): registered at boot, each
-# traced scheduler event then soft-disabled
-# in two instances, so that tracing it rewrites no kernel text
+# resident probes (tools/vm/run, tools/vm/init): each traced scheduler event
+# registered at boot in two instances, then soft-disabled, so that tracing it
+# rewrites no kernel text
 out=$(tools/vm/run --timeout 120 -- sh -c 'for i in 1 2; do for e in sched_switch sched_wakeup sched_wakeup_new sched_waking sched_migrate_task; do cat /sys/kernel/tracing/instances/tm-resident$i/events/sched/$e/enable; done; done | sort | uniq -c' 2>&1)
 expect_eq "five scheduler events held by two soft-disabled probes each" "10 0*" "$(echo $out)"
 
