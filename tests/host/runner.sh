@@ -55,4 +55,89 @@ if grep -qxF -- "FAILED $dir/good.sh: 2 second" <<<"$out"; then
 else
 	not_ok "a failed check is named as reported" "$(grep FAILED <<<"$out")"
 fi
+# The pool: VM tests under --icount run two at a time, after the host
+# programs and before the other VM tests, which run alone. A tree of its
+# own, with a tools/vm/run that runs the command as it is.
+tree=$dir/tree
+mkdir -p "$tree/tests/vm" "$tree/tests/host" "$tree/tools/vm" "$tree/cache"
+cp "$top/tests/run" "$tree/tests/run"
+printf '#!/bin/sh\nwhile [ "$1" != -- ]; do shift; done\nshift\nexec "$@"\n' >"$tree/tools/vm/run"
+fake() { # path vm-line verdict
+	cat >"$tree/$1" <<X
+#!/bin/sh
+# vm: $2
+echo "start \$0 \$(date +%s.%N)" >>$dir/events
+sleep 1
+echo "end \$0 \$(date +%s.%N)" >>$dir/events
+echo "ok 1 ran"
+$3
+X
+}
+fake tests/host/h.sh host "true"
+fake tests/vm/a.sh "--cpus 2 --icount" "true"
+fake tests/vm/b.sh "--cpus 4 --icount --timeout 60" 'echo "not ok 2 b broke"'
+fake tests/vm/c.sh "--cpus 2" "true"
+fake tests/vm/d.sh "host" "true"
+sed -i '2a # pool: runs nothing it times' "$tree/tests/vm/d.sh"
+chmod +x "$tree"/tests/*/*.sh "$tree/tools/vm/run"
+runtree() { (cd "$tree" && env TIDEMARK_CACHE="$tree/cache" "$@" tests/run tests/host/h.sh tests/vm/a.sh tests/vm/b.sh tests/vm/c.sh tests/vm/d.sh 2>&1); }
+at() { # start|end test
+	awk -v k="$1" -v n="tests/vm/$2.sh" '$1 == k && $2 == n { print $3 }' "$dir/events"
+}
+hat() { awk -v k="$1" '$1 == k && $2 == "tests/host/h.sh" { print $3 }' "$dir/events"; }
+before() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && b != "" && a <= b) }'; }
+
+: >"$dir/events"
+out=$(runtree env TIDEMARK_TEST_JOBS=2)
+rc=$?
+expect_eq "pool: the counts of tests run side by side" "5 passed, 1 failed, 0 skipped" "$(tail -n 1 <<<"$out")"
+expect_eq "pool: a failure in the pool fails the run" 1 "$rc"
+check "pool: the failure is named" grep -qxF "FAILED tests/vm/b.sh: 2 b broke" <<<"$out"
+if before "$(at start a)" "$(at end b)" && before "$(at start b)" "$(at end a)"; then
+	ok "pool: the two --icount tests ran at the same time"
+else
+	not_ok "pool: the two --icount tests ran at the same time" "$(cat "$dir/events")"
+fi
+if before "$(hat end)" "$(at start a)" && before "$(hat end)" "$(at start b)" &&
+	before "$(at end a)" "$(at start c)" && before "$(at end b)" "$(at start c)"; then
+	ok "pool: host programs first, the test without --icount after the pool, alone"
+else
+	not_ok "pool: host programs first, the test without --icount after the pool, alone" "$(cat "$dir/events")"
+fi
+if before "$(at start d)" "$(at start c)" && before "$(at end d)" "$(at start c)"; then
+	ok "pool: a test with a \"# pool:\" line runs in the pool"
+else
+	not_ok "pool: a test with a \"# pool:\" line runs in the pool" "$(cat "$dir/events")"
+fi
+# each pooled test's output in one piece: its header, its line, its tally
+if awk '/^== tests\/vm\/[ab].sh$/ { h = $2; n = 0; next } h { n++; if (n == 1 && $0 != "ok 1 ran") bad = 1
+	if (n == 1) next; if (index($0, "== " h ": ") != 1 && !(h == "tests/vm/b.sh" && $0 == "not ok 2 b broke")) bad = 1
+	if (index($0, "== " h ": ") == 1) h = "" } END { exit bad }' <<<"$out"; then
+	ok "pool: each test's output printed whole"
+else
+	not_ok "pool: each test's output printed whole" "$out"
+fi
+recorded=$(sort "$tree/cache/test-seconds" 2>/dev/null | awk '{ printf "%s ", $1 }')
+expect_eq "pool: each pooled test's time recorded" "tests/vm/a.sh tests/vm/b.sh tests/vm/d.sh " "$recorded"
+
+# one at a time, the longest by the record first
+printf 'tests/vm/a.sh 3\ntests/vm/b.sh 40\n' >"$tree/cache/test-seconds"
+: >"$dir/events"
+runtree env TIDEMARK_TEST_JOBS=1 >/dev/null
+if before "$(at end b)" "$(at start a)"; then
+	ok "TIDEMARK_TEST_JOBS=1: one at a time, the longer last time first"
+else
+	not_ok "TIDEMARK_TEST_JOBS=1: one at a time, the longer last time first" "$(cat "$dir/events")"
+fi
+for bad in 0 two -1 100; do
+	: >"$dir/events"
+	out=$(runtree env TIDEMARK_TEST_JOBS=$bad)
+	rc=$?
+	if [ "$rc" = 2 ] && grep -q "TIDEMARK_TEST_JOBS must be a whole number from 1 to 99, not '$bad'" <<<"$out" &&
+		! [ -s "$dir/events" ]; then
+		ok "TIDEMARK_TEST_JOBS=$bad refused, named, nothing run"
+	else
+		not_ok "TIDEMARK_TEST_JOBS=$bad refused, named, nothing run" "exit $rc: $out"
+	fi
+done
 tap_done

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 16 --llcs 4 --timeout 200
+# pool: reads the topology; nothing timed
 # tidemarkctl topology on a 16-vCPU guest with four L3 domains: hwloc's map,
 # the sysfs cross-check, and an offline CPU.
 . "$(dirname "$0")/../lib/lib.sh"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: host
+# pool: boots, layouts and exit codes; its one time bound (under 40 s for a 15 s --timeout) holds on half the host
 # tools/vm/run itself: L3 layouts seen in the guest's sysfs, exit status
 # passthrough, argument errors, timeout and guest panic end with a clear
 # message and never hang.
