@@ -2,6 +2,7 @@
 # Where the threads of some cgroups run, measured from outside the scheduler.
 #
 #   tests/lib/migr.py --seconds S --domains LIST [--delay S] [--cgroup NAME=PATH ...]
+#                     [--ready FILE --go FILE]
 #
 # --domains: the cache domains as CPU lists separated by '/', e.g.
 #            "0-3/4-7/8-11/12-15".
@@ -12,7 +13,10 @@
 # - the CPU each thread last ran on (/proc/PID/task/TID/stat field 39),
 #   sampled every 100 ms: samples per domain.
 # Prints one JSON object: {NAME: {"threads", "migrations", "xdom",
-# "samples": {domain: n}}}. One python process for the whole run: under
+# "samples": {domain: n}}}. --ready/--go: set up (python started, the
+# trace buffer sized), make the --ready file, and only then wait for the --go
+# file before --delay: started beside a hog on every vCPU, that setup took
+# 20-50 s on 16 vCPUs of a 2-core host. One python process for the whole run: under
 # TCG, forks are expensive and would disturb what is measured.
 import argparse
 import json
@@ -20,7 +24,7 @@ import os
 import sys
 import time
 
-from tracefs import cpus_of as parse_cpus, find, start, stop, threads_of, wr
+from tracefs import cpus_of as parse_cpus, find, size, start, stop, threads_of, wr
 
 
 def last_cpu(tid):
@@ -39,7 +43,12 @@ def main():
     ap.add_argument("--delay", type=float, default=0)
     ap.add_argument("--domains", required=True)
     ap.add_argument("--cgroup", action="append", default=[])
+    ap.add_argument("--ready")
+    ap.add_argument("--go")
     a = ap.parse_args()
+    if bool(a.ready) != bool(a.go):
+        print("migr.py: --ready and --go go together", file=sys.stderr)
+        return 2
     doms = [parse_cpus(x) for x in a.domains.split("/")]
     dom_of = {c: i for i, d in enumerate(doms) for c in d}
     cgs = dict(x.split("=", 1) for x in a.cgroup)
@@ -48,6 +57,11 @@ def main():
         print("migr.py: no sched_migrate_task trace event (tracefs not mounted?)", file=sys.stderr)
         return 2
 
+    if a.go:
+        size(tr)
+        open(a.ready, "w").close()
+        while not os.path.exists(a.go):
+            time.sleep(0.05)
     if a.delay:
         time.sleep(a.delay)
     start(tr, ["sched/sched_migrate_task"])

@@ -45,9 +45,21 @@ stop_load() {
 	wait $pa $pb "${hogs[@]}" 2>/dev/null
 }
 
+# migr.py set up while the node is idle, then the load, then its window
 measure() { # out
-	tests/lib/migr.py --delay 3 --seconds 10 --domains "$DOMAINS" \
-		--cgroup a=/online/a --cgroup b=/online/b --cgroup c=/online/c --cgroup be=/be >"$1"
+	local m
+	rm -f /tmp/migr.ready /tmp/migr.go
+	tests/lib/migr.py --ready /tmp/migr.ready --go /tmp/migr.go --delay 3 --seconds 10 \
+		--domains "$DOMAINS" --cgroup a=/online/a --cgroup b=/online/b --cgroup c=/online/c \
+		--cgroup be=/be >"$1" &
+	m=$!
+	for _ in $(seq 600); do
+		[ -e /tmp/migr.ready ] || ! kill -0 $m 2>/dev/null && break
+		sleep 0.1
+	done
+	start_load
+	touch /tmp/migr.go
+	wait $m
 }
 
 jq_() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
@@ -61,7 +73,6 @@ else
 fi
 
 note "EEVDF: same load, no sched_ext scheduler"
-start_load
 measure /tmp/eevdf.json
 note "BE hogs running: $(wc -l <$cg/be/cgroup.procs) processes"
 
@@ -76,7 +87,6 @@ wait_state enabled 20 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
 ok "scheduler loads"
 be_usage() { sed -n 's/^usage_usec \([0-9]*\)/\1/p' $cg/be/cpu.stat; }
 be0=$(be_usage)
-start_load
 measure /tmp/tm.json
 be_use=$(($(be_usage) - be0))
 ha=$(sed -n 's/.*home \/online\/a -> [A-Za-z0-9]* \([0-9,]*\) .*/\1/p' "$log" | tail -1)
