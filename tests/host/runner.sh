@@ -79,8 +79,10 @@ fake tests/vm/b.sh "--cpus 4 --icount --timeout 60" 'echo "not ok 2 b broke"'
 fake tests/vm/c.sh "--cpus 2" "true"
 fake tests/vm/d.sh "host" "true"
 sed -i '2a # pool: runs nothing it times' "$tree/tests/vm/d.sh"
+fake tests/vm/e.sh "--cpus 1 --icount" "true"
+sed -i '2a # alone: a band too narrow to share the host' "$tree/tests/vm/e.sh"
 chmod +x "$tree"/tests/*/*.sh "$tree/tools/vm/run"
-runtree() { (cd "$tree" && env TIDEMARK_CACHE="$tree/cache" "$@" tests/run tests/host/h.sh tests/vm/a.sh tests/vm/b.sh tests/vm/c.sh tests/vm/d.sh 2>&1); }
+runtree() { (cd "$tree" && env TIDEMARK_CACHE="$tree/cache" "$@" tests/run tests/host/h.sh tests/vm/a.sh tests/vm/b.sh tests/vm/c.sh tests/vm/d.sh tests/vm/e.sh 2>&1); }
 at() { # start|end test
 	awk -v k="$1" -v n="tests/vm/$2.sh" '$1 == k && $2 == n { print $3 }' "$dir/events"
 }
@@ -90,7 +92,7 @@ before() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && b != "" && a <= b)
 : >"$dir/events"
 out=$(runtree env TIDEMARK_TEST_JOBS=2)
 rc=$?
-expect_eq "pool: the counts of tests run side by side" "5 passed, 1 failed, 0 skipped" "$(tail -n 1 <<<"$out")"
+expect_eq "pool: the counts of tests run side by side" "6 passed, 1 failed, 0 skipped" "$(tail -n 1 <<<"$out")"
 expect_eq "pool: a failure in the pool fails the run" 1 "$rc"
 check "pool: the failure is named" grep -qxF "FAILED tests/vm/b.sh: 2 b broke" <<<"$out"
 if before "$(at start a)" "$(at end b)" && before "$(at start b)" "$(at end a)"; then
@@ -108,6 +110,12 @@ if before "$(at start d)" "$(at start c)" && before "$(at end d)" "$(at start c)
 	ok "pool: a test with a \"# pool:\" line runs in the pool"
 else
 	not_ok "pool: a test with a \"# pool:\" line runs in the pool" "$(cat "$dir/events")"
+fi
+if before "$(at end a)" "$(at start e)" && before "$(at end b)" "$(at start e)" &&
+	before "$(at end d)" "$(at start e)"; then
+	ok "pool: an --icount test with an \"# alone:\" line runs after the pool"
+else
+	not_ok "pool: an --icount test with an \"# alone:\" line runs after the pool" "$(cat "$dir/events")"
 fi
 # each pooled test's output in one piece: its header, its line, its tally
 if awk '/^== tests\/vm\/[ab].sh$/ { h = $2; n = 0; next } h { n++; if (n == 1 && $0 != "ok 1 ran") bad = 1
