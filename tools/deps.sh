@@ -29,8 +29,9 @@ PKGS=(
 	gnuplot-nox linux-perf
 	# the test kernel build
 	bc bison flex libssl-dev dwarves cpio xz-utils python3
-	# VM test bed and loads
-	qemu-system-x86 rt-tests stress-ng
+	# VM test bed and loads; mkdir, rmdir and sleep as bash builtins for
+	# tests/vm/load.sh's cgroup churn (an exec is slow beside its stress)
+	qemu-system-x86 rt-tests stress-ng bash-builtins
 	# tests: tidemarkd's HTTP endpoints from the shell, sysctl and pkill
 	curl procps
 	# tests: the endpoint test reads listening sockets (ss); pindir.sh acts as
