@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# alone: it reads the whole host's CPU time (one spinning task of two CPUs must read 50%)
 # tests/lib/busy.py, the node busy meter the VM tests judge the watermark by:
 # a scan of /proc that starts late (a vCPU the host stalled) must not count
 # the stall into the window. Measured on one spinning task.

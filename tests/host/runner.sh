@@ -74,6 +74,8 @@ $3
 X
 }
 fake tests/host/h.sh host "true"
+fake tests/host/g.sh host "true"
+sed -i '2a # alone: measures the whole host' "$tree/tests/host/g.sh"
 fake tests/vm/a.sh "--cpus 2 --icount" "true"
 fake tests/vm/b.sh "--cpus 4 --icount --timeout 60" 'echo "not ok 2 b broke"'
 fake tests/vm/c.sh "--cpus 2" "true"
@@ -82,30 +84,35 @@ sed -i '2a # pool: runs nothing it times' "$tree/tests/vm/d.sh"
 fake tests/vm/e.sh "--cpus 1 --icount" "true"
 sed -i '2a # alone: a band too narrow to share the host' "$tree/tests/vm/e.sh"
 chmod +x "$tree"/tests/*/*.sh "$tree/tools/vm/run"
-runtree() { (cd "$tree" && env TIDEMARK_CACHE="$tree/cache" "$@" tests/run tests/host/h.sh tests/vm/a.sh tests/vm/b.sh tests/vm/c.sh tests/vm/d.sh tests/vm/e.sh 2>&1); }
+runtree() { (cd "$tree" && env TIDEMARK_CACHE="$tree/cache" "$@" tests/run tests/host/h.sh tests/host/g.sh tests/vm/a.sh tests/vm/b.sh tests/vm/c.sh tests/vm/d.sh tests/vm/e.sh 2>&1); }
 at() { # start|end test
 	awk -v k="$1" -v n="tests/vm/$2.sh" '$1 == k && $2 == n { print $3 }' "$dir/events"
 }
-hat() { awk -v k="$1" '$1 == k && $2 == "tests/host/h.sh" { print $3 }' "$dir/events"; }
+hat() { awk -v k="$1" -v n="tests/host/$2.sh" '$1 == k && $2 == n { print $3 }' "$dir/events"; }
 before() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && b != "" && a <= b) }'; }
 
 : >"$dir/events"
 out=$(runtree env TIDEMARK_TEST_JOBS=2)
 rc=$?
-expect_eq "pool: the counts of tests run side by side" "6 passed, 1 failed, 0 skipped" "$(tail -n 1 <<<"$out")"
+expect_eq "pool: the counts of tests run side by side" "7 passed, 1 failed, 0 skipped" "$(tail -n 1 <<<"$out")"
 expect_eq "pool: a failure in the pool fails the run" 1 "$rc"
 check "pool: the failure is named" grep -qxF "FAILED tests/vm/b.sh: 2 b broke" <<<"$out"
-# no record yet: d (it boots its own VMs) and a start together, b after one ends
-if before "$(at start a)" "$(at end d)" && before "$(at start d)" "$(at end a)"; then
-	ok "pool: two tests ran at the same time"
+# no record yet: the host programs and d (it boots its own VMs) first, together
+if before "$(hat start h)" "$(at end d)" && before "$(at start d)" "$(hat end h)"; then
+	ok "pool: the host programs ran beside a VM test"
 else
-	not_ok "pool: two tests ran at the same time" "$(cat "$dir/events")"
+	not_ok "pool: the host programs ran beside a VM test" "$(cat "$dir/events")"
 fi
-if before "$(hat end)" "$(at start a)" && before "$(hat end)" "$(at start b)" &&
-	before "$(at end a)" "$(at start c)" && before "$(at end b)" "$(at start c)"; then
-	ok "pool: host programs first, the test without --icount after the pool, alone"
+if before "$(hat end g)" "$(hat start h)" && before "$(hat end g)" "$(at start d)"; then
+	ok "pool: a host program with an \"# alone:\" line runs before the pool"
 else
-	not_ok "pool: host programs first, the test without --icount after the pool, alone" "$(cat "$dir/events")"
+	not_ok "pool: a host program with an \"# alone:\" line runs before the pool" "$(cat "$dir/events")"
+fi
+if before "$(at end a)" "$(at start c)" && before "$(at end b)" "$(at start c)" &&
+	before "$(hat end h)" "$(at start c)"; then
+	ok "pool: the test without --icount after the pool, alone"
+else
+	not_ok "pool: the test without --icount after the pool, alone" "$(cat "$dir/events")"
 fi
 if before "$(at start d)" "$(at start c)" && before "$(at end d)" "$(at start c)"; then
 	ok "pool: a test with a \"# pool:\" line runs in the pool"
@@ -127,7 +134,7 @@ else
 	not_ok "pool: each test's output printed whole" "$out"
 fi
 recorded=$(sort "$tree/cache/test-seconds" 2>/dev/null | awk '{ printf "%s ", $1 }')
-expect_eq "pool: each pooled test's time recorded" "tests/vm/a.sh tests/vm/b.sh tests/vm/d.sh " "$recorded"
+expect_eq "pool: each pooled program's time recorded" "tests/host/h.sh tests/vm/a.sh tests/vm/b.sh tests/vm/d.sh " "$recorded"
 
 # one at a time: without a record, a test that boots its own VMs first
 : >"$dir/events"
