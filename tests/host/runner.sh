@@ -90,6 +90,15 @@ at() { # start|end test
 }
 hat() { awk -v k="$1" -v n="tests/host/$2.sh" '$1 == k && $2 == n { print $3 }' "$dir/events"; }
 before() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && b != "" && a <= b) }'; }
+ordered() { # desc t1 t2 [t3 t4 ...]: ok when each pair is in order
+	local desc=$1
+	shift
+	while [ $# -ge 2 ]; do
+		before "$1" "$2" || { not_ok "$desc" "$(cat "$dir/events")"; return; }
+		shift 2
+	done
+	ok "$desc"
+}
 
 : >"$dir/events"
 out=$(runtree env TIDEMARK_TEST_JOBS=2)
@@ -98,33 +107,16 @@ expect_eq "pool: the counts of tests run side by side" "7 passed, 1 failed, 0 sk
 expect_eq "pool: a failure in the pool fails the run" 1 "$rc"
 check "pool: the failure is named" grep -qxF "FAILED tests/vm/b.sh: 2 b broke" <<<"$out"
 # no record yet: the host programs and d (it boots its own VMs) first, together
-if before "$(hat start h)" "$(at end d)" && before "$(at start d)" "$(hat end h)"; then
-	ok "pool: the host programs ran beside a VM test"
-else
-	not_ok "pool: the host programs ran beside a VM test" "$(cat "$dir/events")"
-fi
-if before "$(hat end g)" "$(hat start h)" && before "$(hat end g)" "$(at start d)"; then
-	ok "pool: a host program with an \"# alone:\" line runs before the pool"
-else
-	not_ok "pool: a host program with an \"# alone:\" line runs before the pool" "$(cat "$dir/events")"
-fi
-if before "$(at end a)" "$(at start c)" && before "$(at end b)" "$(at start c)" &&
-	before "$(hat end h)" "$(at start c)"; then
-	ok "pool: the test without --icount after the pool, alone"
-else
-	not_ok "pool: the test without --icount after the pool, alone" "$(cat "$dir/events")"
-fi
-if before "$(at start d)" "$(at start c)" && before "$(at end d)" "$(at start c)"; then
-	ok "pool: a test with a \"# pool:\" line runs in the pool"
-else
-	not_ok "pool: a test with a \"# pool:\" line runs in the pool" "$(cat "$dir/events")"
-fi
-if before "$(at end a)" "$(at start e)" && before "$(at end b)" "$(at start e)" &&
-	before "$(at end d)" "$(at start e)"; then
-	ok "pool: an --icount test with an \"# alone:\" line runs after the pool"
-else
-	not_ok "pool: an --icount test with an \"# alone:\" line runs after the pool" "$(cat "$dir/events")"
-fi
+ordered "pool: the host programs ran beside a VM test" \
+	"$(hat start h)" "$(at end d)" "$(at start d)" "$(hat end h)"
+ordered "pool: a host program with an \"# alone:\" line runs before the pool" \
+	"$(hat end g)" "$(hat start h)" "$(hat end g)" "$(at start d)"
+ordered "pool: the test without --icount after the pool, alone" \
+	"$(at end a)" "$(at start c)" "$(at end b)" "$(at start c)" "$(hat end h)" "$(at start c)"
+ordered "pool: a test with a \"# pool:\" line runs in the pool" \
+	"$(at start d)" "$(at start c)" "$(at end d)" "$(at start c)"
+ordered "pool: an --icount test with an \"# alone:\" line runs after the pool" \
+	"$(at end a)" "$(at start e)" "$(at end b)" "$(at start e)" "$(at end d)" "$(at start e)"
 # each pooled test's output in one piece: its header, its line, its tally
 if awk '/^== tests\/vm\/[ab].sh$/ { h = $2; n = 0; next } h { n++; if (n == 1 && $0 != "ok 1 ran") bad = 1
 	if (n == 1) next; if (index($0, "== " h ": ") != 1 && !(h == "tests/vm/b.sh" && $0 == "not ok 2 b broke")) bad = 1
@@ -140,20 +132,14 @@ expect_eq "pool: each pooled program's time recorded" "tests/host/h.sh tests/vm/
 : >"$dir/events"
 rm -f "$tree/cache/test-seconds"
 runtree env TIDEMARK_TEST_JOBS=1 >/dev/null
-if before "$(at end d)" "$(at start a)" && before "$(at end a)" "$(at start b)"; then
-	ok "TIDEMARK_TEST_JOBS=1, no record: the host-driven test first, then the given order"
-else
-	not_ok "TIDEMARK_TEST_JOBS=1, no record: the host-driven test first, then the given order" "$(cat "$dir/events")"
-fi
+ordered "TIDEMARK_TEST_JOBS=1, no record: the host-driven test first, then the given order" \
+	"$(at end d)" "$(at start a)" "$(at end a)" "$(at start b)"
 # one at a time, the longest by the record first
 printf 'tests/vm/a.sh 3\ntests/vm/b.sh 40\n' >"$tree/cache/test-seconds"
 : >"$dir/events"
 runtree env TIDEMARK_TEST_JOBS=1 >/dev/null
-if before "$(at end b)" "$(at start a)"; then
-	ok "TIDEMARK_TEST_JOBS=1: one at a time, the longer last time first"
-else
-	not_ok "TIDEMARK_TEST_JOBS=1: one at a time, the longer last time first" "$(cat "$dir/events")"
-fi
+ordered "TIDEMARK_TEST_JOBS=1: one at a time, the longer last time first" \
+	"$(at end b)" "$(at start a)"
 for bad in 0 two -1 100; do
 	: >"$dir/events"
 	out=$(runtree env TIDEMARK_TEST_JOBS=$bad)
