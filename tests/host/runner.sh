@@ -80,6 +80,7 @@ fake tests/vm/a.sh "--cpus 2 --icount" "true"
 fake tests/vm/b.sh "--cpus 4 --icount --timeout 60" 'echo "not ok 2 b broke"'
 fake tests/vm/c.sh "--cpus 2" "true"
 fake tests/vm/d.sh "host" "true"
+sed -i '2a # pool: times nothing' "$tree/tests/vm/a.sh" "$tree/tests/vm/b.sh"
 sed -i '2a # pool: runs nothing it times' "$tree/tests/vm/d.sh"
 fake tests/vm/e.sh "--cpus 1 --icount" "true"
 sed -i '2a # alone: a band too narrow to share the host' "$tree/tests/vm/e.sh"
@@ -111,7 +112,7 @@ ordered "pool: the host programs ran beside a VM test" \
 	"$(hat start h)" "$(at end d)" "$(at start d)" "$(hat end h)"
 ordered "pool: a host program with an \"# alone:\" line runs before the pool" \
 	"$(hat end g)" "$(hat start h)" "$(hat end g)" "$(at start d)"
-ordered "pool: the test without --icount after the pool, alone" \
+ordered "pool: a VM test without a \"# pool:\" line after the pool, alone" \
 	"$(at end a)" "$(at start c)" "$(at end b)" "$(at start c)" "$(hat end h)" "$(at start c)"
 ordered "pool: a test with a \"# pool:\" line runs in the pool" \
 	"$(at start d)" "$(at start c)" "$(at end d)" "$(at start c)"
