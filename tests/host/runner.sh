@@ -55,11 +55,11 @@ if grep -qxF -- "FAILED $dir/good.sh: 2 second" <<<"$out"; then
 else
 	not_ok "a failed check is named as reported" "$(grep FAILED <<<"$out")"
 fi
-# The pool: VM tests under --icount run two at a time, after the host
-# programs and before the other VM tests, which run alone. A tree of its
-# own, with a tools/vm/run that runs the command as it is.
+# The pool: the host programs and the "# pool:" VM tests two at a time,
+# before the other VM tests, which run alone. A tree of its own, with a
+# tools/vm/run that runs the command as it is.
 tree=$dir/tree
-mkdir -p "$tree/tests/vm" "$tree/tests/host" "$tree/tools/vm" "$tree/cache"
+mkdir -p "$tree/tests/vm" "$tree/tests/host" "$tree/tools/vm"
 cp "$top/tests/run" "$tree/tests/run"
 printf '#!/bin/sh\nwhile [ "$1" != -- ]; do shift; done\nshift\nexec "$@"\n' >"$tree/tools/vm/run"
 fake() { # path vm-line verdict
@@ -82,10 +82,8 @@ fake tests/vm/c.sh "--cpus 2" "true"
 fake tests/vm/d.sh "host" "true"
 sed -i '2a # pool: times nothing' "$tree/tests/vm/a.sh" "$tree/tests/vm/b.sh"
 sed -i '2a # pool: runs nothing it times' "$tree/tests/vm/d.sh"
-fake tests/vm/e.sh "--cpus 1 --icount" "true"
-sed -i '2a # alone: a band too narrow to share the host' "$tree/tests/vm/e.sh"
 chmod +x "$tree"/tests/*/*.sh "$tree/tools/vm/run"
-runtree() { (cd "$tree" && env TIDEMARK_CACHE="$tree/cache" "$@" tests/run tests/host/h.sh tests/host/g.sh tests/vm/a.sh tests/vm/b.sh tests/vm/c.sh tests/vm/d.sh tests/vm/e.sh 2>&1); }
+runtree() { (cd "$tree" && env "$@" tests/run tests/host/h.sh tests/host/g.sh tests/vm/a.sh tests/vm/b.sh tests/vm/c.sh tests/vm/d.sh 2>&1); }
 at() { # start|end test
 	awk -v k="$1" -v n="tests/vm/$2.sh" '$1 == k && $2 == n { print $3 }' "$dir/events"
 }
@@ -104,20 +102,18 @@ ordered() { # desc t1 t2 [t3 t4 ...]: ok when each pair is in order
 : >"$dir/events"
 out=$(runtree env TIDEMARK_TEST_JOBS=2)
 rc=$?
-expect_eq "pool: the counts of tests run side by side" "7 passed, 1 failed, 0 skipped" "$(tail -n 1 <<<"$out")"
+expect_eq "pool: the counts of tests run side by side" "6 passed, 1 failed, 0 skipped" "$(tail -n 1 <<<"$out")"
 expect_eq "pool: a failure in the pool fails the run" 1 "$rc"
 check "pool: the failure is named" grep -qxF "FAILED tests/vm/b.sh: 2 b broke" <<<"$out"
-# no record yet: the host programs and d (it boots its own VMs) first, together
+# the host programs first, beside the first pooled VM test
 ordered "pool: the host programs ran beside a VM test" \
-	"$(hat start h)" "$(at end d)" "$(at start d)" "$(hat end h)"
+	"$(hat start h)" "$(at end a)" "$(at start a)" "$(hat end h)"
 ordered "pool: a host program with an \"# alone:\" line runs before the pool" \
 	"$(hat end g)" "$(hat start h)" "$(hat end g)" "$(at start d)"
 ordered "pool: a VM test without a \"# pool:\" line after the pool, alone" \
 	"$(at end a)" "$(at start c)" "$(at end b)" "$(at start c)" "$(hat end h)" "$(at start c)"
 ordered "pool: a test with a \"# pool:\" line runs in the pool" \
 	"$(at start d)" "$(at start c)" "$(at end d)" "$(at start c)"
-ordered "pool: an --icount test with an \"# alone:\" line runs after the pool" \
-	"$(at end a)" "$(at start e)" "$(at end b)" "$(at start e)" "$(at end d)" "$(at start e)"
 # each pooled test's output in one piece: its header, its line, its tally
 if awk '/^== tests\/vm\/[ab].sh$/ { h = $2; n = 0; next } h { n++; if (n == 1 && $0 != "ok 1 ran") bad = 1
 	if (n == 1) next; if (index($0, "== " h ": ") != 1 && !(h == "tests/vm/b.sh" && $0 == "not ok 2 b broke")) bad = 1
@@ -126,21 +122,6 @@ if awk '/^== tests\/vm\/[ab].sh$/ { h = $2; n = 0; next } h { n++; if (n == 1 &&
 else
 	not_ok "pool: each test's output printed whole" "$out"
 fi
-recorded=$(sort "$tree/cache/test-seconds" 2>/dev/null | awk '{ printf "%s ", $1 }')
-expect_eq "pool: each pooled program's time recorded" "tests/host/h.sh tests/vm/a.sh tests/vm/b.sh tests/vm/d.sh " "$recorded"
-
-# one at a time: without a record, a test that boots its own VMs first
-: >"$dir/events"
-rm -f "$tree/cache/test-seconds"
-runtree env TIDEMARK_TEST_JOBS=1 >/dev/null
-ordered "TIDEMARK_TEST_JOBS=1, no record: the host-driven test first, then the given order" \
-	"$(at end d)" "$(at start a)" "$(at end a)" "$(at start b)"
-# one at a time, the longest by the record first
-printf 'tests/vm/a.sh 3\ntests/vm/b.sh 40\n' >"$tree/cache/test-seconds"
-: >"$dir/events"
-runtree env TIDEMARK_TEST_JOBS=1 >/dev/null
-ordered "TIDEMARK_TEST_JOBS=1: one at a time, the longer last time first" \
-	"$(at end b)" "$(at start a)"
 for bad in 0 two -1 100; do
 	: >"$dir/events"
 	out=$(runtree env TIDEMARK_TEST_JOBS=$bad)

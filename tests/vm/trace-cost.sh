@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # vm: --cpus 1 --icount --timeout 400
-# alone: its 1.5% band between two builds; beside another VM the builds differed by 0.6-0.9% (alone 0.02%)
 # What the decision trace costs when nobody traces, measured with the
 # kernel's BPF statistics (kernel.bpf_stats_enabled: run time and count per
 # program): the same workload under scx_tidemark built with every trace point
