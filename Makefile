@@ -38,7 +38,7 @@ BINS := $(BUILD)/scx_tidemark $(BUILD)/tidemarkd $(BUILD)/tidemarkctl $(BUILD)/t
 
 .SECONDARY:
 
-.PHONY: install all deps kernel vmlinux-h test test-unit test-vm demo clean format format-check format-files bench verifier soak fuzz asan-build
+.PHONY: install all deps kernel vmlinux-h test test-needs test-unit test-vm demo clean format format-check format-files bench verifier soak fuzz asan-build
 
 all: $(BINS)
 
@@ -58,7 +58,7 @@ $(LIBBPF_A): $(BUILD)/ksrc
 		all install_headers >/dev/null
 	@touch $@
 
-$(BPFTOOL): $(BUILD)/ksrc
+$(BPFTOOL): $(BUILD)/ksrc | $(LIBBPF_A)
 	@mkdir -p $(BUILD)/bpftool
 	$(MAKE) -s -C $(KSRC)/tools/bpf/bpftool OUTPUT=$(ABSBUILD)/bpftool/ \
 		bootstrap >/dev/null

@@ -21,9 +21,15 @@ include tests/asan.mk
 # The whole suite, VM tests included (the kernel is built or reused first).
 # (scx_simple and scx_flatcg, the bench's peers: tests/vm/progs.sh measures
 # scx_simple too, tests/vm/bench-host.sh runs the bench with both)
-test: all $(UNIT_BINS) fuzz-build asan-build $(BUILD)/scx_tidemark_notrace $(BUILD)/tm-insns kernel \
-	$(BUILD)/peers/scx_simple $(BUILD)/peers/scx_flatcg
+# What it needs is built a job per CPU (on 2 CPUs 100 s one at a time on a
+# warm cache); the tests then run as tests/run orders them.
+TEST_NEEDS := all $(UNIT_BINS) fuzz-build asan-build $(BUILD)/scx_tidemark_notrace $(BUILD)/tm-insns \
+	kernel $(BUILD)/peers/scx_simple $(BUILD)/peers/scx_flatcg
+test:
+	$(MAKE) -j$(shell nproc) test-needs
 	tests/run $(UNIT_BINS) $(wildcard tests/host/*.sh) $(wildcard tests/vm/*.sh)
+
+test-needs: $(TEST_NEEDS)
 
 test-unit: all $(UNIT_BINS) fuzz-build asan-build
 	tests/run $(UNIT_BINS) $(wildcard tests/host/*.sh)

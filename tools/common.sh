@@ -11,7 +11,7 @@ ksrc_version() {
 
 # Extract the kernel tree once per Debian package version; print its path.
 ksrc_dir() {
-	local ver dir
+	local ver dir lock
 	ver=$(ksrc_version)
 	dir="$TIDEMARK_CACHE/src/$ver"
 	if [ ! -e "$dir/.extracted" ]; then
@@ -19,13 +19,22 @@ ksrc_dir() {
 			echo "tidemark: $KSRC_TARBALL missing; run 'make deps'" >&2
 			return 1
 		fi
-		echo "tidemark: extracting $KSRC_TARBALL into $dir" >&2
-		rm -rf "$dir.tmp"
-		mkdir -p "$dir.tmp"
-		tar -xf "$KSRC_TARBALL" -C "$dir.tmp"
-		rm -rf "$dir"
-		mv "$dir.tmp" "$dir"
-		touch "$dir/.extracted"
+		# tools/ksrc.sh and tools/kernel.sh run at once under make -j:
+		# one extracts, the other waits for it (the lock goes with the
+		# caller, a $(...) subshell)
+		mkdir -p "$TIDEMARK_CACHE/src"
+		exec {lock}>"$TIDEMARK_CACHE/src/.lock"
+		flock "$lock"
+		if [ ! -e "$dir/.extracted" ]; then
+			echo "tidemark: extracting $KSRC_TARBALL into $dir" >&2
+			rm -rf "$dir.tmp"
+			mkdir -p "$dir.tmp"
+			tar -xf "$KSRC_TARBALL" -C "$dir.tmp"
+			rm -rf "$dir"
+			mv "$dir.tmp" "$dir"
+			touch "$dir/.extracted"
+		fi
+		exec {lock}>&-
 	fi
 	echo "$dir/linux-source-6.12"
 }
