@@ -137,7 +137,9 @@ config true 60
 kill -HUP $dpid
 wait_log /tmp/td.log "configuration reloaded" 5
 wait_log /tmp/td.log "suppress_pct=55->60" 5 && ok "reload applied (suppress 55 -> 60)" || not_ok "reload applied" "$(tail -3 /tmp/td.log)"
-in_cgroup be/hog stress-ng --temp-path /tmp --vm 1 --vm-bytes ${hog_mib}M --vm-keep --vm-populate --timeout 12s
+# outlives the 20 s wait below however slow its fill (killed after the
+# checks): "dry-run killed nothing" reads it alive
+in_cgroup be/hog stress-ng --temp-path /tmp --vm 1 --vm-bytes ${hog_mib}M --vm-keep --vm-populate --timeout 60s
 hog=$!
 wait_log /tmp/td.log "action=kill dry_run=true" 20 && ok "dry-run decides a kill" || not_ok "dry-run decides a kill" "$(grep dry_run=true /tmp/td.log)"
 if kill -0 $hog 2>/dev/null && [ -n "$(cat $cg/be/hog/cgroup.procs)" ]; then ok "dry-run killed nothing"; else not_ok "dry-run killed nothing"; fi

@@ -84,11 +84,15 @@ keep=$!
 in_cgroup be/hog stress-ng --temp-path /tmp --cpu 2 --cpu-method int64 --timeout 3600s >/dev/null 2>&1
 in_cgroup be/capped stress-ng --temp-path /tmp --cpu 1 --cpu-method int64 --timeout 3600s >/dev/null 2>&1
 in_cgroup rt sleep 100000
-# a BE job that fills memory past evict_pct again and again
+# a BE job that fills memory past evict_pct again and again, each time
+# held until tidemarkd kills it. It fills at BE's share of the CPU (the
+# line's less ONLINE's, split with the BE hogs): on a slower host a fill
+# took 46 s, and with a 10 s life the job never crossed in a whole run.
 (while [ ! -e /tmp/soak.work ]; do
+	date +%s.%N >>/tmp/memjob.runs # its starts
 	(echo $BASHPID >$cg/be/mem/cgroup.procs &&
 		exec stress-ng --temp-path /tmp --vm 1 --vm-bytes $((total_mib / 4))M --vm-keep --vm-populate \
-			--timeout 10s) >/dev/null 2>&1
+			--timeout 0) >/dev/null 2>&1
 	sleep 3
 done) &
 # BE cgroups that come and go
@@ -181,7 +185,8 @@ if [ -n "$mcg" ] && [ "$lowered" != max ]; then
 	old=$(pgrep -x tidemarkd)
 	kill -9 "$old"
 	tk=$(date +%s.%N)
-	note "mid-episode: tidemarkd killed with $mcg's memory.high at $lowered"
+	note "mid-episode: tidemarkd killed with $mcg's memory.high at $lowered," \
+		"the memory job (start $(wc -l </tmp/memjob.runs)) had run $(python3 -c "import time; print('%.1f' % (time.time() - $(tail -1 /tmp/memjob.runs)))") s"
 	first=$(grep -m1 "strategy=memevict" < <(timeout 30 tail -n0 -F /tmp/td.log))
 	if grep -q 'action=unthrottle .*restored=[1-9][0-9]* reason="left lowered by an earlier tidemarkd"' <<<"$first"; then
 		ok "killed mid-episode: the next tidemarkd restores memory.high first ($(python3 -c "import time; print('%.1f' % (time.time() - $tk))") s after the kill)"
@@ -189,7 +194,8 @@ if [ -n "$mcg" ] && [ "$lowered" != max ]; then
 		not_ok "killed mid-episode: the next tidemarkd restores memory.high first" "its first memevict line: ${first:-none in 30 s}"
 	fi
 else
-	not_ok "a memory episode to kill tidemarkd in (3 tries of 60 s)" "$(grep -c 'strategy=memevict' /tmp/td.log) memevict audit lines so far"
+	not_ok "a memory episode to kill tidemarkd in (3 tries of 60 s)" "$(grep -c 'strategy=memevict' /tmp/td.log) memevict audit lines so far" \
+		"the memory job started $(wc -l </tmp/memjob.runs) times, its cgroup's peak $(($(cat $cg/be/mem/memory.peak) >> 20)) MiB, node $(mem_pct)% used (evict at $evict%)"
 fi
 
 sleep 3
