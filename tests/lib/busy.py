@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 # Node CPU busy, measured from outside the scheduler, over consecutive windows.
 #
-#   tests/lib/busy.py [--delay S] [--windows N] [--seconds S] [--cgroup NAME=PATH ...]
-#                     [--scan-delay S]
+#   tests/lib/busy.py [--delay S | --at T] [--windows N] [--seconds S]
+#                     [--cgroup NAME=PATH ...] [--scan-delay S]
 #
 # --delay: start first, measure after S seconds. Under a saturating ONLINE
 # load a fresh python takes seconds to start (every wakeup waits a slice);
 # starting it before the load avoids that.
+# --at: measure from wall-clock time T (seconds since the epoch, as date
+# +%s.%N), for a window placed against an event the test makes: python's
+# own start (seconds of CPU under TCG, reading the standard library over 9p)
+# then falls before the event, not in the load the window measures. A T
+# already past is an error.
 # One process for the whole measurement, so the measuring itself adds no
 # fork/exec bursts (expensive under TCG) to the load it measures.
 #
@@ -24,6 +29,10 @@
 #       under QEMU TCG it reads 10-15 points above "busy" even for EEVDF with
 #       a cpu.max cap, so tests judge on "busy" and print "stat" for the record.
 # NAME: share of the node used by cgroup PATH (cpu.stat usage_usec).
+# meter: this process's own share of the node (its /proc scans, 30-130 ms
+#       each under TCG), which is in "busy": a SYSTEM load that appears with
+#       the measurement, for tests that judge a controller which only sees
+#       SYSTEM's use after the fact. Always the last field.
 # --scan-delay: every scan but the first starts S seconds late, as a vCPU
 #       stalled by the host would (tests/host/busy.sh checks the result).
 import argparse
@@ -86,6 +95,7 @@ def cg_usage_us(path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--delay", type=float, default=0.0)
+    ap.add_argument("--at", type=float)
     ap.add_argument("--windows", type=int, default=1)
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--cgroup", action="append", default=[], metavar="NAME=PATH")
@@ -98,6 +108,14 @@ def main():
             sys.exit(f"busy.py: --cgroup wants NAME=PATH, got '{spec}'")
         cgs.append((name, path))
     ncpu = os.sysconf("SC_NPROCESSORS_ONLN")
+    own = {int(t) for t in os.listdir("/proc/self/task")}
+    if a.at is not None:
+        if a.delay:
+            sys.exit("busy.py: --at and --delay together")
+        left = a.at - time.time()
+        if left < 0:
+            sys.exit(f"busy.py: --at {a.at:.3f} is {-left:.3f} s in the past")
+        time.sleep(left)
     if a.delay > 0:
         time.sleep(a.delay)
     t0, r0, s0 = time.monotonic(), task_runtimes(), procstat()
@@ -110,6 +128,8 @@ def main():
                f"stat {round((s1[0] - s0[0]) * 100 / max(1, s1[1] - s0[1]))}"]
         for (name, _), (u0, at0), (u1, at1) in zip(cgs, c0, c1):
             out.append(f"{name} {round((u1 - u0) / 1e6 / (at1 - at0) * 100 / ncpu)}")
+        me = {t: v for t, v in r1.items() if t in own}
+        out.append(f"meter {round(cpus_used(r0, me, t0) * 100 / ncpu)}")
         print(" ".join(out), flush=True)
         t0, r0, s0, c0 = t1, r1, s1, c1
 
