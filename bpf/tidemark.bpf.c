@@ -484,6 +484,7 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 			  tctx->enq_at && time_before(tctx->enq_at, now) ? now - tctx->enq_at : 0);
 		tctx->enq_at = 0;
 		tctx->ran_at = now;
+		tctx->run_sum = p->se.sum_exec_runtime;
 	}
 	if (tctx && nr_doms) {
 		u32 d = dom_of(cpu);
@@ -525,7 +526,12 @@ void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 		cls = TM_CLASS_SYSTEM;
 	if (tctx && time_before(tctx->ran_at, now))
 		used = now - tctx->ran_at;
-	trace_task(TM_TR_STOP, p, cpu, used, runnable);
+	/* the kernel brought sum_exec_runtime up to date just before this */
+	trace_task(TM_TR_STOP, p, cpu,
+		   tctx && p->se.sum_exec_runtime >= tctx->run_sum
+			   ? p->se.sum_exec_runtime - tctx->run_sum
+			   : used,
+		   runnable);
 	if (c) {
 		charge(c, cls, now);
 		if (cls == TM_CLASS_BE) {

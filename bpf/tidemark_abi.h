@@ -391,7 +391,7 @@ _Static_assert(sizeof(struct tm_cg_wait) == (TM_HIST_BUCKETS + 1) * 8, "tm_cg_wa
 	X(ENQUEUE, "enqueue",                                                                     \
 	  "a task queued or placed; queue= idle_cpu, take_be, shared, home, be, pinned, limited") \
 	X(RUN, "run", "a task runs; wait_us= its run-queue wait, running_at_start: from before")  \
-	X(STOP, "stop", "a task stops running; ran_us=, still_runnable if it was not done")       \
+	X(STOP, "stop", "a task stops running; ran_us= as cpu.stat, still_runnable if not done")  \
 	X(PREEMPT, "preempt", "the task shown (ONLINE/SYSTEM) takes this CPU over from BE")       \
 	X(THROTTLE, "throttle", "BE on this CPU ended by its grant timer: budget spent")          \
 	X(FORCED, "forced", "a BE run forced by max_be_wait_ms; head_wait_us= the oldest's wait") \

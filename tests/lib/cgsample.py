@@ -4,8 +4,11 @@
 #
 #   <wall-clock s> <interval s> <share % of NAME1> <share % of NAME2> ...
 #
-#   tests/lib/cgsample.py --interval S --stop FILE NAME=PATH [NAME=PATH ...]
+#   tests/lib/cgsample.py --interval S --stop FILE [--usec] NAME=PATH [NAME=PATH ...]
 #
+# --usec: "<CLOCK_MONOTONIC s> <usage_usec of NAME1> ...", the counters
+# themselves, to be read at the times of another record on that clock
+# (tidemarkctl trace's span).
 # PATH is under /sys/fs/cgroup; a cgroup that is not there reads 0. The
 # interval is measured (monotonic), so a late sample is weighed by its own
 # length; a window's share is the interval-weighted mean of its samples.
@@ -27,6 +30,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--interval", type=float, default=1.0)
     ap.add_argument("--stop", required=True)
+    ap.add_argument("--usec", action="store_true")
     ap.add_argument("cgroups", nargs="+", metavar="NAME=PATH")
     a = ap.parse_args()
     paths = []
@@ -40,6 +44,9 @@ def main():
     while not os.path.exists(a.stop):
         time.sleep(a.interval)
         cur, t = [usage(p) for p in paths], time.monotonic()
+        if a.usec:
+            print("%.6f %s" % (t, " ".join(map(str, cur))), flush=True)
+            continue
         dt = t - t0
         shares = " ".join("%.2f" % (100 * max(0, c - p) / (dt * 1e6 * n)) for c, p in zip(cur, prev))
         print("%.3f %.4f %s" % (time.clock_gettime(time.CLOCK_REALTIME), dt, shares), flush=True)

@@ -490,6 +490,13 @@ int tm_ctl_trace(int argc, char **argv)
 			put_slice(&t, &t.run[i].ev, t.last, true, true);
 	if (t.perfetto && fputs("\n]}\n", t.out) < 0 && !t.err)
 		t.err = errno ? errno : EIO;
+	/* where the relative times sit on the clock other tools read (cgroup
+	 * samplers, perf, bpftrace): CLOCK_MONOTONIC, as bpf_ktime_get_ns */
+	if (!t.perfetto && t.t0 &&
+	    fprintf(t.out, "# span: first event at %.6f s, last at %.6f s of CLOCK_MONOTONIC\n",
+		    t.t0 / 1e9, t.last / 1e9) < 0 &&
+	    !t.err)
+		t.err = errno ? errno : EIO;
 	if (fflush(t.out) && !t.err)
 		t.err = errno ? errno : EIO;
 	if (t.err) {
