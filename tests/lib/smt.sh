@@ -79,9 +79,20 @@ ex_off=$(($(counter smt_expelled) - e0))
 build/tidemarkctl set smt_expel=1 >/dev/null
 note "smt_expel on:  ONLINE ran with BE on its sibling ${s_on} of its time (${run_on} s traced); BE ${be_on} ms/s, ONLINE ${on_on} ms/s; expelled ${ex}, held ${held}; lost events ${lost_on}; ${split_on}"
 note "smt_expel off: ONLINE ran with BE on its sibling ${s_off} of its time (${run_off} s traced); BE ${be_off} ms/s, ONLINE ${on_off} ms/s; expelled ${ex_off}; ${split_off}"
-awk -v a="$s_on" -v m="$MAX_ON" 'BEGIN{exit !(a >= 0 && a <= m)}' &&
-	ok "smt_expel on: ONLINE next to BE at most $MAX_ON of its time (${s_on})" ||
-	not_ok "smt_expel on: ONLINE next to BE at most $MAX_ON of its time" "$s_on"
+# MAX_ON holds where a kick lands in 0.2 ms (0.16-0.18 ms p50 in the CI
+# runs it was set by). Most of what is left is BE already there when ONLINE
+# starts, which lasts until the kick lands: where this run's kicks land
+# slower (ONLINE woken from another CPU, p50; 0.53 ms once in CI on a
+# loaded host, with 0.114 of ONLINE's time), the bound grows with them.
+# That the kick itself goes at once is judged below. Only with a host core
+# per vCPU (JUDGE_LEAVE=1): with more vCPUs, MAX_ON was set with the host's
+# slower kicks in it.
+max_on=$MAX_ON
+[ "${JUDGE_LEAVE:-0}" = 1 ] &&
+	max_on=$(awk -v m="$MAX_ON" -v w="$wake_on" 'BEGIN { f = w > 0.2 ? w / 0.2 : 1; printf "%.3f", m * f }')
+awk -v a="$s_on" -v m="$max_on" 'BEGIN{exit !(a >= 0 && a <= m)}' &&
+	ok "smt_expel on: ONLINE next to BE at most $max_on of its time (${s_on}; kicks here ${wake_on} ms)" ||
+	not_ok "smt_expel on: ONLINE next to BE at most $max_on of its time" "$s_on (kicks here ${wake_on} ms)"
 awk -v a="$s_on" -v b="$s_off" -v r="$MIN_RATIO" 'BEGIN{exit !(b >= 0.2 && b >= r * a)}' &&
 	ok "smt_expel off: ONLINE next to BE ${s_off} of its time, ${MIN_RATIO}x more at least" ||
 	not_ok "smt_expel off: ONLINE next to BE ${MIN_RATIO}x more" "on ${s_on}, off ${s_off}"
