@@ -40,6 +40,29 @@ static u64 vtime_now;
  */
 static u64 vtime_min;
 /*
+ * The ONLINE/SYSTEM task each CPU runs, for wakeup preemption
+ * (tm_wake_preempts): its vtime when it started or its slice was renewed,
+ * when, and its weight (0: none of them runs there). Written by the CPU
+ * itself, read by wakers elsewhere without a lock: a stale read costs one
+ * preemption too many or too few, never a wrong queue order.
+ */
+struct cpu_run {
+	u64 vt;
+	u64 at;
+	u32 w;
+};
+static struct cpu_run cpu_runs[TM_MAX_CPUS];
+
+static __always_inline struct cpu_run *cpu_run_of(s32 cpu)
+{
+	u64 c = (u32)cpu;
+
+	/* keep clang from checking one register and indexing with another */
+	barrier_var(c);
+	return c < TM_MAX_CPUS ? &cpu_runs[c] : NULL;
+}
+
+/*
  * BE CPU time left in this window, ns (negative: overspent). A BE run
  * reserves its whole slice from it when it starts (a grant) and gives back
  * what it did not use when it stops, so CPUs starting BE at the same time
@@ -63,6 +86,7 @@ static u64 window_end;
  * window on.
  */
 static u64 slice_ns = TM_SLICE_US_DFL * 1000ULL;
+static u64 wake_gran_ns = TM_WAKE_GRAN_US_DFL * 1000ULL;
 static u64 window_ns = TM_WINDOW_US_DFL * 1000ULL;
 /* Soft homes: how long a task waits for its home before going elsewhere. */
 static u64 home_wait_ns = TM_HOME_WAIT_US_DFL * 1000ULL;
@@ -386,6 +410,7 @@ static __always_inline bool migration_disabled(struct task_struct *p)
 static __always_inline void tunables_apply(const struct tm_tunables *t)
 {
 	slice_ns = (u64)t->slice_us * 1000;
+	wake_gran_ns = (u64)t->wake_gran_us * 1000;
 	window_ns = (u64)t->window_us * 1000;
 	home_wait_ns = (u64)t->home_wait_us * 1000;
 	be_avoid_homes = t->be_avoid_homes;

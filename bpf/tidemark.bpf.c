@@ -123,12 +123,32 @@ s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 	return cpu;
 }
 
+/*
+ * A wakeup that found no idle CPU and no BE to take: preempt the
+ * ONLINE/SYSTEM task on @cpu, which serves the queue @p went to, when that
+ * one has run wake_gran_ns and is further ahead (tm_wake_preempts). Its
+ * dispatch then charges it and runs whoever is least advanced.
+ */
+static __always_inline void wake_preempt(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
+					 u64 vtime, u64 enq_flags)
+{
+	struct cpu_run *r = cpu_run_of(cpu);
+
+	if (!(enq_flags & SCX_ENQ_WAKEUP) || !r || !r->w || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		return;
+	if (!tm_wake_preempts(vtime, eff_weight(p, tctx), r->vt, r->at, r->w, bpf_ktime_get_ns(),
+			      wake_gran_ns))
+		return;
+	stat_inc(TM_STAT_WAKE_PREEMPT);
+	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+}
+
 void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = task_ctx(p);
 	u32 cls = task_class(p, tctx);
 	u64 vtime;
-	s32 cpu;
+	s32 cpu, qcpu;
 
 	u64 home = 0;
 
@@ -249,6 +269,9 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 			smt_expel_siblings(target, true); /* homes are ONLINE's */
 		} else {
 			stat_inc(TM_STAT_HI_NO_CPU);
+			/* its CPU serves that queue only if in that domain */
+			if (dom_of(cpu) == d)
+				wake_preempt(p, tctx, cpu, vtime, enq_flags);
 		}
 		return;
 	}
@@ -256,9 +279,11 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	if (p->nr_cpus_allowed == 1) {
 		/* only its own CPU can take it (not running BE: tried above) */
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		wake_preempt(p, tctx, cpu, vtime, enq_flags);
 		return;
 	}
 
+	qcpu = cpu;
 	cpu = smt_pick_idle(p->cpus_ptr);
 	if (cpu >= 0) {
 		stat_inc(TM_STAT_KICK_IDLE);
@@ -267,6 +292,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	} else {
 		stat_inc(TM_STAT_HI_NO_CPU);
+		wake_preempt(p, tctx, qcpu, vtime, enq_flags);
 	}
 	/* the CPU's siblings at once, not after its kick lands */
 	if (cpu >= 0 && cls == TM_CLASS_ONLINE)
@@ -285,6 +311,13 @@ static bool keep_hi_prev(struct task_struct *prev, struct task_ctx *ptx, const s
 	prev->scx.dsq_vtime += tm_vtime_delta(used, eff_weight(prev, ptx));
 	keep = !q->n || !time_before(q->vt[0], prev->scx.dsq_vtime);
 	if (keep) {
+		struct cpu_run *r = cpu_run_of(bpf_get_smp_processor_id());
+
+		/* a renewed slice: a granularity before a wakeup preempts it */
+		if (r) {
+			r->vt = prev->scx.dsq_vtime;
+			r->at = now;
+		}
 		prev->scx.slice = slice_ns;
 		if (time_before(vtime_now, prev->scx.dsq_vtime))
 			vtime_now = prev->scx.dsq_vtime;
@@ -449,6 +482,7 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct task_ctx *tctx = task_ctx(p);
 	struct tm_cpu_ctx *c = cpu_ctx(cpu);
+	struct cpu_run *r;
 	struct tm_cpu_stats *s;
 	u64 now = bpf_ktime_get_ns();
 	u32 cls = tctx ? tctx->class : TM_CLASS_SYSTEM;
@@ -512,12 +546,19 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 	bw_start(p, now, c && cls == TM_CLASS_BE ? c->be_until : 0);
 	if (cls != TM_CLASS_BE && time_before(vtime_now, p->scx.dsq_vtime))
 		vtime_now = p->scx.dsq_vtime;
+	r = cpu_run_of(cpu);
+	if (r) {
+		r->vt = p->scx.dsq_vtime;
+		r->at = now;
+		r->w = cls != TM_CLASS_BE ? eff_weight(p, tctx) : 0;
+	}
 }
 
 void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct tm_cpu_ctx *c = cpu_ctx(cpu);
+	struct cpu_run *r;
 	struct task_ctx *tctx = task_ctx(p);
 	u32 cls = tctx ? tctx->class : TM_CLASS_SYSTEM;
 	u64 now = bpf_ktime_get_ns(), used = 0;
@@ -540,6 +581,9 @@ void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 		}
 		c->class = TM_CLASS_NONE;
 	}
+	r = cpu_run_of(cpu);
+	if (r)
+		r->w = 0;
 	bw_stop(now);
 	if (cls == TM_CLASS_ONLINE && !runnable)
 		smt_release_siblings(cpu);

@@ -21,7 +21,7 @@
  * independently, so an upgrade can pair an old reader with a new
  * scheduler). Bump it whenever a pinned map's key or value changes.
  */
-#define TM_ABI_VERSION 7
+#define TM_ABI_VERSION 8
 
 /* Value of the pinned "abi" map (one entry), written by the scheduler. */
 struct tm_abi {
@@ -194,6 +194,10 @@ enum tm_class {
 	X(slice_us, SLICE_US, "us", 5000, 100, 100000, "scheduler",                               \
 	  "time a task runs before others queued behind it get the CPU; shorter = lower wait, "   \
 	  "more switches")                                                                        \
+	X(wake_gran_us, WAKE_GRAN_US, "us", 1000, 100, 100000, "scheduler",                       \
+	  "a waking ONLINE/SYSTEM task with no free CPU preempts the one on its CPU once that "   \
+	  "has run this long and is this much further ahead in weighted time; larger = fewer "    \
+	  "switches, longer waits")                                                               \
 	X(window_us, WINDOW_US, "us", 5000, 1000, 100000, "scheduler",                            \
 	  "BE budget window: shorter follows ONLINE faster, costs more timer work")               \
 	X(home_wait_us, HOME_WAIT_US, "us", 2000, 0, 1000000, "scheduler",                        \
@@ -221,7 +225,7 @@ struct tm_tunables {
 	__u32 class_gen; /* bumped on every class map change */
 };
 #undef TM_TUN_FIELD
-_Static_assert(sizeof(struct tm_tunables) == 44, "tm_tunables layout");
+_Static_assert(sizeof(struct tm_tunables) == 48, "tm_tunables layout");
 
 /* Settings fixed for a scheduler's lifetime, and why a change needs a
  * reload: X(name, unit, default, min, max, why, effect). */
@@ -262,7 +266,7 @@ struct tm_tunables_req {
 	__s32 ret;		 /* out: 0, -EINVAL (result invalid, nothing applied), -ENOENT */
 	__u32 cap_cpus;		 /* out: the CPUs the scheduler validated against */
 };
-_Static_assert(sizeof(struct tm_tunables_req) == 104, "tm_tunables_req layout");
+_Static_assert(sizeof(struct tm_tunables_req) == 112, "tm_tunables_req layout");
 
 #define TM_TUN_LIMITS(f, N, u, d, lo, hi, w, e) \
 	TM_##N##_DFL = d, TM_##N##_MIN = lo, TM_##N##_MAX = hi,
@@ -308,6 +312,8 @@ _Static_assert((int)TM_BE_FLOOR_MCPU_MAX == (int)TM_MCPU_MAX,
 	X(DISPATCH_BE, "dispatch_be", "BE tasks moved to a CPU within the budget")                 \
 	X(BE_PREEMPTED, "be_preempted", "BE tasks preempted by a waking ONLINE/SYSTEM task")       \
 	X(HI_NO_CPU, "hi_no_cpu", "ONLINE/SYSTEM wakeups with no idle CPU and no BE to preempt")   \
+	X(WAKE_PREEMPT, "wake_preempt",                                                            \
+	  "ONLINE/SYSTEM runs preempted by a waking task further behind (wake_gran_us)")           \
 	X(BE_THROTTLED, "be_throttled", "BE runs ended by their grant timer")                      \
 	X(BE_THROTTLED_NS, "be_throttled_ns", "time BE waited with its budget spent, ns")          \
 	X(BE_FORCED, "be_forced", "BE runs forced by max_be_wait_ms")                              \

@@ -48,6 +48,35 @@ TEST(vtime_wake_ref_is_the_least_advanced)
 	EXPECT_EQ(~0ULL - 10, tm_vtime_wake_ref(~0ULL - 10, 5, slice));
 }
 
+TEST(wake_preempts_only_a_runner_ahead_by_the_granularity)
+{
+	__u64 g = 1000000, t0 = 5000000000ULL, v = 700000000;
+
+	/* nothing of ONLINE/SYSTEM runs there (BE or idle): never */
+	EXPECT_FALSE(tm_wake_preempts(0, 100, v, t0, 0, t0 + 10 * g, g));
+	/* the runner started under a granularity ago: not yet, however far
+	 * ahead it is */
+	EXPECT_FALSE(tm_wake_preempts(0, 100, v, t0, 100, t0 + g - 1, g));
+	/* equal vtimes, the runner ran 3 ms: 3 ms ahead, more than 1 */
+	EXPECT_TRUE(tm_wake_preempts(v, 100, v, t0, 100, t0 + 3 * g, g));
+	/* equal vtimes, ran exactly the granularity: 1 ms ahead is not more */
+	EXPECT_FALSE(tm_wake_preempts(v, 100, v, t0, 100, t0 + g, g));
+	/* the wakee is ahead already (it used more than its share): no */
+	EXPECT_FALSE(tm_wake_preempts(v + 5 * g, 100, v, t0, 100, t0 + 3 * g, g));
+	/* the runner's weight slows its vtime: at 400, 3 ms of run is 0.75 ms
+	 * of vtime, within the granularity */
+	EXPECT_FALSE(tm_wake_preempts(v, 100, v, t0, 400, t0 + 3 * g, g));
+	EXPECT_TRUE(tm_wake_preempts(v, 100, v, t0, 400, t0 + 9 * g, g));
+	/* a heavy wakee's granularity is short in its vtime */
+	EXPECT_TRUE(tm_wake_preempts(v + g, 1000, v, t0, 100, t0 + 3 * g / 2, g));
+	EXPECT_FALSE(tm_wake_preempts(v + g, 100, v, t0, 100, t0 + 3 * g / 2, g));
+	/* across the wrap of the vtimes and of the clock */
+	EXPECT_TRUE(tm_wake_preempts(~0ULL - g, 100, ~0ULL - g, ~0ULL - g, 100, 2 * g, g));
+	EXPECT_FALSE(tm_wake_preempts(~0ULL - g, 100, ~0ULL - g, ~0ULL - g / 4, 100, g / 2, g));
+	/* a start stamped after now (another CPU's clock read): not run yet */
+	EXPECT_FALSE(tm_wake_preempts(0, 100, v, t0, 100, t0 - 10, g));
+}
+
 TEST(vtime_wake_ref_cannot_walk_down)
 {
 	__u64 slice = 5000000, now = 1000000000, ref = now, v;

@@ -18,7 +18,7 @@ ok "scheduler loads (started by another process than the tools)"
 seq0=$(cat /sys/kernel/sched_ext/enable_seq)
 
 show=$(build/tidemarkctl show | head -n 1)
-for n in suppress_pct max_be_wait_ms be_floor_mcpu slice_us window_us home_wait_us be_avoid_homes placement home_slack_pct; do
+for n in suppress_pct max_be_wait_ms be_floor_mcpu slice_us wake_gran_us window_us home_wait_us be_avoid_homes placement home_slack_pct; do
 	check "show lists $n" grep -q "$n=" <<<"$show"
 done
 

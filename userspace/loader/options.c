@@ -18,6 +18,10 @@ void tm_usage(FILE *f, const char *prog)
 		"Usage: %s [OPTIONS]\n"
 		"Load the tidemark sched_ext scheduler until SIGINT/SIGTERM.\n\n"
 		"  -s, --slice-us US     time slice in microseconds (default %d, range %d-%d)\n"
+		"      --wake-gran-us US a waking ONLINE/SYSTEM task preempts one that ran US and "
+		"is\n"
+		"                        US ahead of it in weighted time (default %d, range "
+		"%d-%d)\n"
 		"  -t, --timeout-ms MS   sched_ext watchdog timeout (default 30000, range 1-%d)\n"
 		"  -p, --suppress-pct P  BE may use P%% of the node minus ONLINE/SYSTEM use "
 		"(default %d, 1-100)\n"
@@ -64,13 +68,13 @@ void tm_usage(FILE *f, const char *prog)
 		"  -v, --verbose         libbpf debug output\n"
 		"  -h, --help            this text\n"
 		"      --version         print the release and the map ABI version\n",
-		prog, TM_SLICE_US_DFL, TM_SLICE_US_MIN, TM_SLICE_US_MAX, TM_TIMEOUT_MS_MAX,
-		TM_SUPPRESS_PCT_DFL, TM_MAX_BE_WAIT_MS_DFL, TM_MAX_BE_WAIT_MS_MIN,
-		TM_MAX_BE_WAIT_MS_MAX, TM_BE_FLOOR_MCPU_DFL, TM_WINDOW_US_DFL, TM_WINDOW_US_MIN,
-		TM_WINDOW_US_MAX, TM_RESCAN_MS_DFL, TM_RESCAN_MS_MIN, TM_RESCAN_MS_MAX,
-		TM_HOME_SLACK_PCT_DFL, TM_HOME_WAIT_US_DFL, TM_HOME_WAIT_US_MIN,
-		TM_HOME_WAIT_US_MAX, TM_PEAK_WINDOW_S_DFL, TM_PEAK_WINDOW_S_MIN,
-		TM_PEAK_WINDOW_S_MAX);
+		prog, TM_SLICE_US_DFL, TM_SLICE_US_MIN, TM_SLICE_US_MAX, TM_WAKE_GRAN_US_DFL,
+		TM_WAKE_GRAN_US_MIN, TM_WAKE_GRAN_US_MAX, TM_TIMEOUT_MS_MAX, TM_SUPPRESS_PCT_DFL,
+		TM_MAX_BE_WAIT_MS_DFL, TM_MAX_BE_WAIT_MS_MIN, TM_MAX_BE_WAIT_MS_MAX,
+		TM_BE_FLOOR_MCPU_DFL, TM_WINDOW_US_DFL, TM_WINDOW_US_MIN, TM_WINDOW_US_MAX,
+		TM_RESCAN_MS_DFL, TM_RESCAN_MS_MIN, TM_RESCAN_MS_MAX, TM_HOME_SLACK_PCT_DFL,
+		TM_HOME_WAIT_US_DFL, TM_HOME_WAIT_US_MIN, TM_HOME_WAIT_US_MAX, TM_PEAK_WINDOW_S_DFL,
+		TM_PEAK_WINDOW_S_MIN, TM_PEAK_WINDOW_S_MAX);
 }
 
 /* Strict unsigned parse: the whole string, in range, or an error naming it. */
@@ -147,6 +151,7 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 		OPT_STATS = 256,
 		OPT_JSON,
 		OPT_WINDOW,
+		OPT_WAKE_GRAN,
 		OPT_ONLINE,
 		OPT_BE,
 		OPT_SYSTEM,
@@ -169,6 +174,7 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 		{"max-be-wait-ms", required_argument, NULL, 'w'},
 		{"be-floor-mcpu", required_argument, NULL, 'f'},
 		{"window-us", required_argument, NULL, OPT_WINDOW},
+		{"wake-gran-us", required_argument, NULL, OPT_WAKE_GRAN},
 		{"online", required_argument, NULL, OPT_ONLINE},
 		{"be", required_argument, NULL, OPT_BE},
 		{"system", required_argument, NULL, OPT_SYSTEM},
@@ -225,6 +231,12 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 				      &v))
 				return -1;
 			o->tun.window_us = v;
+			break;
+		case OPT_WAKE_GRAN:
+			if (parse_u64("--wake-gran-us", optarg, TM_WAKE_GRAN_US_MIN,
+				      TM_WAKE_GRAN_US_MAX, &v))
+				return -1;
+			o->tun.wake_gran_us = v;
 			break;
 		case OPT_ONLINE:
 		case OPT_BE:
