@@ -77,3 +77,22 @@ wait_workers() { # cg n timeout_s
 	return 1
 }
 
+
+# The ONLINE neighbour of tests/vm/cpumax-neighbour.sh and wake-preempt.sh:
+# four stress-ng CPU hogs in cgroup online/nb, started and waited for (the
+# test ends if they do not start).
+nb_start() {
+	in_cgroup online/nb stress-ng --temp-path /tmp --cpu-method int64 --cpu 4 --timeout 60s >/dev/null 2>&1
+	nb=$!
+	wait_workers online/nb 4 60 || { not_ok "the neighbour's four workers started"; tap_done; }
+}
+# every task of the neighbour gone (its workers too), not only stress-ng's
+# parent: lingering hogs slow the next step (loading took over 10 s once)
+nb_stop() {
+	echo 1 >/sys/fs/cgroup/online/nb/cgroup.kill
+	wait $nb 2>/dev/null
+	for _ in $(seq 100); do
+		[ -z "$(cat /sys/fs/cgroup/online/nb/cgroup.procs)" ] && break
+		sleep 0.1
+	done
+}

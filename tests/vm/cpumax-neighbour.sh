@@ -27,21 +27,6 @@ echo "50000 100000" >$cg/online/nb/cpu.max
 PROBE="build/tm-probe --messengers 1 --workers 2 --rate 200 --work-us 500 --jitter-us 2000 --seconds 15 --json"
 probe() { (echo $BASHPID >$cg/online/svc/cgroup.procs && exec $PROBE) >"$1" 2>&1; }
 field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]][sys.argv[3]])' "$@"; }
-nb_start() {
-	in_cgroup online/nb stress-ng --temp-path /tmp --cpu-method int64 --cpu 4 --timeout 60s >/dev/null 2>&1
-	nb=$!
-	wait_workers online/nb 4 60 || { not_ok "the neighbour's four workers started"; tap_done; }
-}
-# every task of the neighbour gone (its workers too), not only stress-ng's
-# parent: lingering hogs slow the next step (loading took over 10 s once)
-nb_stop() {
-	echo 1 >$cg/online/nb/cgroup.kill
-	wait $nb 2>/dev/null
-	for _ in $(seq 100); do
-		[ -z "$(cat $cg/online/nb/cgroup.procs)" ] && break
-		sleep 0.1
-	done
-}
 
 # EEVDF with its own cpu.max on the neighbour: the peer
 nb_start

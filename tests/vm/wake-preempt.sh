@@ -22,20 +22,6 @@ mkdir -p $cg/online/svc $cg/online/nb
 echo "+cpu" >$cg/online/cgroup.subtree_control
 PROBE="build/tm-probe --messengers 1 --workers 2 --rate 200 --work-us 500 --jitter-us 2000 --seconds 10 --json"
 field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]][sys.argv[3]])' "$@"; }
-nb_start() {
-	in_cgroup online/nb stress-ng --temp-path /tmp --cpu-method int64 --cpu 4 --timeout 60s >/dev/null 2>&1
-	nb=$!
-	wait_workers online/nb 4 60 || { not_ok "the neighbour's four workers started"; tap_done; }
-}
-# every task of the neighbour gone, not only stress-ng's parent
-nb_stop() {
-	echo 1 >$cg/online/nb/cgroup.kill
-	wait $nb 2>/dev/null
-	for _ in $(seq 100); do
-		[ -z "$(cat $cg/online/nb/cgroup.procs)" ] && break
-		sleep 0.1
-	done
-}
 # the service next to the neighbour; with a scheduler, its counters over the
 # same 10 s
 measure() { # name [stats]
