@@ -5,14 +5,14 @@
 # at the same weight, which keep both CPUs busy. The service's wakeups find no
 # idle CPU and no BE to take; without wakeup preemption each waits out the
 # running hog's slice however far behind it is. Measured in one VM run: EEVDF
-# as the peer, then tidemark with wake_gran_us at its default, at 100000 (more
-# than a slice: a run's start is renewed every slice, so nothing is ever
-# preempted) and at its default again, the same scheduler throughout
-# (tidemarkctl set), interleaved. The preemptions are the scheduler's own
-# count; the latencies are the service's. Measured (six runs): about 1,600
-# preemptions in 10 s in fast runs (800-1,100 in slow ones, below), none at
-# 100000; p50 request 1.33-1.74 ms against 2.93-3.27 ms without, p50 wakeup
-# 77.5-77.7 us against 94.8-94.9 (EEVDF 71-73).
+# as the peer, then tidemark with wake_gran_us at 1000 (the default) and at
+# 100000 (more than a slice: a run's start is renewed every slice, so nothing
+# is ever preempted), interleaved twice on the same scheduler (tidemarkctl
+# set). The preemptions are the scheduler's own count; the latencies are the
+# service's. Measured (seven runs): about 1,600 preemptions in 10 s in fast
+# runs (800-1,100 in slow ones, below), none at 100000; p50 request
+# 1.29-1.74 ms against 2.93-3.30 ms without, p50 wakeup 77.5-77.7 us against
+# 94.8-94.9 (EEVDF 71-73).
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/vmlib.sh"
 
@@ -70,10 +70,13 @@ note "p50 request us: EEVDF $r_eevdf; tidemark $r_on1, $r_on2 with wakeup preemp
 # paces: in some VM runs tidemark serves the service 2-4x slower in every
 # setting, for the whole run (p50 request 5.1-11.7 ms against 1.3-3.3 ms,
 # p50 wakeup 94-95 us with preemption as without, half the preemptions),
-# while EEVDF in the same run may be at its best (709 us once). Not the
-# guest's TSC calibration, not the neighbour's first seconds; the cause is
-# open. Preemption's gain held in both paces: 0.45-0.55x the requests without
-# it in the fast runs, 0.65-0.75x in the slow ones.
+# while EEVDF in the same run may be at its best (709 us once). The pace
+# holds for a boot (6 of 6 setups, each a fresh scheduler, fast in one boot,
+# 6 of 6 slow in the next) and changes with the host's state; it is not the
+# guest's TSC calibration, not the neighbour's first seconds, and preempting
+# the waker's own CPU first (no IPI) did not help. The cause is open.
+# Preemption's gain held in both paces: 0.45-0.55x the requests without it
+# in the fast runs, 0.65-0.75x in the slow ones.
 check "p50 request with wakeup preemption at most 0.9x without ($r_on1 + $r_on2 vs $r_off1 + $r_off2 us)" \
 	python3 -c "import sys; sys.exit(0 if $r_on1 + $r_on2 <= 0.9 * ($r_off1 + $r_off2) else 1)"
 check "p50 wakeup with wakeup preemption no slower than without ($w_on1 + $w_on2 vs $w_off1 + $w_off2 us)" \
