@@ -134,7 +134,8 @@ static __always_inline void wake_preempt(struct task_struct *p, struct task_ctx 
 {
 	struct cpu_run *r = cpu_run_of(cpu);
 
-	if (!(enq_flags & SCX_ENQ_WAKEUP) || !r || !r->w || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+	if (!wake_gran_ns || !(enq_flags & SCX_ENQ_WAKEUP) || !r || !r->w ||
+	    !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 		return;
 	if (!tm_wake_preempts(vtime, eff_weight(p, tctx), r->vt, r->at, r->w, bpf_ktime_get_ns(),
 			      wake_gran_ns))

@@ -194,10 +194,10 @@ enum tm_class {
 	X(slice_us, SLICE_US, "us", 5000, 100, 100000, "scheduler",                               \
 	  "time a task runs before others queued behind it get the CPU; shorter = lower wait, "   \
 	  "more switches")                                                                        \
-	X(wake_gran_us, WAKE_GRAN_US, "us", 1000, 100, 100000, "scheduler",                       \
-	  "a waking ONLINE/SYSTEM task with no free CPU preempts the one on its CPU once that "   \
-	  "has run this long and is this much further ahead in weighted time; larger = fewer "    \
-	  "switches, longer waits")                                                               \
+	X(wake_gran_us, WAKE_GRAN_US, "us", 0, 0, 100000, "scheduler",                            \
+	  "0 = off; else a waking ONLINE/SYSTEM task with no free CPU preempts the one on its "   \
+	  "CPU once that has run this long and is this much further ahead in weighted time; "     \
+	  "larger = fewer switches, longer waits")                                                \
 	X(window_us, WINDOW_US, "us", 5000, 1000, 100000, "scheduler",                            \
 	  "BE budget window: shorter follows ONLINE faster, costs more timer work")               \
 	X(home_wait_us, HOME_WAIT_US, "us", 2000, 0, 1000000, "scheduler",                        \

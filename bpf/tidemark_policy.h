@@ -326,17 +326,17 @@ static inline __u64 tm_vtime_wake_ref(__u64 now_vt, __u64 min_vt, __u64 credit_v
  * ONLINE/SYSTEM task running on its CPU (vtime @run_vt when it started or
  * its slice was renewed at @run_at, weight @run_w; 0: none runs there) when
  * that one has run at least @gran_ns since and, charged up to @now, is more
- * than @gran_ns of the wakee's time ahead of it. Without this a wakee waited
- * out the runner's whole slice, however far behind it was; the granularity
- * keeps two busy tasks from trading the CPU on every wakeup. Compared by
- * difference (times and vtimes may wrap).
+ * than @gran_ns of the wakee's time ahead of it; @gran_ns 0: never. Without
+ * this a wakee waits out the runner's whole slice, however far behind it
+ * is; the granularity keeps two busy tasks from trading the CPU on every
+ * wakeup. Compared by difference (times and vtimes may wrap).
  */
 static inline bool tm_wake_preempts(__u64 vt, __u32 w, __u64 run_vt, __u64 run_at, __u32 run_w,
 				    __u64 now, __u64 gran_ns)
 {
 	__u64 ran = now - run_at;
 
-	if (!run_w || (__s64)ran < (__s64)gran_ns)
+	if (!gran_ns || !run_w || (__s64)ran < (__s64)gran_ns)
 		return false;
 	return (__s64)(vt + tm_vtime_delta(gran_ns, w) - (run_vt + tm_vtime_delta(ran, run_w))) < 0;
 }

@@ -52,6 +52,8 @@ TEST(wake_preempts_only_a_runner_ahead_by_the_granularity)
 {
 	__u64 g = 1000000, t0 = 5000000000ULL, v = 700000000;
 
+	/* granularity 0 is off: never, however far ahead the runner is */
+	EXPECT_FALSE(tm_wake_preempts(0, 100, v, t0, 100, t0 + 10 * g, 0));
 	/* nothing of ONLINE/SYSTEM runs there (BE or idle): never */
 	EXPECT_FALSE(tm_wake_preempts(0, 100, v, t0, 0, t0 + 10 * g, g));
 	/* the runner started under a granularity ago: not yet, however far

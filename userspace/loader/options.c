@@ -20,7 +20,7 @@ void tm_usage(FILE *f, const char *prog)
 		"  -s, --slice-us US     time slice in microseconds (default %d, range %d-%d)\n"
 		"      --wake-gran-us US a waking ONLINE/SYSTEM task preempts one that ran US and "
 		"is\n"
-		"                        US ahead of it in weighted time (default %d, range "
+		"                        US ahead of it in weighted time (default %d: off, range "
 		"%d-%d)\n"
 		"  -t, --timeout-ms MS   sched_ext watchdog timeout (default 30000, range 1-%d)\n"
 		"  -p, --suppress-pct P  BE may use P%% of the node minus ONLINE/SYSTEM use "
