@@ -9,9 +9,9 @@
 # wake_gran_us 1000 and 0 set in turn (tidemarkctl set), twice each. The
 # preemptions are the scheduler's own count; the latencies are the service's.
 # On 1 vCPU: on 2 the emulator's pace splits boots in two, and in the slow
-# half the gain is lost in the spread (README, ONLINE sharing). Measured:
-# about 1,600 preemptions in 10 s at 1000, none off; p50 request 0.73 ms
-# against 4.1-4.2 ms (EEVDF 0.70), the same to 0.1 us in each round.
+# half the gain is lost in the spread (README, ONLINE sharing). Measured
+# (three runs): 1,579-1,672 preemptions in 10 s at 1000, none off; p50
+# request 730.4 us in every round with it, 4.0-4.2 ms off (EEVDF 0.70).
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/vmlib.sh"
 
