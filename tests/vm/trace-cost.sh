@@ -17,31 +17,56 @@ mkdir -p $cg/online $cg/be
 in_cgroup be stress-ng --temp-path /tmp --cpu-method int64 --cpu 1 --timeout 600s >/dev/null 2>&1
 hogs=$!
 
+# ns per call over the hot callbacks, and per callback, from two snapshots
+# of "name run_cnt run_time_ns" (the first may be empty: since the load)
+per_call() { # before after
+	awk -v hot=" $HOT " 'NR == FNR {c0[$1] = $2; r0[$1] = $3; next}
+		index(hot, " " $1 " ") && $2 > c0[$1] {
+			dr = $3 - r0[$1]; dc = $2 - c0[$1]; rt += dr; c += dc
+			d = d sprintf(" %s=%.0f", substr($1, 10), dr / dc)
+		}
+		END {printf "%.1f%s\n", rt / c, d}' "$1" "$2"
+}
+# one window of the probe's load; with "on", a trace taken meanwhile
+window() { # off|on
+	in_cgroup online build/tm-probe --rate 200 --work-us 500 --seconds 3 >/dev/null 2>&1
+	probe=$!
+	if [ "$1" = on ]; then
+		build/tidemarkctl trace --seconds 3 --output /tmp/trace.txt 2>/tmp/trace.err
+	else
+		sleep 3
+	fi
+	wait $probe
+}
+
 declare -A per
+# Each round: the build with no trace points (one load), then the build
+# with them (one load), its trace off and then on, each over a window of
+# its own (a load under one icount vCPU costs ~13 s: three per round were
+# half of this test's time).
 for round in 1 2 3; do
-	for b in notrace off on; do
-		bin=build/scx_tidemark
-		[ $b = notrace ] && bin=build/scx_tidemark_notrace
+	for bin in build/scx_tidemark_notrace build/scx_tidemark; do
 		$bin --online /online --be /be --suppress-pct 50 >/tmp/scx.log 2>&1 &
 		pid=$!
-		wait_state enabled 20 || { not_ok "$b loads" "$(cat /tmp/scx.log)"; break 2; }
+		wait_state enabled 20 || { not_ok "$bin loads" "$(cat /tmp/scx.log)"; break 2; }
 		sleep 0.5
-		in_cgroup online build/tm-probe --rate 200 --work-us 500 --seconds 3 >/dev/null 2>&1
-		probe=$!
-		if [ $b = on ]; then
-			build/tidemarkctl trace --seconds 3 --output /tmp/trace.txt 2>/tmp/trace.err
-		else
-			sleep 3
-		fi
-		wait $probe
-		# ns per call over the hot callbacks, and per callback
-		per[$b]+="$(build/tm-insns --runtime tidemark_ | awk -v hot=" $HOT " '
-			index(hot, " " $1 " ") && $2 > 0 {rt += $3; c += $2; d = d sprintf(" %s=%.0f", substr($1, 10), $3 / $2)}
-			END {printf "%.1f%s\n", rt / c, d}')
+		build/tm-insns --runtime tidemark_ >/tmp/s0
+		window off
+		build/tm-insns --runtime tidemark_ >/tmp/s1
+		if [ $bin = build/scx_tidemark_notrace ]; then
+			per[notrace]+="$(per_call /tmp/s0 /tmp/s1)
 "
+		else
+			per[off]+="$(per_call /tmp/s0 /tmp/s1)
+"
+			window on
+			build/tm-insns --runtime tidemark_ >/tmp/s2
+			per[on]+="$(per_call /tmp/s1 /tmp/s2)
+"
+			note "round $round trace: $(tail -1 /tmp/trace.err)"
+		fi
 		kill -INT $pid
 		wait $pid
-		[ $b = on ] && note "round $round trace: $(tail -1 /tmp/trace.err)"
 	done
 done
 kill $hogs 2>/dev/null
