@@ -93,12 +93,18 @@ wait $hogs
 # 20 s: four times the watchdog (--timeout-ms 5000), about 20 forced runs
 note "bounded wait: ONLINE saturates both CPUs for 20 s, two BE tasks still run"
 build/tidemarkctl set be_floor_mcpu=0 max_be_wait_ms=1000 >/dev/null
+# BE's hogs first, running before ONLINE takes the CPUs: started under
+# ONLINE's load, stress-ng's own start and end went at one forced run a
+# second and made this 20 s part take 43.
+in_cgroup be $HOG 2 --timeout 60s >/dev/null 2>&1
+be=$!
+wait_workers be 2 20 || not_ok "BE hogs start" "not running after 20 s"
 before=$(grep '^{' "$log" | tail -n 1)
 in_cgroup online $HOG 2 --timeout 20s >/dev/null 2>&1
 on=$!
-in_cgroup be $HOG 2 --timeout 20s >/dev/null 2>&1
-be=$!
-wait $on $be
+wait $on
+kill $be
+wait $be
 sleep 1.5
 stats=$(grep '^{' "$log" | tail -n 1)
 forced=$(($(json_field "$stats" be_forced) - $(json_field "$before" be_forced)))
