@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 300
+# pool: loads, refusals and the ABI; its waits poll, nothing timed
 # The pinned-map ABI: the scheduler publishes its version; tidemarkctl and
 # tidemarkd refuse a scheduler of another version with a message naming
 # both, and work again once it matches. Tunables written by concurrent
@@ -14,7 +15,7 @@ mkdir -p $cg/be $cg/t
 log=/tmp/scx.log
 build/scx_tidemark --be /be >"$log" 2>&1 &
 pid=$!
-wait_state enabled 10 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+wait_state enabled 30 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
 ok "scheduler loads"
 
 hex() { python3 -c 'import struct,sys; print(struct.pack(sys.argv[1], *map(int, sys.argv[2:])).hex())' "$@"; }
@@ -67,7 +68,7 @@ check "tidemarkd leaves the tunables alone (suppress_pct still 65)" grep -q "sup
 expect_eq "said once, not every tick" 1 "$(grep -c 'version 999' /tmp/td.log)"
 
 tests/lib/bpfmap.py update $pins/abi "$(hex "<I" 0)" "$abi"
-if wait_log /tmp/td.log "action=set" 5; then ok "matching again: tidemarkd applies its line"; else not_ok "matching again: tidemarkd applies its line" "$(cat /tmp/td.log)"; fi
+if wait_log /tmp/td.log "action=set" 15; then ok "matching again: tidemarkd applies its line"; else not_ok "matching again: tidemarkd applies its line" "$(cat /tmp/td.log)"; fi
 check "suppress_pct 40 applied" grep -q "suppress_pct=40 " <<<"$(build/tidemarkctl show | head -n 1)"
 kill $dpid
 wait $dpid

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 300
+# pool: refusals and file modes; nothing timed
 # The pin directory cannot be hijacked: one made first by another user (or
 # group/world-writable, or a link) is refused by scx_tidemark, which leaves
 # it untouched and pins nothing, and by tidemarkctl and tidemarkd, which
@@ -54,8 +55,8 @@ rm -f $pins
 # none there: the loader makes its own
 build/scx_tidemark --be /be >"$log" 2>&1 &
 pid=$!
-wait_state enabled 10 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
-wait_log "$log" "loaded" 10
+wait_state enabled 30 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+wait_log "$log" "loaded" 30
 expect_eq "the loader's pin directory: root's, 0700" "0 700" "$(stat -c '%u %a' $pins)"
 check "tidemarkctl reads it" build/tidemarkctl show
 

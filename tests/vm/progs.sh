@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 200
+# pool: counts calls and run time, judges neither against a clock
 # tidemarkctl progs: each sched_ext callback's calls and run time over an
 # interval or a command's run, from the kernel's BPF statistics, switched on for the interval
 # only; for tidemark and for another scheduler (scx_simple, as the bench
