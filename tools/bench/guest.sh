@@ -253,7 +253,9 @@ print(sum(avg) / max(len(avg), 1), mx, p99)'
 }
 
 log "$where: kernel $(uname -r), $n CPUs, mode $mode"
-emit "{\"kind\":\"meta\",\"kernel\":\"$(uname -r)\",\"cpus\":$n,\"mode\":\"$mode\",\"where\":\"$where\"}"
+# the commit that ran (a report regenerated later names it, not its own)
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+emit "{\"kind\":\"meta\",\"kernel\":\"$(uname -r)\",\"cpus\":$n,\"mode\":\"$mode\",\"where\":\"$where\",\"commit\":\"$commit\"}"
 emit "$machine"
 
 # One round of the bursty service next to BE (none for alone): the probe's

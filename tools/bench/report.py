@@ -156,6 +156,7 @@ def bursty_section(w, rows, host=False):
             p99 = [r["probe"]["request_us"]["p99"] for r in x]
             served = [r["probe"]["rate"] for r in x]
             summ[s] = dict(node=med(node), node_max=max(node), share=med(share), p50=med(p50),
+                           be_over=med([b - rm for b, rm in zip(be, room)]),
                            p99=med(p99), served=med(served), node_l=node, share_l=share,
                            p50_l=p50, p99_l=p99)
             w("| %s | %s | %s%% | %s | %s | %s | %s | %s | %s | %.2fx / %.2fx | %s |" % (
@@ -196,8 +197,12 @@ def bursty_section(w, rows, host=False):
                     best[0], ratio(best[1][key], a50 if key == "p50" else a99),
                     "" if best[1]["node"] <= line + 2 else " (not holding the line: %.0f%% busy)" %
                     best[1]["node"])))
-        targets.append("- %d %s: BE at >= %d%% of the capacity under the line: %.0f%%, %s." % (
-            cpus, unit, TARGET_BE * 100, tm["share"], "met" if tm["share"] >= TARGET_BE * 100 else "**missed**"))
+        # over 100%: BE had all of its room and ran past it (the node above
+        # the line by that much); said, not hidden behind the percentage
+        targets.append("- %d %s: BE at >= %d%% of the capacity under the line: %.0f%%%s, %s." % (
+            cpus, unit, TARGET_BE * 100, tm["share"],
+            "" if tm["share"] <= 100 else " (all of its room, and %.1f points of the node past it)" %
+            tm["be_over"], "met" if tm["share"] >= TARGET_BE * 100 else "**missed**"))
         for s, v in peers:
             if v["node"] > line + 2:
                 continue
@@ -329,12 +334,12 @@ def main():
     if host:
         w("**How it was run.** On this machine directly, %s CPUs online, kernel %s, tidemark commit `%s`,"
           " %d s wall time; the setups in cgroups under `/tidemark-bench`, one after the other." % (
-              meta.get("cpus", "?"), meta.get("kernel", "?"), git("rev-parse", "--short", "HEAD"), elapsed))
+              meta.get("cpus", "?"), meta.get("kernel", "?"), meta.get("commit") or git("rev-parse", "--short", "HEAD"), elapsed))
     else:
         w("**How it was run.** One QEMU TCG guest with `-icount shift=3,sleep=off` (virtual time, so the")
         w("setups of one run are comparable; across runs tails still move), %s vCPU, kernel %s, tidemark"
           " commit `%s`, %d s wall time." %
-          (meta.get("cpus", "?"), meta.get("kernel", "?"), git("rev-parse", "--short", "HEAD"), elapsed))
+          (meta.get("cpus", "?"), meta.get("kernel", "?"), meta.get("commit") or git("rev-parse", "--short", "HEAD"), elapsed))
     w("Every setup runs the same workload one after the other. ONLINE: `tm-probe`")
     w("(one messenger hands 1 ms requests to idle workers at a fixed rate, each arrival moved by a")
     w("random 0 to half a period, so that no run is phase-locked to the tick: wakeup latency =")
@@ -344,7 +349,8 @@ def main():
     w("machine; its share is that over the capacity left under the watermark (%d%% minus what ONLINE" % SUPPRESS)
     w("used, at least the BE floor). ONLINE and BE use come from the cgroups' `cpu.stat`, read by the shell before and after")
     w("the probe (a measuring process would compete with the probe); node busy is their sum.")
-    w("The BE work column (bogo ops) does not depend on cgroup accounting.")
+    w("The BE work column (bogo ops) does not depend on cgroup accounting; BE CPU is BE's `cpu.stat` over the")
+    w("same capacity. tidemark's BE target is judged on the lower of the two, a peer's BE compared by the higher.")
     w("")
     if not host:
         w("Why one vCPU: with `-icount`, QEMU runs vCPUs round-robin on one host thread, so a wakeup sent")
@@ -377,15 +383,15 @@ def main():
             nreq / 100, nreq / 1000))
         w("")
         xh = " ONLINE IPC | ONLINE LLC misses / request |" if perf else ""
-        w("| setup | wakeup p50 / p99 / p99.9 us | request p99 / p99.9 us | p99 wakeup vs alone | p99 request vs alone | served | node busy | ONLINE | BE | BE work / capacity under the line |" + xh)
-        w("|---|---|---|---|---|---|---|---|---|---|" + "---|---|" * perf)
+        w("| setup | wakeup p50 / p99 / p99.9 us | request p99 / p99.9 us | p99 wakeup vs alone | p99 request vs alone | served | node busy | ONLINE | BE | BE CPU / capacity under the line | BE work / capacity under the line |" + xh)
+        w("|---|---|---|---|---|---|---|---|---|---|---|" + "---|---|" * perf)
         def lat(rs):  # medians: the ratio columns carry the spread
             return "%d / %d / %d | %d / %d" % (
                 med(pm(rs, "wakeup_us", "p50")), med(pm(rs, "wakeup_us", "p99")),
                 med(pm(rs, "wakeup_us", "p999")), med(pm(rs, "request_us", "p99")),
                 med(pm(rs, "request_us", "p999")))
         xa = " %s |" % " | ".join(perf_cells(at)) if perf else ""
-        w("| alone | %s | 1.00x | 1.00x | %s | | | | |%s" % (
+        w("| alone | %s | 1.00x | 1.00x | %s | | | | | |%s" % (
             lat(at), spread([r["probe"]["requests"] for r in at], "%d"), xa))
         if lv == 30 or len(levels) == 1:
             plot.append(("alone", {k: med(pm(at, "wakeup_us", k)) for k in ("p50", "p99", "p999")},
@@ -393,7 +399,7 @@ def main():
         setups = list(dict.fromkeys(r["setup"] for r in probes if r["level"] == lv and r["setup"] != "alone"))
         for s_ in setups:
             rs = [r for r in probes if r["level"] == lv and r["setup"] == s_]
-            rw, rq, sh = [], [], []
+            rw, rq, sh, sc = [], [], [], []
             for r in rs:
                 p = r["probe"]
                 base = alone_of.get(r.get("round", 1))
@@ -404,15 +410,23 @@ def main():
                 # ONLINE at or above the line leaves BE its floor (100 mCPU per node)
                 room = max(SUPPRESS - r["online"], FLOOR_PCT / meta.get("cpus", 1)) / 100.0
                 sh.append(100 * (r["be_ops"] / be_alone) / room if be_alone else float("nan"))
-            x = dict(setup=s_, level=lv, _ratio_wake=med(rw), _ratio_req=med(rq), _share=med(sh) / 100,
+                sc.append(r["be"] / room)
+            # tidemark judged on the lower of BE's CPU (cpu.stat) and its
+            # work, a peer credited with the higher: work per CPU-second
+            # differs from BE alone's (106% of the room in work at 97% of
+            # it in CPU), and cgroup accounting can be off (the "doubtful"
+            # rows below); neither alone may carry a target or a comparison
+            pick = min if s_ == "tidemark" else max
+            x = dict(setup=s_, level=lv, _ratio_wake=med(rw), _ratio_req=med(rq),
+                     _share=pick(med(sh), med(sc)) / 100, _cpu=med(sc), _work=med(sh),
                      busy=med([r["busy"] for r in rs]), online=med([r["online"] for r in rs]),
                      be=med([r["be"] for r in rs]))
             summary.append(x)
-            w("| %s | %s | %s | %s | %s | %s%% | %s%% | %s%% | %s%% |%s" % (
+            w("| %s | %s | %s | %s | %s | %s%% | %s%% | %s%% | %s%% | %s%% |%s" % (
                 s_, lat(rs), spread(rw, "%.2fx"), spread(rq, "%.2fx"),
                 spread([r["probe"]["requests"] for r in rs], "%d"), spread([r["busy"] for r in rs], "%d"),
                 spread([r["online"] for r in rs], "%d"), spread([r["be"] for r in rs], "%d"),
-                spread(sh, "%.0f"), " %s |" % " | ".join(perf_cells(rs)) if perf else ""))
+                spread(sc, "%.0f"), spread(sh, "%.0f"), " %s |" % " | ".join(perf_cells(rs)) if perf else ""))
             if lv == 30 or len(levels) == 1:
                 plot.append((s_, {k: med(pm(rs, "wakeup_us", k)) for k in ("p50", "p99", "p999")},
                              med(pm(rs, "request_us", "p99")), x["_share"] * 100, x["busy"]))
@@ -558,8 +572,9 @@ def main():
         w("- ONLINE p99 wakeup within %.1fx of alone at %d%%: %.2fx, %s." % (
             TARGET_P99, r["level"], r["_ratio_wake"], "met" if ok else "**missed**"))
         ok = r["_share"] >= TARGET_BE
-        w("- BE at >= %d%% of the capacity under the watermark at %d%%: %.0f%%, %s." % (
-            TARGET_BE * 100, r["level"], r["_share"] * 100, "met" if ok else "**missed**"))
+        w("- BE at >= %d%% of the capacity under the watermark at %d%%: %.0f%% (CPU %.0f%%, work %.0f%%), %s." % (
+            TARGET_BE * 100, r["level"], r["_share"] * 100, r["_cpu"], r["_work"],
+            "met" if ok else "**missed**"))
     rt = next((r["reaction"]["reaction_ms"] for r in react if r["setup"] == "tidemark"), None)
     if react:
         w("- Reaction to an ONLINE burst <= %d ms: %s." % (
