@@ -91,6 +91,7 @@ kill $hogs 2>/dev/null
 wait $hogs
 
 # 20 s: four times the watchdog (--timeout-ms 5000), about 20 forced runs
+# for each of the two waiting BE tasks
 note "bounded wait: ONLINE saturates both CPUs for 20 s, two BE tasks still run"
 build/tidemarkctl set be_floor_mcpu=0 max_be_wait_ms=1000 >/dev/null
 # BE's hogs first, running before ONLINE takes the CPUs: started under

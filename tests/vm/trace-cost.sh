@@ -18,7 +18,7 @@ in_cgroup be stress-ng --temp-path /tmp --cpu-method int64 --cpu 1 --timeout 600
 hogs=$!
 
 # ns per call over the hot callbacks, and per callback, from two snapshots
-# of "name run_cnt run_time_ns" (the first may be empty: since the load)
+# of "name run_cnt run_time_ns" (tm-insns --runtime)
 per_call() { # before after
 	awk -v hot=" $HOT " 'NR == FNR {c0[$1] = $2; r0[$1] = $3; next}
 		index(hot, " " $1 " ") && $2 > c0[$1] {
