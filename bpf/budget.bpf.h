@@ -125,7 +125,7 @@ static __always_inline void be_grant_return(struct tm_cpu_ctx *c)
 }
 
 /*
- * A regular BE grant: a slice, or what is left of the budget. Grants are
+ * A regular BE grant: be_grant_ns, or what is left of the budget. Grants are
  * taken when a run starts, not at dispatch: two CPUs may both dispatch BE
  * on the last of a window's budget and one finds it spent. That one gets
  * the minimum grant (its timer ends the run at once), not a whole slice,
@@ -137,7 +137,7 @@ static __always_inline u64 be_regular_grant(void)
 
 	if (b <= 0)
 		return TM_BE_GRANT_MIN_NS;
-	return (u64)b < slice_ns ? (u64)b : slice_ns;
+	return (u64)b < be_grant_ns ? (u64)b : be_grant_ns;
 }
 
 /*
@@ -172,7 +172,7 @@ static __always_inline void charge(struct tm_cpu_ctx *c, u32 cls, u64 now)
  * run the same floor.
  */
 /*
- * Take a grant of at most a slice out of what the floor still owes this
+ * Take a grant of at most be_grant_ns out of what the floor still owes this
  * window; 0 when nothing is owed. Given back with floor_grant_undo.
  */
 static __always_inline u64 floor_grant_take(void)
@@ -182,7 +182,7 @@ static __always_inline u64 floor_grant_take(void)
 
 	if (owed <= 0)
 		return 0;
-	g = (u64)owed < slice_ns ? (u64)owed : slice_ns;
+	g = (u64)owed < be_grant_ns ? (u64)owed : be_grant_ns;
 	__sync_fetch_and_sub(&be_floor_left, g);
 	return g;
 }
@@ -351,9 +351,9 @@ static int window_fn(void *map, int *key, struct window *w)
 		stat_add(TM_STAT_BE_THROTTLED_NS, dt);
 	/* what the node used above (or, BE held back, below) its line so far;
 	 * bounded past the line by what grants can carry across windows (a
-	 * slice per CPU), or grants straddling a window would be forgiven */
+	 * grant per CPU), or grants straddling a window would be forgiven */
 	w->over_ns = tm_be_over_next(w->over_ns, hi, be_used, cap, t->suppress_pct, be_floor_ns,
-				     limited, slice_ns * cap_cpus);
+				     limited, be_grant_ns * cap_cpus);
 	be_budget = tm_be_budget_next(allow, w->over_ns);
 	pay_forced_debt(w);
 

@@ -44,12 +44,18 @@ static u64 vtime_min;
  * (tm_wake_preempts): its vtime when it started or its slice was renewed,
  * when, and its weight (0: none of them runs there). Written by the CPU
  * itself, read by wakers elsewhere without a lock: a stale read costs one
- * preemption too many or too few, never a wrong queue order.
+ * preemption too many or too few, never a wrong queue order. @wkey: the
+ * lowest tm_wake_key of the wakeups from other cgroups than the runner's
+ * (@cgid) that could not preempt it yet, for its tick (valid while @wpend;
+ * cleared when a task starts or a slice renews).
  */
 struct cpu_run {
 	u64 vt;
 	u64 at;
+	u64 cgid;
+	u64 wkey;
 	u32 w;
+	u32 wpend;
 };
 static struct cpu_run cpu_runs[TM_MAX_CPUS];
 
@@ -88,6 +94,12 @@ static u64 window_end;
 static u64 slice_ns = TM_SLICE_US_DFL * 1000ULL;
 static u64 wake_gran_ns = TM_WAKE_GRAN_US_DFL * 1000ULL;
 static u64 window_ns = TM_WINDOW_US_DFL * 1000ULL;
+/*
+ * The most a BE grant runs: a slice, but never past a budget window, so
+ * that the line is judged again every window however long ONLINE/SYSTEM's
+ * slice is (tunables_apply).
+ */
+static u64 be_grant_ns = TM_WINDOW_US_DFL * 1000ULL;
 /* Soft homes: how long a task waits for its home before going elsewhere. */
 static u64 home_wait_ns = TM_HOME_WAIT_US_DFL * 1000ULL;
 /* Keep BE off domains hosting ONLINE homes while other domains have room. */
@@ -412,6 +424,7 @@ static __always_inline void tunables_apply(const struct tm_tunables *t)
 	slice_ns = (u64)t->slice_us * 1000;
 	wake_gran_ns = (u64)t->wake_gran_us * 1000;
 	window_ns = (u64)t->window_us * 1000;
+	be_grant_ns = slice_ns < window_ns ? slice_ns : window_ns;
 	home_wait_ns = (u64)t->home_wait_us * 1000;
 	be_avoid_homes = t->be_avoid_homes;
 	smt_expel = t->smt_expel;

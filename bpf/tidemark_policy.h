@@ -331,14 +331,33 @@ static inline __u64 tm_vtime_wake_ref(__u64 now_vt, __u64 min_vt, __u64 credit_v
  * is; the granularity keeps two busy tasks from trading the CPU on every
  * wakeup. Compared by difference (times and vtimes may wrap).
  */
-static inline bool tm_wake_preempts(__u64 vt, __u32 w, __u64 run_vt, __u64 run_at, __u32 run_w,
-				    __u64 now, __u64 gran_ns)
+static inline bool tm_wake_key_preempts(__u64 key, __u64 run_vt, __u64 run_at, __u32 run_w,
+					__u64 now, __u64 gran_ns)
 {
 	__u64 ran = now - run_at;
 
 	if (!gran_ns || !run_w || (__s64)ran < (__s64)gran_ns)
 		return false;
-	return (__s64)(vt + tm_vtime_delta(gran_ns, w) - (run_vt + tm_vtime_delta(ran, run_w))) < 0;
+	return (__s64)(key - (run_vt + tm_vtime_delta(ran, run_w))) < 0;
+}
+
+/*
+ * A wakee's key: its vtime plus the granularity in its own weighted time.
+ * A wakeup that cannot preempt yet (the runner has not run @gran_ns, or is
+ * not that far ahead yet) leaves the lowest key on the runner's CPU, and
+ * the CPU's tick preempts once tm_wake_key_preempts holds: without that a
+ * wakee arriving early in a slice waits all of it.
+ */
+static inline __u64 tm_wake_key(__u64 vt, __u32 w, __u64 gran_ns)
+{
+	return vt + tm_vtime_delta(gran_ns, w);
+}
+
+static inline bool tm_wake_preempts(__u64 vt, __u32 w, __u64 run_vt, __u64 run_at, __u32 run_w,
+				    __u64 now, __u64 gran_ns)
+{
+	return tm_wake_key_preempts(tm_wake_key(vt, w, gran_ns), run_vt, run_at, run_w, now,
+				    gran_ns);
 }
 
 /* Tunables validated identically by the loader and the unit tests. */

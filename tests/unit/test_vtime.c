@@ -79,6 +79,30 @@ TEST(wake_preempts_only_a_runner_ahead_by_the_granularity)
 	EXPECT_FALSE(tm_wake_preempts(0, 100, v, t0, 100, t0 - 10, g));
 }
 
+TEST(a_wakeup_too_early_in_a_slice_is_preempted_at_a_later_tick)
+{
+	__u64 g = 2000000, t0 = 5000000000ULL, v = 700000000, key = tm_wake_key(v, 100, g);
+
+	/* the key is the wakee's vtime plus the granularity in its weight */
+	EXPECT_EQ(v + g, key);
+	EXPECT_EQ(v + g / 4, tm_wake_key(v, 400, g));
+	/* woken 0.5 ms into the runner's slice: not then */
+	EXPECT_FALSE(tm_wake_preempts(v, 100, v, t0, 100, t0 + g / 4, g));
+	EXPECT_FALSE(tm_wake_key_preempts(key, v, t0, 100, t0 + g / 4, g));
+	/* the tick 4 ms in: the runner is 4 ms ahead, more than 2 */
+	EXPECT_TRUE(tm_wake_key_preempts(key, v, t0, 100, t0 + 2 * g, g));
+	/* the same as deciding at the wakeup, at any time */
+	for (__u64 t = 0; t < 10 * g; t += g / 8)
+		EXPECT_EQ(tm_wake_preempts(v, 100, v, t0, 100, t0 + t, g),
+			  tm_wake_key_preempts(key, v, t0, 100, t0 + t, g));
+	/* off, or nothing of ONLINE/SYSTEM runs there: never */
+	EXPECT_FALSE(tm_wake_key_preempts(key, v, t0, 100, t0 + 10 * g, 0));
+	EXPECT_FALSE(tm_wake_key_preempts(key, v, t0, 0, t0 + 10 * g, g));
+	/* a heavy runner gets there later: 8 ms at 400 is 2 ms of vtime */
+	EXPECT_FALSE(tm_wake_key_preempts(key, v, t0, 400, t0 + 4 * g, g));
+	EXPECT_TRUE(tm_wake_key_preempts(key, v, t0, 400, t0 + 5 * g, g));
+}
+
 TEST(vtime_wake_ref_cannot_walk_down)
 {
 	__u64 slice = 5000000, now = 1000000000, ref = now, v;
