@@ -195,7 +195,8 @@ static __always_inline void bw_arm(struct tm_cg_bw *bw, u64 now)
 __noinline int bw_start_limited(struct task_struct *p __arg_trusted, u64 now, u64 be_until)
 {
 	u32 me = bpf_get_smp_processor_id(), i, n;
-	s64 left = (s64)slice_ns;
+	u64 bw_slice = slice_ns < TM_BW_SLICE_NS ? slice_ns : TM_BW_SLICE_NS;
+	s64 left = (s64)bw_slice;
 	struct task_ctx *tctx;
 	struct bw_cpu *bc;
 	u64 g;
@@ -226,7 +227,7 @@ __noinline int bw_start_limited(struct task_struct *p __arg_trusted, u64 now, u6
 		if (bw && bw->eff_ns && bw->runtime_ns < left)
 			left = bw->runtime_ns;
 	}
-	g = tm_bw_grant(left, slice_ns);
+	g = tm_bw_grant(left, bw_slice);
 	bpf_for (i, 0, TM_BW_LEVELS) {
 		struct tm_cg_bw *bw;
 		u64 id;

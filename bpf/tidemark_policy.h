@@ -76,11 +76,16 @@ static inline __u64 tm_bw_burst_used(__s64 snap_ns, __s64 runtime_ns, __u64 eff_
 /* Shortest run a limited task is given once it is on a CPU (its limit ran
  * out between the check and the run): the overrun is a debt. */
 #define TM_BW_GRANT_MIN_NS 50000ULL
+/* The most a limited run reserves at once, as CFS hands out runtime in
+ * sched_cfs_bandwidth_slice_us (5000 by default) whatever the task slice:
+ * a lumpier reservation shifts runtime between periods. */
+#define TM_BW_SLICE_NS 5000000ULL
 
 /*
- * The runtime a limited task reserves when it starts running: a slice, at
- * most what the tightest of its limited ancestors has left (@left_ns, the
- * smallest), at least the minimum run. Reserved from every ancestor at once,
+ * The runtime a limited task reserves when it starts running: @slice_ns
+ * (the task slice, at most TM_BW_SLICE_NS), at most what the tightest of
+ * its limited ancestors has left (@left_ns, the smallest), at least the
+ * minimum run. Reserved from every ancestor at once,
  * given back unused when the run ends, as CFS hands out its 5 ms slices.
  */
 static inline __u64 tm_bw_grant(__s64 left_ns, __u64 slice_ns)
