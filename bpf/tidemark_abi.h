@@ -191,12 +191,14 @@ enum tm_class {
 	X(be_floor_mcpu, BE_FLOOR_MCPU, "mCPU", 100, 0, 512000, "scheduler",                      \
 	  "CPU BE keeps on average (about 8 windows) even when ONLINE wants everything; at most " \
 	  "the line")                                                                             \
-	X(slice_us, SLICE_US, "us", 5000, 100, 100000, "scheduler",                               \
-	  "time a task runs before others queued behind it get the CPU; shorter = lower wait, "   \
+	X(slice_us, SLICE_US, "us", 20000, 100, 100000, "scheduler",                              \
+	  "time an ONLINE/SYSTEM task runs before others queued behind it get the CPU (a BE "     \
+	  "grant: at most window_us); shorter = lower wait where wake_gran_us does not preempt, " \
 	  "more switches")                                                                        \
-	X(wake_gran_us, WAKE_GRAN_US, "us", 0, 0, 100000, "scheduler",                            \
+	X(wake_gran_us, WAKE_GRAN_US, "us", 2000, 0, 100000, "scheduler",                         \
 	  "0 = off; else a waking ONLINE/SYSTEM task with no free CPU preempts the one on its "   \
-	  "CPU once that has run this long and is this much further ahead in weighted time; "     \
+	  "CPU once that has run this long and is this much further ahead in weighted time (at "  \
+	  "the wakeup, else at the runner's next tick); "                                         \
 	  "larger = fewer switches, longer waits")                                                \
 	X(window_us, WINDOW_US, "us", 5000, 1000, 100000, "scheduler",                            \
 	  "BE budget window: shorter follows ONLINE faster, costs more timer work")               \
