@@ -40,12 +40,13 @@ done
 # a single --only tunable.
 declare -A RANGE=(
 	[slice_us]="500 1000 2000 5000 20000"
+	[wake_gran_us]="0 500 1000 2000 4000"
 	[window_us]="1000 2000 5000 20000 100000"
 	[suppress_pct]="40 50 65 80 95"
 	[be_floor_mcpu]="0 100 250 500 1000"
 	[max_be_wait_ms]="10 20 50 200 1000"
 )
-ORDER="slice_us window_us suppress_pct be_floor_mcpu max_be_wait_ms"
+ORDER="slice_us wake_gran_us window_us suppress_pct be_floor_mcpu max_be_wait_ms"
 if [ -n "$only" ]; then
 	ORDER=${only//,/ }
 	for t in $ORDER; do

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-UNITS = {"slice_us": "us", "window_us": "us", "suppress_pct": "%", "be_floor_mcpu": "mCPU",
+UNITS = {"slice_us": "us", "wake_gran_us": "us", "window_us": "us", "suppress_pct": "%", "be_floor_mcpu": "mCPU",
          "max_be_wait_ms": "ms"}
 # Recorded so a reader knows what each run saw; names are the scheduler's counters.
 FORCED = ("be_forced", "be_floor")
