@@ -85,8 +85,8 @@ static inline __u64 tm_bw_burst_used(__s64 snap_ns, __s64 runtime_ns, __u64 eff_
  * The runtime a limited task reserves when it starts running: @slice_ns
  * (the task slice, at most TM_BW_SLICE_NS), at most what the tightest of
  * its limited ancestors has left (@left_ns, the smallest), at least the
- * minimum run. Reserved from every ancestor at once,
- * given back unused when the run ends, as CFS hands out its 5 ms slices.
+ * minimum run. Reserved from every ancestor at once, given back unused when
+ * the run ends, as CFS hands out its 5 ms slices.
  */
 static inline __u64 tm_bw_grant(__s64 left_ns, __u64 slice_ns)
 {
