@@ -11,8 +11,8 @@
 # wakeup, or at the hog's tick for a wakeup early in its slice); the
 # latencies are the service's. On 1 vCPU: on 2 the emulator's pace splits
 # boots in two (README, ONLINE sharing). Measured: p50 request 731 us with
-# it, 11.1-11.3 ms off (EEVDF 697); p99 4.0-4.5 ms against 21.8-22.0 ms (EEVDF
-# 3.9-4.2).
+# it, 11.1-11.3 ms off (EEVDF 697); p99 4.2-4.5 ms against 21.9-22.1 ms (EEVDF
+# 3.8-4.2; two suite runs).
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/vmlib.sh"
 
