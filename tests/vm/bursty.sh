@@ -21,8 +21,9 @@ ok "scheduler loads"
 # enabling and the loader's first rounds take seconds of CPU under TCG
 sleep 3
 
-# the meter first: it sleeps until the load is on
-python3 tests/lib/busywin.py --seconds $((S - 1)) --delay 2 --line $LINE \
+# the meter first: it sleeps until the load is on, and reads its trace
+# only once the probe is done (--hold, SIGUSR1 below)
+python3 tests/lib/busywin.py --hold --seconds $((S - 1)) --delay 2 --line $LINE \
 	--cgroup online=/online --cgroup be=/be >/tmp/bw.json 2>/tmp/bw.err &
 bw=$!
 sleep 0.5
@@ -35,6 +36,7 @@ st=$!
 p=$( (echo $BASHPID >$cg/online/cgroup.procs &&
 	exec build/tm-probe --messengers 1 --workers 2 --rate 400 --work-us 1000 --jitter-us 1250 \
 		--seconds $S --json) 2>/tmp/probe.err)
+kill -USR1 $bw
 wait $bw $st
 kill $be 2>/dev/null
 wait $be 2>/dev/null
