@@ -126,4 +126,11 @@ bursty "$dir/g.jsonl" 28.7
 report "$dir/g.jsonl" >"$dir/g.md"
 check "bursty: a share just under the target keeps a decimal" grep -qF -- \
 	"- 2 vCPUs: BE at >= 90% of the capacity under the line: 89.7%, **missed**." "$dir/g.md"
+# the node past the line +2 (32 + 35 + 1 = 68 against 65 + 2): the table
+# says "line not held", and BE's share is not judged met past the line
+bursty "$dir/h.jsonl" 35
+report "$dir/h.jsonl" >"$dir/h.md"
+check "bursty: the line not held in the table" grep -qF "| line not held |" "$dir/h.md"
+check "bursty: BE's share not met where the line was not held" grep -qF -- \
+	"- 2 vCPUs: BE at >= 90% of the capacity under the line: **missed**, the node was above the line +2 in a round (68.0%), so BE's 109% is not of the capacity under it." "$dir/h.md"
 tap_done

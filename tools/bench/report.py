@@ -206,11 +206,19 @@ def bursty_section(w, rows, host=False):
                     "" if best[1]["node"] <= line + 2 else " (not holding the line: %.0f%% busy)" %
                     best[1]["node"])))
         # over 100%: BE had all of its room and ran past it (the node above
-        # the line by that much); said, not hidden behind the percentage
-        targets.append("- %d %s: BE at >= %d%% of the capacity under the line: %s%%%s, %s." % (
-            cpus, unit, TARGET_BE * 100, pct_vs(tm["share"], TARGET_BE * 100),
-            "" if tm["share"] <= 100 else " (all of its room, and %.1f points of the node past it)" %
-            tm["be_over"], "met" if tm["share"] >= TARGET_BE * 100 else "**missed**"))
+        # the line by that much); said, not hidden behind the percentage.
+        # A round above the line +2 has no "capacity under the line" to
+        # judge a share of (the table says "line not held"): missed.
+        if not ok:
+            targets.append("- %d %s: BE at >= %d%% of the capacity under the line: **missed**, the"
+                           " node was above the line +2 in a round (%.1f%%), so BE's %s%% is not of"
+                           " the capacity under it." % (cpus, unit, TARGET_BE * 100, tm["node_max"],
+                                                         pct_vs(tm["share"], TARGET_BE * 100)))
+        else:
+            targets.append("- %d %s: BE at >= %d%% of the capacity under the line: %s%%%s, %s." % (
+                cpus, unit, TARGET_BE * 100, pct_vs(tm["share"], TARGET_BE * 100),
+                "" if tm["share"] <= 100 else " (all of its room, and %.1f points of the node past it)" %
+                tm["be_over"], "met" if tm["share"] >= TARGET_BE * 100 else "**missed**"))
         for s, v in peers:
             if v["node"] > line + 2:
                 continue
