@@ -63,9 +63,13 @@ static __always_inline struct cpu_run *cpu_run_of(s32 cpu)
 {
 	u64 c = (u32)cpu;
 
-	/* keep clang from checking one register and indexing with another */
+	if (c >= TM_MAX_CPUS)
+		return NULL;
+	/* clang may index with another copy of @cpu than the one it checked,
+	 * which the verifier does not see bounded: the mask bounds the one used */
 	barrier_var(c);
-	return c < TM_MAX_CPUS ? &cpu_runs[c] : NULL;
+	c &= TM_MAX_CPUS - 1;
+	return &cpu_runs[c];
 }
 
 /*
