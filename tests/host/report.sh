@@ -99,6 +99,9 @@ check "BE share: tidemark judged on the lower (CPU)" \
 check "BE share: a peer compared by the higher (work)" \
 	grep -qF -- "- scx_flatcg gives BE more CPU at 30% (209% of the capacity under the line vs 97%)" "$dir/e.md"
 check "the commit that ran, from the results" grep -qF "tidemark commit \`abc1234\`" "$dir/e.md"
+# cpu.stat against work: said once per setup and level, not once per round
+check "accounting doubts: a setup named once, with its rounds" grep -qF \
+	"than 1.5x in: scx_flatcg at 30%: 17% by \`cpu.stat\`, 98% of BE alone's work (3 of 3 rounds); the" "$dir/e.md"
 
 # the bursty service: BE past its room (33.2% of the node for 32 points of
 # room, the node at 66.2 against 65) is all of its room and that much more

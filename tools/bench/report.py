@@ -447,15 +447,21 @@ def main():
                 plot.append((s_, {k: med(pm(rs, "wakeup_us", k)) for k in ("p50", "p99", "p999")},
                              med(pm(rs, "request_us", "p99")), x["_share"] * 100, x["busy"]))
         w("")
-    # cgroup accounting against the work done: where they disagree, say so
-    odd = []
+    # cgroup accounting against the work done: where they disagree, say so,
+    # once per setup and level (its disagreeing rounds' range)
+    bad = {}
     for r in probes:
         if r["setup"] == "alone" or not be_alone or r.get("be", 0) <= 0:
             continue
         work = 100 * r["be_ops"] / be_alone
         if work > 1.5 * r["be"] or work < r["be"] / 1.5:
-            odd.append("%s at %d%%: %d%% by `cpu.stat`, %.0f%% of BE alone's work" % (
-                r["setup"], r["level"], r["be"], work))
+            bad.setdefault((r["setup"], r["level"]), []).append((r["be"], work))
+    odd = []
+    for (s_, lv), v in bad.items():
+        n = len([r for r in probes if r["setup"] == s_ and r["level"] == lv])
+        odd.append("%s at %d%%: %s%% by `cpu.stat`, %s%% of BE alone's work (%d of %d round%s)" % (
+            s_, lv, spread([b for b, _ in v], "%.0f"), spread([x for _, x in v], "%.0f"), len(v), n,
+            "" if n == 1 else "s"))
     if odd:
         w("BE's CPU by its cgroup's `cpu.stat` and its work (bogo ops against BE alone) disagree by more")
         w("than 1.5x in: %s; the busy/ONLINE/BE columns of those rows are doubtful." % "; ".join(odd))
