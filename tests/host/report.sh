@@ -6,7 +6,8 @@
 # at no more than 3% hackbench cost), so the same code must read differently
 # for different data; a kernel without dynamic preemption is said so. BE's
 # share of the capacity under the line: tidemark judged on the lower of its
-# CPU and its work, a peer compared by the higher, BE past its room said.
+# CPU and its work, a peer compared by the higher, BE past its room said;
+# ONLINE's p50 wakeup judged against eevdf-idle's (within 5%).
 . "$(dirname "$0")/../lib/lib.sh"
 
 dir=$(mktemp -d)
@@ -102,6 +103,35 @@ check "the commit that ran, from the results" grep -qF "tidemark commit \`abc123
 # cpu.stat against work: said once per setup and level, not once per round
 check "accounting doubts: a setup named once, with its rounds" grep -qF \
 	"than 1.5x in: scx_flatcg at 30%: 17% by \`cpu.stat\`, 98% of BE alone's work (3 of 3 rounds); the" "$dir/e.md"
+
+# ONLINE's p50 wakeup against eevdf-idle's at the same level: judged on
+# the medians of the rounds, met within 5%
+w50() { # file tidemark-p50s eevdf-idle-p50 (three rounds of tidemark)
+	python3 - "$@" <<'EOF2'
+import json, sys
+def lat(p50):
+    return {"wakeup_us": {"p50": p50, "p99": 90, "p999": 95},
+            "request_us": {"p50": 1100, "p99": 1200, "p999": 1260}, "requests": 2400}
+rows = [{"kind": "meta", "kernel": "t", "cpus": 1, "mode": "quick", "where": "vm"},
+        {"kind": "be_alone", "be_ops": 1000}]
+for r, tm in enumerate(sys.argv[2].split(","), 1):
+    rows.append({"kind": "probe", "setup": "alone", "level": 30, "round": r, "probe": lat(55)})
+    rows.append({"kind": "probe", "setup": "eevdf-idle", "level": 30, "round": r, "probe": lat(float(sys.argv[3])),
+                 "busy": 97, "online": 33, "be": 64, "be_ops": 990})
+    rows.append({"kind": "probe", "setup": "tidemark", "level": 30, "round": r, "probe": lat(float(tm)),
+                 "busy": 65, "online": 33, "be": 31, "be_ops": 330})
+with open(sys.argv[1], "w") as f:
+    f.write("\n".join(json.dumps(x) for x in rows) + "\n")
+EOF2
+}
+w50 "$dir/w1.jsonl" 61,62,70 59
+report "$dir/w1.jsonl" >"$dir/w1.md"
+check "p50 wakeup: 5.1% above eevdf-idle (the median of the rounds) is missed" grep -qF -- \
+	"- ONLINE p50 wakeup within 5% of eevdf-idle (BE at \`cpu.idle\`) at 30%: 62.0 us against 59.0, +5.1%, **missed**." "$dir/w1.md"
+w50 "$dir/w2.jsonl" 61,61.5,70 59
+report "$dir/w2.jsonl" >"$dir/w2.md"
+check "p50 wakeup: 4.2% above eevdf-idle is met" grep -qF -- \
+	"at 30%: 61.5 us against 59.0, +4.2%, met." "$dir/w2.md"
 
 # the bursty service: BE past its room (33.2% of the node for 32 points of
 # room, the node at 66.2 against 65) is all of its room and that much more

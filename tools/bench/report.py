@@ -14,6 +14,7 @@ TARGET_BE = 0.90
 TARGET_REACT_MS = 10
 TARGET_SIMPLE = 0.03
 TARGET_OVERHEAD = 0.0  # hackbench no slower than under EEVDF
+TARGET_W50_IDLE = 0.05  # ONLINE p50 wakeup within 5% of EEVDF with BE at cpu.idle
 
 
 def pct_vs(v, target):
@@ -436,7 +437,7 @@ def main():
             x = dict(setup=s_, level=lv, _ratio_wake=med(rw), _ratio_req=med(rq),
                      _share=pick(med(sh), med(sc)) / 100, _cpu=med(sc), _work=med(sh),
                      busy=med([r["busy"] for r in rs]), online=med([r["online"] for r in rs]),
-                     be=med([r["be"] for r in rs]))
+                     be=med([r["be"] for r in rs]), _w50=med(pm(rs, "wakeup_us", "p50")))
             summary.append(x)
             w("| %s | %s | %s | %s | %s | %s%% | %s%% | %s%% | %s%% | %s%% |%s" % (
                 s_, lat(rs), spread(rw, "%.2fx"), spread(rq, "%.2fx"),
@@ -593,6 +594,12 @@ def main():
         ok = r["_ratio_wake"] <= TARGET_P99
         w("- ONLINE p99 wakeup within %.1fx of alone at %d%%: %.2fx, %s." % (
             TARGET_P99, r["level"], r["_ratio_wake"], "met" if ok else "**missed**"))
+        idle = next((x for x in summary if x["setup"] == "eevdf-idle" and x["level"] == r["level"]), None)
+        if idle:
+            d = r["_w50"] / idle["_w50"] - 1
+            w("- ONLINE p50 wakeup within %.0f%% of eevdf-idle (BE at `cpu.idle`) at %d%%: %.1f us against"
+              " %.1f, %+.1f%%, %s." % (TARGET_W50_IDLE * 100, r["level"], r["_w50"], idle["_w50"], 100 * d,
+                                       "met" if d <= TARGET_W50_IDLE else "**missed**"))
         ok = r["_share"] >= TARGET_BE
         w("- BE at >= %d%% of the capacity under the watermark at %d%%: %s%% (CPU %.0f%%, work %.0f%%), %s." % (
             TARGET_BE * 100, r["level"], pct_vs(r["_share"] * 100, TARGET_BE * 100), r["_cpu"], r["_work"],
