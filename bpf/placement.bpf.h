@@ -213,6 +213,18 @@ static __always_inline void hi_queues_of(u32 d, struct hi_queues *q)
 	}
 }
 
+/* No ONLINE/SYSTEM task waits in a queue a CPU of domain @d serves. */
+static __always_inline bool hi_queues_empty(u32 d)
+{
+	if (scx_bpf_dsq_nr_queued(TM_DSQ_HI) > 0)
+		return false;
+	if (!nr_doms || d >= nr_doms)
+		return true;
+	if (domq_has(domq_strict, d) && scx_bpf_dsq_nr_queued(tm_dom_dsq(d, false)) > 0)
+		return false;
+	return !domq_has(domq_soft, d) || scx_bpf_dsq_nr_queued(tm_dom_dsq(d, true)) <= 0;
+}
+
 /* Soft homes can time out at all (home_wait_us at its maximum means never). */
 static __always_inline bool soft_homes_on(void)
 {

@@ -21,7 +21,8 @@
  *   preempted only by a waker further behind it in vtime than wake_gran_us
  *   (at the wakeup; a waker of another cgroup also at the runner's next
  *   tick once it has run that long); otherwise a waker waits for the end
- *   of a slice (slice_us).
+ *   of a slice (slice_us). A wakee only one CPU may run goes straight to
+ *   that CPU's local queue when nothing further behind waits there.
  * - BE waits in a FIFO queue and runs only within its budget: per window
  *   (window_us), BE may use capacity x suppress_pct minus what ONLINE and
  *   SYSTEM used in the previous window, but at least be_floor_mcpu. Each BE
@@ -166,6 +167,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	u32 cls = task_class(p, tctx);
 	u64 vtime;
 	s32 cpu, qcpu;
+	bool local;
 
 	u64 home = 0;
 
@@ -211,7 +213,8 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	 * task's own runqueue). User tasks pinned to one CPU go through the
 	 * vtime queue like any other, which only their CPU can take them from:
 	 * a local queue is served before the shared one, so two pinned hogs
-	 * would starve every other ONLINE/SYSTEM task of that CPU.
+	 * would starve every other ONLINE/SYSTEM task of that CPU (their
+	 * wakeups go there only when nothing further behind waits: below).
 	 */
 	if (((p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1) || migration_disabled(p)) {
 		stat_inc(TM_STAT_ENQ_LOCAL_PINNED);
@@ -255,11 +258,30 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 		vtime = tm_vtime_credit(vtime, tm_vtime_wake_ref(vtime_now, vtime_min, credit),
 					credit);
 	}
+	/*
+	 * A wakee only its CPU may run (a 1-CPU cpuset, say) that is the least
+	 * advanced of what waits, or nothing waits: its CPU would dispatch it
+	 * next anyway. On that CPU's local queue it runs without a dispatch
+	 * round (the kernel calls ops.dispatch only for an empty local queue):
+	 * p50 wakeup 62.8 against 75.7 us next to BE on 1 vCPU, where every
+	 * task has one CPU.
+	 */
+	local = (enq_flags & SCX_ENQ_WAKEUP) && p->nr_cpus_allowed == 1 &&
+		(!home || tm_home_has(home, dom_of(cpu))) &&
+		(!time_before(vtime_min, vtime) || hi_queues_empty(dom_of(cpu)));
 	/* queued below what the last dispatch saw: the new least advanced */
 	if (time_before(vtime, vtime_min))
 		vtime_min = vtime;
 	stat_inc(TM_STAT_ENQ_HI);
 	trace_task(TM_TR_ENQUEUE, p, cpu, 0, home ? TM_TRQ_HOME : TM_TRQ_SHARED);
+	if (local) {
+		stat_inc(TM_STAT_ENQ_LOCAL_WAKE);
+		p->scx.dsq_vtime = vtime;
+		tm_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags);
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		wake_preempt(p, tctx, cpu, vtime, enq_flags);
+		return;
+	}
 
 	if (home) {
 		/*

@@ -21,7 +21,7 @@
  * independently, so an upgrade can pair an old reader with a new
  * scheduler). Bump it whenever a pinned map's key or value changes.
  */
-#define TM_ABI_VERSION 8
+#define TM_ABI_VERSION 9
 
 /* Value of the pinned "abi" map (one entry), written by the scheduler. */
 struct tm_abi {
@@ -352,7 +352,9 @@ _Static_assert((int)TM_BE_FLOOR_MCPU_MAX == (int)TM_MCPU_MAX,
 	  "BE runs preempted because ONLINE started on an SMT sibling (smt_expel)")                \
 	X(SMT_HELD, "smt_held",                                                                    \
 	  "times a CPU did not start BE because an SMT sibling ran ONLINE (smt_expel)")            \
-	X(TRACE_LOST, "trace_lost", "trace events not written: the trace ring buffer was full")
+	X(TRACE_LOST, "trace_lost", "trace events not written: the trace ring buffer was full")    \
+	X(ENQ_LOCAL_WAKE, "enq_local_wake",                                                        \
+	  "wakeups of one-CPU tasks queued on their CPU, nothing further behind waiting")
 
 #define TM_STAT_ENUM(e, n, h) TM_STAT_##e,
 enum tm_stat_idx { TM_STATS(TM_STAT_ENUM) TM_NR_STATS };
