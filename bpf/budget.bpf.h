@@ -282,7 +282,8 @@ static __always_inline void pay_forced_debt(struct window *w)
 static int window_fn(void *map, int *key, struct window *w)
 {
 	struct tm_tunables *t;
-	u64 now = bpf_ktime_get_ns(), used[TM_NR_CLASSES] = {}, hi, allow, cap, dt, be_used;
+	u64 now = bpf_ktime_get_ns(), used[TM_NR_CLASSES] = {}, hi, allow, cap, dt, be_used,
+	    head_wait;
 	bool limited;
 	u32 zero = 0, i, kicks;
 	s64 left;
@@ -358,7 +359,9 @@ static int window_fn(void *map, int *key, struct window *w)
 	pay_forced_debt(w);
 
 	kicks = scx_bpf_dsq_nr_queued(TM_DSQ_BE);
-	if (kicks && (be_budget > 0 || floor_owed() || be_head_wait(now) >= max_be_wait_ns)) {
+	head_wait = kicks ? be_head_wait(now) : 0;
+	be_wait_due = head_wait >= max_be_wait_ns / 2;
+	if (kicks && (be_budget > 0 || floor_owed() || head_wait >= max_be_wait_ns)) {
 		bpf_for (i, 0, nr_cpus) {
 			if (!kicks)
 				break;

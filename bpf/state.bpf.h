@@ -90,6 +90,10 @@ static s64 forced_debt;
 static bool floor_on;
 /* When the current window ends (the window timer's next expiry). */
 static u64 window_end;
+/* The oldest queued BE task has waited half of max_be_wait_ms (set by the
+ * window timer): wakeups stop skipping dispatch, where the bounded wait is
+ * enforced, until it ran. */
+static bool be_wait_due;
 /*
  * The runtime tunables the scheduler uses, copied from the "tunables" map at
  * init and at every window (tunables_apply): a change applies from the next

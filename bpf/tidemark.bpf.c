@@ -22,7 +22,8 @@
  *   (at the wakeup; a waker of another cgroup also at the runner's next
  *   tick once it has run that long); otherwise a waker waits for the end
  *   of a slice (slice_us). A wakee only one CPU may run goes straight to
- *   that CPU's local queue when nothing further behind waits there.
+ *   that CPU's local queue when nothing further behind waits there (not
+ *   while BE's bounded wait or floor is due: dispatch serves those).
  * - BE waits in a FIFO queue and runs only within its budget: per window
  *   (window_us), BE may use capacity x suppress_pct minus what ONLINE and
  *   SYSTEM used in the previous window, but at least be_floor_mcpu. Each BE
@@ -264,10 +265,13 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	 * next anyway. On that CPU's local queue it runs without a dispatch
 	 * round (the kernel calls ops.dispatch only for an empty local queue):
 	 * p50 wakeup 62.8 against 75.7 us next to BE on 1 vCPU, where every
-	 * task has one CPU.
+	 * task has one CPU. Not while BE's bounded wait or floor is due: both
+	 * are served in dispatch, which a pinned pair waking each other on
+	 * their local queue would never call (BE then starves until the
+	 * watchdog ejects the scheduler).
 	 */
-	local = (enq_flags & SCX_ENQ_WAKEUP) && p->nr_cpus_allowed == 1 &&
-		(!home || tm_home_has(home, dom_of(cpu))) &&
+	local = (enq_flags & SCX_ENQ_WAKEUP) && p->nr_cpus_allowed == 1 && !be_wait_due &&
+		!floor_owed() && (!home || tm_home_has(home, dom_of(cpu))) &&
 		(!time_before(vtime_min, vtime) || hi_queues_empty(dom_of(cpu)));
 	/* queued below what the last dispatch saw: the new least advanced */
 	if (time_before(vtime, vtime_min))
