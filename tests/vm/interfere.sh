@@ -101,7 +101,14 @@ fi
 wait_log /tmp/td.log "action=throttle" 20 || true
 sleep 1
 note "$(grep "strategy=interfere" /tmp/td.log | grep -v detect | head -3)"
-check "dry run: the throttle names the antagonist" grep -q "action=throttle dry_run=true cgroup=/be/antagonist " /tmp/td.log
+if grep -q "action=throttle dry_run=true cgroup=/be/antagonist " /tmp/td.log; then
+	ok "dry run: the throttle names the antagonist"
+else
+	# what the ladder saw: each signal's value and baseline, the step held
+	not_ok "dry run: the throttle names the antagonist" \
+		"$(grep "strategy=interfere" /tmp/td.log | tail -n 8)" \
+		"$(curl -s http://127.0.0.1:9477/report | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["interference"]))')"
+fi
 expect_eq "dry run: the line is left alone" "suppress_pct=65" "$(build/tidemarkctl show | head -1 | cut -d' ' -f1)"
 if kill -0 $ant 2>/dev/null; then ok "dry run: antagonist still runs"; else not_ok "dry run: antagonist still runs"; fi
 capped=$(grep '^{' /tmp/scx.log | tail -n 1 | sed -n 's/.*"bw_throttled":\([0-9]*\).*/\1/p')

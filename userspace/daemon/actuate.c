@@ -651,10 +651,13 @@ int tm_cg_write_saved(struct tm_daemon *d, const char *owner, const char *rel, c
 	return val ? tm_cg_write(d, rel, file, val) : 0;
 }
 
-int tm_cg_restore(struct tm_daemon *d, const char *owner, const char *rel)
+int tm_cg_restore(struct tm_daemon *d, const char *owner, const char *rel, int *gone)
 {
 	bool *drop;
-	int n = 0, k = 0;
+	int n = 0, k = 0, g = 0;
+
+	if (gone)
+		*gone = 0;
 
 	/* records not yet stored are not restored: nothing was written for them */
 	nr_saved = nr_stored;
@@ -675,6 +678,7 @@ int tm_cg_restore(struct tm_daemon *d, const char *owner, const char *rel)
 		} else if (errno == ENOENT) {
 			fprintf(stderr, "tidemarkd: %s gone, %s not restored\n", r->rel, r->file);
 			drop[i] = true;
+			g++;
 		} /* else the cgroup is still there: kept, tried again next time */
 	}
 	for (int i = 0; i < nr_saved; i++)
@@ -685,6 +689,8 @@ int tm_cg_restore(struct tm_daemon *d, const char *owner, const char *rel)
 		nr_saved = nr_stored = k;
 		saved_store(d);
 	}
+	if (gone)
+		*gone = g;
 	return n;
 }
 

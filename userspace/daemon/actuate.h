@@ -91,8 +91,9 @@ int tm_cg_write_saved(struct tm_daemon *d, const char *owner, const char *rel, c
 int tm_cg_record(struct tm_daemon *d, const char *owner, const char *rel, const char *file);
 int tm_saved_sync(struct tm_daemon *d);
 /* Put back what @owner changed, in @rel only or everywhere (@rel NULL), and
- * drop those records. Returns how many values were put back. */
-int tm_cg_restore(struct tm_daemon *d, const char *owner, const char *rel);
+ * drop those records. Returns how many values were put back; *@gone (may be
+ * NULL) gets how many records were dropped because their cgroup is gone. */
+int tm_cg_restore(struct tm_daemon *d, const char *owner, const char *rel, int *gone);
 /* Records @owner holds (loaded at start too). */
 int tm_saved_count(const char *owner);
 /* Load what a previous tidemarkd recorded; -1 with a message if unreadable. */

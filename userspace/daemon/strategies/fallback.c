@@ -243,10 +243,10 @@ done:
 
 static void leave(struct tm_daemon *d, uint64_t now, const char *why)
 {
-	int n = tm_cg_restore(d, NAME, NULL);
+	int gone, n = tm_cg_restore(d, NAME, NULL, &gone);
 
 	tm_audit(d, NAME, "leave", d->cfg.fallback.dry_run,
-		 "restored=%d after_ms=%" PRIu64 " reason=\"%s\"", n,
+		 "restored=%d gone=%d after_ms=%" PRIu64 " reason=\"%s\"", n, gone,
 		 st.active ? now - st.since_ms : 0, why);
 	pthread_mutex_lock(&d->lock);
 	st.active = false;

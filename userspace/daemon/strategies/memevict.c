@@ -172,23 +172,24 @@ static void restore(struct tm_daemon *d, const char *why)
 	for (int i = 0; i < st.nr_thr; i++) {
 		if (tm_audit(d, NAME, "unthrottle", d->cfg.memevict.dry_run,
 			     "cgroup=%s reason=\"%s\"", st.thr[i].path, why))
-			tm_cg_restore(d, NAME, st.thr[i].path);
+			tm_cg_restore(d, NAME, st.thr[i].path, NULL);
 	}
 	st.nr_thr = 0;
 }
 
 static void configure(struct tm_daemon *d)
 {
-	int n;
+	int n, gone;
 
 	/* a reload does not forget what was throttled or killed */
 	if (!d->cfg.memevict.enabled && st.nr_thr)
 		restore(d, "memory eviction disabled");
 	/* left by a tidemarkd killed in an episode: no episode runs now */
 	if (!st.nr_thr && tm_saved_count(NAME)) {
-		n = tm_cg_restore(d, NAME, NULL);
+		n = tm_cg_restore(d, NAME, NULL, &gone);
 		tm_audit(d, NAME, "unthrottle", false,
-			 "restored=%d reason=\"left lowered by an earlier tidemarkd\"", n);
+			 "restored=%d gone=%d reason=\"left lowered by an earlier tidemarkd\"", n,
+			 gone);
 	}
 }
 

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Saved cgroup values (actuate.c): what tidemarkd overwrites is recorded on
+ * disk first, and a later tidemarkd puts it back. A record whose cgroup
+ * is gone by then is dropped and counted as gone, not as restored: a
+ * BE cgroup that came and went while no tidemarkd ran. Runs against a
+ * plain directory standing in for the cgroup root.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "kselftest_harness.h"
+#include "actuate.h"
+#include "config.h"
+#include "tmlib.h"
+
+static char root[64];
+static struct tm_daemon d;
+
+static void put(const char *rel, const char *val)
+{
+	char p[256];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	f = fopen(p, "w");
+	if (f) {
+		fputs(val, f);
+		fclose(f);
+	}
+}
+
+static const char *get(const char *rel)
+{
+	static char buf[64];
+	char p[256];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	buf[0] = 0;
+	f = fopen(p, "r");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = 0;
+	return buf;
+}
+
+FIXTURE(saved){};
+
+FIXTURE_SETUP(saved)
+{
+	char p[128];
+
+	snprintf(root, sizeof(root), "/tmp/tm-saved.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(root));
+	snprintf(p, sizeof(p), "%s/be", root);
+	ASSERT_EQ(0, mkdir(p, 0755));
+	snprintf(p, sizeof(p), "%s/be/mem", root);
+	ASSERT_EQ(0, mkdir(p, 0755));
+	snprintf(p, sizeof(p), "%s/be/c20", root);
+	ASSERT_EQ(0, mkdir(p, 0755));
+	put("/be/mem/memory.high", "max\n");
+	put("/be/c20/memory.high", "max\n");
+	memset(&d, 0, sizeof(d));
+	pthread_mutex_init(&d.lock, NULL);
+	d.cgroup_root = root;
+	d.state_dir = root;
+}
+
+FIXTURE_TEARDOWN(saved)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", root);
+}
+
+TEST_F(saved, a_gone_cgroup_is_counted_as_gone_not_restored)
+{
+	char err[256], p[128];
+	int gone = -1;
+
+	ASSERT_EQ(0, tm_cg_write_saved(&d, "memevict", "/be/c20", "memory.high", "4096"));
+	ASSERT_EQ(0, tm_cg_write_saved(&d, "memevict", "/be/mem", "memory.high", "8192"));
+	EXPECT_STREQ("8192", get("/be/mem/memory.high"));
+	/* a later tidemarkd: the records from disk; the short-lived cgroup gone */
+	ASSERT_EQ(0, tm_saved_load(&d, err, sizeof(err)));
+	ASSERT_EQ(2, tm_saved_count("memevict"));
+	snprintf(p, sizeof(p), "%s/be/c20/memory.high", root);
+	ASSERT_EQ(0, unlink(p));
+	snprintf(p, sizeof(p), "%s/be/c20", root);
+	ASSERT_EQ(0, rmdir(p));
+	EXPECT_EQ(1, tm_cg_restore(&d, "memevict", NULL, &gone));
+	EXPECT_EQ(1, gone);
+	EXPECT_STREQ("max", get("/be/mem/memory.high"));
+	EXPECT_EQ(0, tm_saved_count("memevict"));
+	/* and none on disk either */
+	ASSERT_EQ(0, tm_saved_load(&d, err, sizeof(err)));
+	EXPECT_EQ(0, tm_saved_count("memevict"));
+}
+
+TEST_F(saved, only_the_owner_s_records_are_restored)
+{
+	int gone = -1;
+
+	ASSERT_EQ(0, tm_cg_write_saved(&d, "fallback", "/be/mem", "memory.high", "100"));
+	EXPECT_EQ(0, tm_cg_restore(&d, "memevict", NULL, &gone));
+	EXPECT_EQ(0, gone);
+	EXPECT_STREQ("100", get("/be/mem/memory.high"));
+	EXPECT_EQ(1, tm_cg_restore(&d, "fallback", "/be/mem", NULL));
+	EXPECT_STREQ("max", get("/be/mem/memory.high"));
+}
+
+TEST_HARNESS_MAIN
