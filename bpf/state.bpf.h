@@ -56,6 +56,7 @@ struct cpu_run {
 	u64 wkey;
 	u32 w;
 	u32 wpend;
+	u32 floor_kick; /* preempted by the window timer for the BE floor */
 };
 static struct cpu_run cpu_runs[TM_MAX_CPUS];
 
@@ -308,8 +309,9 @@ struct window {
 	struct bpf_timer timer;
 	u64 last_run_ns[TM_NR_CLASSES];
 	u64 last_at;
-	s64 over_ns;	 /* the node's use above the line so far (tm_be_over_next) */
-	u64 be_avg_mcpu; /* BE's recent rate (tm_be_recent_next) */
+	s64 over_ns;	  /* the node's use above the line so far (tm_be_over_next) */
+	u64 be_avg_mcpu;  /* BE's recent rate (tm_be_recent_next) */
+	bool floor_check; /* this firing is the floor's deadline, not the window's end */
 };
 
 struct {

@@ -39,7 +39,8 @@
  *   ONLINE+SYSTEM left BE less than it under the line and BE's recent rate
  *   (an average over about 8 windows) is below it; it runs first on CPUs
  *   nothing else wants, and what is still owed at the end of a window runs
- *   ahead of ONLINE.
+ *   ahead of ONLINE: the window timer preempts CPUs running ONLINE or
+ *   SYSTEM a grant before the window ends (budget.bpf.h, floor_deadline).
  * - Cache-domain homes (CCX placement): the loader gives each ONLINE
  *   cgroup a home, a set of L3 domains (map "homes"), and the nearest homed
  *   ancestor's home applies to a task, cut down to the domains its affinity
@@ -342,6 +343,17 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 		smt_expel_siblings(cpu, true);
 }
 
+/* @prev, an ONLINE or SYSTEM task, would go on running: its slice ran out. */
+static __always_inline bool hi_prev_wants(struct task_struct *prev)
+{
+	struct task_ctx *ptx;
+
+	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
+		return false;
+	ptx = task_ctx(prev);
+	return ptx && ptx->class != TM_CLASS_BE;
+}
+
 /* Charge @prev's vtime for the slice it just used; keep it running when no
  * queued ONLINE/SYSTEM task this CPU serves is further behind. */
 static bool keep_hi_prev(struct task_struct *prev, struct task_ctx *ptx, const struct hi_queues *q)
@@ -372,13 +384,18 @@ static bool keep_hi_prev(struct task_struct *prev, struct task_ctx *ptx, const s
 void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct tm_cpu_ctx *c = cpu_ctx(cpu);
+	struct cpu_run *r = cpu_run_of(cpu);
 	struct hi_queues q;
 	u64 vmin;
 	u32 d = dom_of(cpu), i;
-	bool be_queued, smt_held;
+	bool be_queued, smt_held, floor_kick = false;
 
 	if (!c)
 		return;
+	if (r && r->floor_kick) {
+		r->floor_kick = 0;
+		floor_kick = true;
+	}
 	requeue_reclassified();
 	/* whatever was sent here is taken now (or was taken elsewhere) */
 	c->online_next = 0;
@@ -400,10 +417,15 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 		}
 		/*
 		 * The floor goes ahead of ONLINE only at the end of a window
-		 * in which BE did not get it: earlier, ONLINE keeps priority.
+		 * in which BE did not get it (the window timer preempts CPUs
+		 * then, floor_kick: its kick may land after the window's end,
+		 * 1-8 ms late under TCG): earlier, ONLINE keeps priority.
+		 * Ahead of a queued task or of the one this CPU ran, which
+		 * dispatch would keep.
 		 */
-		if (floor_owed() && scx_bpf_dsq_nr_queued(TM_DSQ_HI) > 0 &&
-		    !time_before(bpf_ktime_get_ns() + be_floor_left, window_end) &&
+		if (floor_owed() &&
+		    (floor_kick || !time_before(bpf_ktime_get_ns() + be_floor_left, window_end)) &&
+		    (hi_prev_wants(prev) || !hi_queues_empty(d)) &&
 		    be_floor_dispatch(c, cpu, TM_STAT_BE_FLOOR))
 			return;
 	}

@@ -21,7 +21,7 @@
  * independently, so an upgrade can pair an old reader with a new
  * scheduler). Bump it whenever a pinned map's key or value changes.
  */
-#define TM_ABI_VERSION 9
+#define TM_ABI_VERSION 10
 
 /* Value of the pinned "abi" map (one entry), written by the scheduler. */
 struct tm_abi {
@@ -354,7 +354,9 @@ _Static_assert((int)TM_BE_FLOOR_MCPU_MAX == (int)TM_MCPU_MAX,
 	  "times a CPU did not start BE because an SMT sibling ran ONLINE (smt_expel)")            \
 	X(TRACE_LOST, "trace_lost", "trace events not written: the trace ring buffer was full")    \
 	X(ENQ_LOCAL_WAKE, "enq_local_wake",                                                        \
-	  "wakeups of one-CPU tasks queued on their CPU, nothing further behind waiting")
+	  "wakeups of one-CPU tasks queued on their CPU, nothing further behind waiting")          \
+	X(FLOOR_KICK, "floor_kick",                                                                \
+	  "CPUs running ONLINE/SYSTEM preempted near a window's end for the BE floor")
 
 #define TM_STAT_ENUM(e, n, h) TM_STAT_##e,
 enum tm_stat_idx { TM_STATS(TM_STAT_ENUM) TM_NR_STATS };
