@@ -63,7 +63,7 @@ cat >/tmp/td.json <<EOC
 {"version": 1,
  "watermarks": {"cpu": {"forbid_pct": 35, "suppress_pct": $line, "evict_pct": 95},
                 "memory": {"forbid_pct": $((evict - 7)), "evict_lower_pct": $((evict - 5)), "evict_pct": $evict}},
- "memory_eviction": {"enabled": true, "cooldown_ms": 1000},
+ "memory_eviction": {"enabled": true, "cooldown_ms": 1000, "poll_ms": 1000},
  "cpu_eviction": {"enabled": false}, "interference": {"enabled": false},
  "cgroups": {"be": ["/be/*"], "online": ["/online/*"]},
  "report": {"listen": "127.0.0.1:9477"}}
@@ -173,8 +173,14 @@ done
 # can be a short-lived BE cgroup, gone before the next tidemarkd starts
 # (restored=0 gone=1: one CI run failed so, on a slow host whose kill came
 # before the daemon had lowered anything else).
+# poll_ms 1000 above: the daemon's kill phase comes 3.2 s after the throttle
+# (3 polls + 0.2 s); at 100 ms it came after 0.5 s, and one CI run's shell
+# (cat, pgrep on a node reclaiming the job's memory) was slower: the old
+# daemon had killed the job and put memory.high back, leaving the next one
+# nothing to restore.
 mcg=/be/mem lowered=""
 for try in 1 2 3; do
+	old=$(pgrep -x tidemarkd)
 	grep -q -m1 "strategy=memevict action=throttle dry_run=false cgroup=$mcg " \
 		< <(timeout 60 tail -n0 -F /tmp/td.log) || continue
 	for _ in $(seq 100); do
@@ -185,7 +191,7 @@ for try in 1 2 3; do
 	[[ $lowered =~ ^[0-9]+$ ]] && break
 done
 if [[ $lowered =~ ^[0-9]+$ ]]; then
-	old=$(pgrep -x tidemarkd)
+	kill -0 "$old" 2>/dev/null || old=$(pgrep -x tidemarkd)
 	kill -9 "$old"
 	tk=$(date +%s.%N)
 	note "mid-episode: tidemarkd killed with $mcg's memory.high at $lowered," \
@@ -195,7 +201,8 @@ if [[ $lowered =~ ^[0-9]+$ ]]; then
 		ok "killed mid-episode: the next tidemarkd restores memory.high first ($(python3 -c "import time; print('%.1f' % (time.time() - $tk))") s after the kill)"
 	else
 		not_ok "killed mid-episode: the next tidemarkd restores memory.high first" "its first memevict line: ${first:-none in 30 s}" \
-			"$mcg's memory.high now: $(cat "$cg$mcg/memory.high" 2>&1)" "$(grep -v '^audit' /tmp/td.log | tail -n 6)"
+			"$mcg's memory.high now: $(cat "$cg$mcg/memory.high" 2>&1)" "$(grep -v '^audit' /tmp/td.log | tail -n 6)" \
+			"$(grep 'strategy=memevict' /tmp/td.log | tail -n 4)"
 	fi
 else
 	not_ok "a memory episode to kill tidemarkd in (3 tries of 60 s)" "$(grep -c 'strategy=memevict' /tmp/td.log) memevict audit lines so far" \
