@@ -68,21 +68,31 @@ stress-ng --temp-path /tmp --cpu 1 --cpu-method int64 --timeout 2s >/dev/null 2>
 gone=$(date +%s.%N)
 sleep 3
 # new BE cgroups, each with a hog: limited by the watch (action=limit, its
-# audit time against mkdir), within 0.6 s: one watch period and a round of
+# audit time against mkdir), within 0.4 s: one watch period and a round of
 # the daemon's loop (a report sample every 2 s here) under TCG, against up
-# to 1 s, unaudited, before
-late=""
+# to 1 s, unaudited, before. mkdir is bash's loadable builtin and the time
+# bash's own clock: as programs, date and mkdir took 0.2-0.3 s to start
+# beside the hogs, counted against the daemon (CI failed the 0.6 s it
+# had then); the daemon's own part was 0.03-0.15 s.
+enable -f /usr/lib/bash/mkdir mkdir || { not_ok "bash's mkdir builtin" "install bash-builtins (tools/deps.sh)"; tap_done; }
+late="" delays=""
 for i in 1 2 3; do
-	t0=$(date +%s.%N)
+	t0=$EPOCHREALTIME
 	mkdir $cg/be/n$i
 	in_cgroup be/n$i stress-ng --temp-path /tmp --cpu 1 --cpu-method int64 --timeout 600s >/dev/null 2>&1
 	sleep 1
-	dt=$(awk -v t0="$t0" '/strategy=fallback action=limit / { sub("ts=", "", $2); if ($2 >= t0) { printf "%.2f", $2 - t0; exit } }' /tmp/td.log)
+	dt=$(awk -v t0="$t0" '/strategy=fallback action=limit / { sub("ts=", "", $2); if ($2 + 0 >= t0 - 0.001) { printf "%.2f", $2 - t0; exit } }' /tmp/td.log)
 	note "new BE cgroup n$i: limited after ${dt:-never} s ($(cat $cg/be/n$i/cpu.idle) / $(cat $cg/be/n$i/cpu.max))"
-	awk -v x="${dt:-9}" 'BEGIN { exit !(x <= 0.6) }' || late="$late n$i:${dt:-never}"
+	awk -v x="${dt:-9}" 'BEGIN { exit !(x <= 0.4) }' || late="$late n$i:${dt:-never}"
+	delays="$delays ${dt:-never}"
 done
 newcg=$(date +%s.%N)
-expect_eq "each new BE cgroup limited by the watch within 0.6 s" "" "$late"
+# the delays in the check's name: CI's summary keeps names, not notes
+if [ -z "$late" ]; then
+	ok "each new BE cgroup limited by the watch within 0.4 s (${delays# } s)"
+else
+	not_ok "each new BE cgroup limited by the watch within 0.4 s (${delays# } s)"
+fi
 sleep 2.5
 touch /tmp/fine.stop
 wait $sampler
@@ -114,7 +124,7 @@ read -r _ _ be on _ < <(grep '^first' /tmp/judge.out)
 if awk -v b="$be" -v o="$on" -v l=$line 'BEGIN { exit !(b + o <= l + 5) }'; then
 	ok "first second of the fallback: BE $be% + ONLINE $on% within the line + 5"
 else
-	not_ok "first second of the fallback within the line + 5" "BE $be% + ONLINE $on%"
+	not_ok "first second of the fallback within the line + 5 (BE $be% + ONLINE $on%)"
 fi
 read -r _ _ be on _ < <(grep '^steady' /tmp/judge.out)
 read -r _ nb _ _ _ bbe _ bon _ meter < <(cat /tmp/busy.out)
@@ -122,14 +132,15 @@ note "steady: node busy ${nb:-none}% (BE ${bbe:-?}%, ONLINE ${bon:-?}%, the mete
 if awk -v b="$be" -v o="$on" -v l=$line -v n="${nb:-0}" 'BEGIN { exit !(b + o <= l + 5 && n >= l - 10 && n <= l + 5) }'; then
 	ok "steady: the node at the line (busy $nb%, line $line; BE $be% + ONLINE $on%)"
 else
-	not_ok "steady: the node at the line" "busy ${nb:-none}%, BE $be%, ONLINE $on%"
+	not_ok "steady: the node at the line (busy ${nb:-none}%, line $line; BE $be% + ONLINE $on%)" \
+		"the busy meter: $(cat /tmp/busy.out)" "$(grep -E 'strategy=fallback action=(enter|limit)' /tmp/td.log | head -4)"
 fi
 for w in exit new; do
 	read -r _ n be on _ < <(grep "^$w" /tmp/judge.out)
 	if awk -v b="$be" -v o="$on" -v l=$line 'BEGIN { exit !(b + o <= l + 5) }'; then
 		ok "$w: every 1 s window within the line + 5 (worst BE $be% + ONLINE $on%, $n windows)"
 	else
-		not_ok "$w: every 1 s window within the line + 5" "worst BE $be% + ONLINE $on%"
+		not_ok "$w: every 1 s window within the line + 5 (worst BE $be% + ONLINE $on%)"
 	fi
 done
 

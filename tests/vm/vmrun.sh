@@ -10,12 +10,23 @@ cd "$(dirname "$0")/../.." || exit 1
 # L3 domains as the guest's sysfs lists them, one "cpus" list per line.
 l3_layout='for c in /sys/devices/system/cpu/cpu[0-9]*; do cat $c/cache/index3/shared_cpu_list; done | sort -n -u | tr "\n" " "'
 
-out=$(tools/vm/run --cpus 2 --llcs 1 --timeout 120 -- sh -c "$l3_layout" 2>&1)
-expect_eq "2 CPUs, 1 L3" "0-1 " "$out"
-out=$(tools/vm/run --cpus 16 --llcs 2 --timeout 180 -- sh -c "$l3_layout" 2>&1)
-expect_eq "16 CPUs, 2 L3 domains" "0-7 8-15 " "$out"
-out=$(tools/vm/run --cpus 16 --llcs 4 --timeout 180 -- sh -c "$l3_layout" 2>&1)
-expect_eq "16 CPUs, 4 L3 domains" "0-3 4-7 8-11 12-15 " "$out"
+# The guest's output alone (what tools/vm/run says of the VM, such as a
+# boot repeated after QEMU crashed, goes to stderr), stderr shown on failure.
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
+layout() { # name expected vm/run options...
+	local name=$1 want=$2 out
+	shift 2
+	out=$(tools/vm/run "$@" -- sh -c "$l3_layout" 2>"$err")
+	if [ "$out" = "$want" ]; then
+		ok "$name"
+	else
+		not_ok "$name" "expected: $want" "got: $out" "stderr: $(tail -n 5 "$err")"
+	fi
+}
+layout "2 CPUs, 1 L3" "0-1 " --cpus 2 --llcs 1 --timeout 120
+layout "16 CPUs, 2 L3 domains" "0-7 8-15 " --cpus 16 --llcs 2 --timeout 180
+layout "16 CPUs, 4 L3 domains" "0-3 4-7 8-11 12-15 " --cpus 16 --llcs 4 --timeout 180
 
 out=$(tools/vm/run --timeout 120 -- sh -c 'pwd; exit 7' 2>&1)
 rc=$?
