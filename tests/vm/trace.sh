@@ -6,7 +6,7 @@
 # the same CPU,
 # the Perfetto form is a valid Chrome trace with a track per CPU; one reader
 # at a time; a reader killed mid-trace leaves no trace running past its
-# deadline; bad options are refused. The cost when off: tests/vm/trace-cost.sh.
+# deadline; bad options are refused. The cost when off: tests/bench/trace-cost.sh.
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/vmlib.sh"
 
