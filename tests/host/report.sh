@@ -166,4 +166,31 @@ report "$dir/h.jsonl" >"$dir/h.md"
 check "bursty: the line not held in the table" grep -qF "| line not held |" "$dir/h.md"
 check "bursty: BE's share not met where the line was not held" grep -qF -- \
 	"- 2 vCPUs: BE at >= 90% of the capacity under the line: **missed**, the node was above the line +2 in a round (68.0%), so BE's 109% is not of the capacity under it." "$dir/h.md"
+
+# the decision trace's cost (tests/bench/trace-cost.sh's figures): off
+# judged against compiled out within 1.5%, a failed run named, not judged
+trace_rows() { # file off_ns [failed]
+	python3 - "$@" <<'EOF3'
+import json, sys
+tc = {"kind": "trace_cost", "ok": len(sys.argv) < 4, "failed": sys.argv[3:]}
+if tc["ok"]:
+    tc.update(notrace_ns=7700.0, spread_pct=0.4, off_ns=float(sys.argv[2]), on_ns=9800.0)
+rows = [{"kind": "meta", "kernel": "t", "cpus": 1, "mode": "quick", "where": "vm"}, tc]
+with open(sys.argv[1], "w") as f:
+    f.write("\n".join(json.dumps(x) for x in rows) + "\n")
+EOF3
+}
+trace_rows "$dir/t1.jsonl" 7731
+report "$dir/t1.jsonl" >"$dir/t1.md"
+check "trace: a row per build against compiled out" grep -qF "| trace off | 7731.0 | +0.4% |" "$dir/t1.md"
+check "trace: off within 1.5%, met" grep -qF -- \
+	"- The decision trace, off, within 1.5% of it compiled out: +0.40%, met; a running trace seen by the same measurement (at least +10%): +27.3%, yes." "$dir/t1.md"
+trace_rows "$dir/t2.jsonl" 7850
+report "$dir/t2.jsonl" >"$dir/t2.md"
+check "trace: off at +1.9%, missed" grep -qF -- "within 1.5% of it compiled out: +1.95%, **missed**;" "$dir/t2.md"
+trace_rows "$dir/t3.jsonl" 0 "1 build/scx_tidemark loads"
+report "$dir/t3.jsonl" >"$dir/t3.md"
+check "trace: a failed run named, no table" grep -qF -- \
+	"- The decision trace's cost: not measured (\`tests/bench/trace-cost.sh\` failed: 1 build/scx_tidemark loads)." "$dir/t3.md"
+check "trace: no table without figures" bash -c "! grep -q '## The decision trace' $dir/t3.md"
 tap_done

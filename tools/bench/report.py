@@ -15,6 +15,8 @@ TARGET_REACT_MS = 10
 TARGET_SIMPLE = 0.03
 TARGET_OVERHEAD = 0.0  # hackbench no slower than under EEVDF
 TARGET_W50_IDLE = 0.05  # ONLINE p50 wakeup within 5% of EEVDF with BE at cpu.idle
+TARGET_TRACE_OFF = 0.015  # the decision trace, off, within 1.5% of it compiled out
+TARGET_TRACE_SEEN = 0.10  # a running trace visible to the same measurement
 
 
 def pct_vs(v, target):
@@ -582,6 +584,21 @@ def main():
         tot = {s: sum(p["run_ns"] for p in tabs[s].values()) / cbs[s]["seconds"] / 1e6 for s in setups}
         w("| all, ms of CPU per s | %s |" % " | ".join(c for s in setups for c in ("%.1f" % tot[s], "")))
         w("")
+    tc = next((r for r in rows if r["kind"] == "trace_cost"), None)
+    if tc and tc["ok"]:
+        w("## The decision trace")
+        w("")
+        w("Hot callbacks' mean BPF run time per call, 3 interleaved rounds (`tests/bench/trace-cost.sh`:"
+          " 1 vCPU, icount, `kernel.bpf_stats_enabled`; the compiled-out build's rounds spread %.2f%%):"
+          % tc["spread_pct"])
+        w("")
+        w("| build | ns/call | vs compiled out |")
+        w("|---|---|---|")
+        for name, k in (("trace points compiled out", "notrace_ns"), ("trace off", "off_ns"),
+                        ("trace being taken", "on_ns")):
+            w("| %s | %.1f | %s |" % (name, tc[k], "-" if k == "notrace_ns" else
+                                       "%+.1f%%" % (100 * (tc[k] / tc["notrace_ns"] - 1))))
+        w("")
     bursty_targets, bursty_losses = bursty_section(w, rows, host)
     bursty_targets += preempt_section(w, rows, host)
     # targets
@@ -617,6 +634,19 @@ def main():
         o = ov["tidemark"] / ov["scx_simple"] - 1
         w("- hackbench within %d%% of scx_simple (the least a sched_ext scheduler does): %+.1f%%, %s." % (
             TARGET_SIMPLE * 100, o * 100, "met" if o <= TARGET_SIMPLE else "**missed**"))
+    if tc and tc["ok"]:
+        d = tc["off_ns"] / tc["notrace_ns"] - 1
+        w("- The decision trace, off, within %.1f%% of it compiled out: %+.2f%%, %s; a running trace"
+          " seen by the same measurement (at least %+.0f%%): %+.1f%%, %s." % (
+              TARGET_TRACE_OFF * 100, d * 100, "met" if abs(d) <= TARGET_TRACE_OFF else "**missed**",
+              TARGET_TRACE_SEEN * 100, 100 * (tc["on_ns"] / tc["notrace_ns"] - 1),
+              "yes" if tc["on_ns"] >= tc["notrace_ns"] * (1 + TARGET_TRACE_SEEN) else "**no**"))
+    elif tc:
+        w("- The decision trace's cost: not measured (`tests/bench/trace-cost.sh` failed: %s)." % (
+            "; ".join(tc["failed"]) or "no figures in its output"))
+    elif host:
+        w("- The decision trace's cost: not measured by host mode (`tests/bench/trace-cost.sh` runs in"
+          " the VM).")
     ccx = next((r for r in rows if r["kind"] == "ccx" and r.get("ok")), None)
     if ccx:
         w("- Zero runs outside home in strict mode (%s, `runs_outside_home` and sampled last CPUs): %s;"

@@ -127,6 +127,22 @@ tools/vm/run --cpus 2 --icount --mem 2048 --timeout 3600 --share "$share/pm" -- 
 	env BENCH_ROUNDS=$rounds tools/bench/guest.sh preempt ||
 	{ echo "bench: the preemption-model run failed" >&2; exit 1; }
 grep '"kind":"preempt' "$share/pm/results.jsonl" >>"$share/results.jsonl" || true
+# What the decision trace costs when off, against the build with every trace
+# point compiled out (tests/bench/trace-cost.sh, in its own VM: 1 vCPU,
+# icount, the kernel's BPF run-time statistics; about 4 min).
+# shellcheck disable=SC2046
+tools/vm/run $(sed -n 's/^# vm: *//p' tests/bench/trace-cost.sh) -- tests/bench/trace-cost.sh >"$share/tc.tap" 2>&1 || true
+python3 - "$share/tc.tap" >>"$share/results.jsonl" <<'EOP'
+import json, re, sys
+t = open(sys.argv[1]).read()
+m = re.search(r"hot callbacks, mean of 3 rounds: compiled out ([\d.]+) ns/call \(rounds spread ([\d.]+)%\), "
+              r"trace off ([\d.]+), trace on ([\d.]+)", t)
+out = {"kind": "trace_cost", "ok": m is not None,
+       "failed": re.findall(r"^not ok \d+ (.*)", t, re.M)}
+if m:
+    out.update(notrace_ns=float(m[1]), spread_pct=float(m[2]), off_ns=float(m[3]), on_ns=float(m[4]))
+print(json.dumps(out))
+EOP
 if [ "$mode" = full ]; then
 	# Measured by the tests' own instruments, in their own VMs: CCX placement
 	# (16 vCPUs in 4 L3, EEVDF then tidemark, sched_migrate_task trace) and the
