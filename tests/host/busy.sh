@@ -41,6 +41,24 @@ check "the meter's own share reported within busy ($line)" \
 out=$(tests/lib/busy.py --at "$t" 2>&1)
 rc=$?
 if [ $rc -ne 0 ] && grep -q "is .* s in the past" <<<"$out"; then ok "--at in the past refused"; else not_ok "--at in the past refused" "$rc: $out"; fi
+# --ready, then --go: the window (--delay) counts from the go file
+d=$(mktemp -d)
+tests/lib/busy.py --ready "$d/ready" --go "$d/go" --delay 0.3 --seconds 0.2 >"$d/out" &
+bp=$!
+for _ in $(seq 100); do [ -e "$d/ready" ] && break; sleep 0.05; done
+check "--ready: the file appears once the meter has started" test -e "$d/ready"
+sleep 0.5
+check "--go: nothing measured before the go file" test ! -s "$d/out"
+t=$(date +%s.%N)
+: >"$d/go"
+wait $bp
+end=$(date +%s.%N)
+check "--go: measured --delay + --seconds after it ($(awk -v e="$end" -v a="$t" 'BEGIN { printf "%.2f", e - a }') s)" \
+	awk -v e="$end" -v a="$t" -v n="$(wc -l <"$d/out")" 'BEGIN { exit !(e >= a + 0.5 && n == 1) }'
+out=$(tests/lib/busy.py --at "$end" --go "$d/go" 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && grep -q "\-\-at and \-\-go together" <<<"$out"; then ok "--at with --go refused"; else not_ok "--at with --go refused" "$rc: $out"; fi
+rm -rf "$d"
 out=$(tests/lib/busy.py --cgroup nonsense 2>&1)
 rc=$?
 if [ $rc -ne 0 ] && grep -q "NAME=PATH, got 'nonsense'" <<<"$out"; then ok "bad --cgroup refused"; else not_ok "bad --cgroup refused" "$rc: $out"; fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # Node CPU busy, measured from outside the scheduler, over consecutive windows.
 #
-#   tests/lib/busy.py [--delay S | --at T] [--windows N] [--seconds S]
-#                     [--cgroup NAME=PATH ...] [--scan-delay S]
+#   tests/lib/busy.py [--delay S | --at T] [--ready FILE] [--go FILE]
+#                     [--windows N] [--seconds S] [--cgroup NAME=PATH ...]
+#                     [--scan-delay S]
 #
 # --delay: start first, measure after S seconds. Under a saturating ONLINE
 # load a fresh python takes seconds to start (every wakeup waits a slice);
@@ -12,6 +13,11 @@
 # own start (seconds of CPU under TCG, reading the standard library over 9p)
 # then falls before the event, not in the load the window measures. A T
 # already past is an error.
+# --ready FILE: created once python has started (imports done, arguments
+# read); --go FILE: then wait for FILE to exist, and --delay counts from
+# there. A test that starts the meter, waits for it to be ready and then
+# makes its event, places the window against the event however long
+# python took to start (--at guesses that time, and a slow host can miss it).
 # One process for the whole measurement, so the measuring itself adds no
 # fork/exec bursts (expensive under TCG) to the load it measures.
 #
@@ -100,7 +106,11 @@ def main():
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--cgroup", action="append", default=[], metavar="NAME=PATH")
     ap.add_argument("--scan-delay", type=float, default=0.0)
+    ap.add_argument("--ready", metavar="FILE")
+    ap.add_argument("--go", metavar="FILE")
     a = ap.parse_args()
+    if a.go and a.at is not None:
+        sys.exit("busy.py: --at and --go together")
     cgs = []
     for spec in a.cgroup:
         name, sep, path = spec.partition("=")
@@ -109,6 +119,11 @@ def main():
         cgs.append((name, path))
     ncpu = os.sysconf("SC_NPROCESSORS_ONLN")
     own = {int(t) for t in os.listdir("/proc/self/task")}
+    if a.ready:
+        open(a.ready, "w").close()
+    if a.go:
+        while not os.path.exists(a.go):
+            time.sleep(0.01)
     if a.at is not None:
         if a.delay:
             sys.exit("busy.py: --at and --delay together")

@@ -13,7 +13,8 @@
 #   audited as action=limit), not at the next recompute up to a second later
 #   at full speed (soak.sh failed in CI on one);
 # - the node is at the line while steady: BE gets what ONLINE and SYSTEM
-#   leave (node busy from every task's run time, tests/lib/busy.py).
+#   leave (node busy from every task's run time, tests/lib/busy.py), and
+#   its floor where they leave less.
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/vmlib.sh"
 
@@ -45,17 +46,21 @@ done
 # every 0.1 s: BE's and ONLINE's share of the node since the last sample
 tests/lib/cgsample.py --interval 0.1 --stop /tmp/fine.stop be=be online=online >/tmp/fine.log &
 sampler=$!
-# the report samples every 2 s: two of them under the load
-sleep 2
 # the node while steady, 1.5-2.5 s after the kill (the fallback enters
-# within its 250 ms look): the meter starts 3 s ahead, so its own start
-# (python under TCG: up to seconds of CPU) is not SYSTEM work in the window
-kill_at=$(awk -v t="$(date +%s.%N)" 'BEGIN { printf "%.3f", t + 3 }')
-tests/lib/busy.py --at "$(awk -v t="$kill_at" 'BEGIN { printf "%.3f", t + 1.5 }')" --windows 1 \
+# within its 250 ms look), measured by a meter started ahead: python under
+# TCG takes seconds of CPU to start, which must not be SYSTEM work in the
+# window. Both meters are waited for (a fixed 3 s head start was missed on
+# a slow host: "--at ... in the past", and no samples in the first second).
+tests/lib/busy.py --ready /tmp/busy.ready --go /tmp/busy.go --delay 1.5 --windows 1 \
 	--cgroup be=/be --cgroup online=/online >/tmp/busy.out 2>&1 &
 busy=$!
-sleep "$(awk -v t="$kill_at" -v now="$(date +%s.%N)" 'BEGIN { d = t - now; printf "%.3f", (d > 0 ? d : 0) }')"
-
+for _ in $(seq 600); do [ -e /tmp/busy.ready ] && [ -s /tmp/fine.log ] && break; sleep 0.1; done
+[ -e /tmp/busy.ready ] && [ -s /tmp/fine.log ] ||
+	{ not_ok "the meters start within 60 s" "$(cat /tmp/busy.out)"; tap_done; }
+# the report samples every 2 s: two of them under the load, after the
+# meters' start
+sleep 4.5
+: >/tmp/busy.go
 kill -9 $sched_pid
 wait $sched_pid 2>/dev/null
 wait_log /tmp/td.log "strategy=fallback action=enter" 3 || { not_ok "fallback entered" "$(tail -3 /tmp/td.log)"; tap_done; }
@@ -68,12 +73,13 @@ stress-ng --temp-path /tmp --cpu 1 --cpu-method int64 --timeout 2s >/dev/null 2>
 gone=$(date +%s.%N)
 sleep 3
 # new BE cgroups, each with a hog: limited by the watch (action=limit, its
-# audit time against mkdir), within 0.4 s: one watch period and a round of
+# audit time against mkdir), within 0.6 s: one watch period and a round of
 # the daemon's loop (a report sample every 2 s here) under TCG, against up
 # to 1 s, unaudited, before. mkdir is bash's loadable builtin and the time
 # bash's own clock: as programs, date and mkdir took 0.2-0.3 s to start
-# beside the hogs, counted against the daemon (CI failed the 0.6 s it
-# had then); the daemon's own part was 0.03-0.15 s.
+# beside the hogs, counted against the daemon (CI failed on it); the
+# daemon's own part was 0.10-0.21 s, 0.34-0.59 s with the host's two CPUs
+# shared with two busy loops.
 enable -f /usr/lib/bash/mkdir mkdir || { not_ok "bash's mkdir builtin" "install bash-builtins (tools/deps.sh)"; tap_done; }
 late="" delays=""
 for i in 1 2 3; do
@@ -83,15 +89,15 @@ for i in 1 2 3; do
 	sleep 1
 	dt=$(awk -v t0="$t0" '/strategy=fallback action=limit / { sub("ts=", "", $2); if ($2 + 0 >= t0 - 0.001) { printf "%.2f", $2 - t0; exit } }' /tmp/td.log)
 	note "new BE cgroup n$i: limited after ${dt:-never} s ($(cat $cg/be/n$i/cpu.idle) / $(cat $cg/be/n$i/cpu.max))"
-	awk -v x="${dt:-9}" 'BEGIN { exit !(x <= 0.4) }' || late="$late n$i:${dt:-never}"
+	awk -v x="${dt:-9}" 'BEGIN { exit !(x <= 0.6) }' || late="$late n$i:${dt:-never}"
 	delays="$delays ${dt:-never}"
 done
 newcg=$(date +%s.%N)
 # the delays in the check's name: CI's summary keeps names, not notes
 if [ -z "$late" ]; then
-	ok "each new BE cgroup limited by the watch within 0.4 s (${delays# } s)"
+	ok "each new BE cgroup limited by the watch within 0.6 s (${delays# } s)"
 else
-	not_ok "each new BE cgroup limited by the watch within 0.4 s (${delays# } s)"
+	not_ok "each new BE cgroup limited by the watch within 0.6 s (${delays# } s)"
 fi
 sleep 2.5
 touch /tmp/fine.stop
@@ -129,7 +135,22 @@ fi
 read -r _ _ be on _ < <(grep '^steady' /tmp/judge.out)
 read -r _ nb _ _ _ bbe _ bon _ meter < <(cat /tmp/busy.out)
 note "steady: node busy ${nb:-none}% (BE ${bbe:-?}%, ONLINE ${bon:-?}%, the meter ${meter:-?}%)"
-if awk -v b="$be" -v o="$on" -v l=$line -v n="${nb:-0}" 'BEGIN { exit !(b + o <= l + 5 && n >= l - 10 && n <= l + 5) }'; then
+# BE's floor (be_floor_mcpu, 100 by default) in points of the node. Where
+# what is not BE (ONLINE, SYSTEM: this script, the meters, the kernel) is
+# above the line less the floor, no limit on BE can bring the node to the
+# line, and the fallback holds BE at its floor. On a host slowed by other
+# work, each guest task's run takes more of the guest's time: SYSTEM was
+# 39-55% of the node (busy 71-86%, BE at 5-6%).
+floor=$(awk -v n="$(nproc)" 'BEGIN { printf "%.1f", 100 * 100 / (n * 1000) }')
+nonbe=$(awk -v n="${nb:-0}" -v b="${bbe:-0}" 'BEGIN { print n - b }')
+if awk -v nb="$nonbe" -v l=$line -v f="$floor" 'BEGIN { exit !(nb > l - f) }'; then
+	if awk -v b="$be" -v o="$on" -v bb="${bbe:-99}" -v l=$line -v f="$floor" 'BEGIN { exit !(b + o <= l + 5 && bb <= f + 2) }'; then
+		ok "steady: what is not BE is over the line ($nonbe%), BE at its floor ($bbe%, floor $floor%)"
+	else
+		not_ok "steady: what is not BE is over the line ($nonbe%), BE at its floor (BE $bbe%, floor $floor%; BE $be% + ONLINE $on%)" \
+			"the busy meter: $(cat /tmp/busy.out)" "$(grep -E 'strategy=fallback action=(enter|limit)' /tmp/td.log | head -4)"
+	fi
+elif awk -v b="$be" -v o="$on" -v l=$line -v n="${nb:-0}" 'BEGIN { exit !(b + o <= l + 5 && n >= l - 10 && n <= l + 5) }'; then
 	ok "steady: the node at the line (busy $nb%, line $line; BE $be% + ONLINE $on%)"
 else
 	not_ok "steady: the node at the line (busy ${nb:-none}%, line $line; BE $be% + ONLINE $on%)" \
