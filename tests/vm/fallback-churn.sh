@@ -78,8 +78,9 @@ sleep 3
 # to 1 s, unaudited, before. mkdir is bash's loadable builtin and the time
 # bash's own clock: as programs, date and mkdir took 0.2-0.3 s to start
 # beside the hogs, counted against the daemon (CI failed on it); the
-# daemon's own part was 0.10-0.21 s, 0.34-0.59 s with the host's two CPUs
-# shared with two busy loops.
+# daemon's own part is 0.04-0.29 s, 0.07-0.16 s with the host's two CPUs
+# shared with two busy loops (0.23-0.59 s there while its records went to
+# the 9p share, tools/vm/run).
 enable -f /usr/lib/bash/mkdir mkdir || { not_ok "bash's mkdir builtin" "install bash-builtins (tools/deps.sh)"; tap_done; }
 late="" delays=""
 for i in 1 2 3; do
