@@ -38,6 +38,9 @@ bep=$!
 in_cgroup online stress-ng --temp-path /tmp --cpu "$ncpu" --cpu-method int64 --timeout 200s >/dev/null 2>&1
 on1=$!
 sleep 3
+# one measurement untimed: the tools' first start (read over 9p under TCG)
+# and the hogs' own start fall here, not in the first judged phase
+measure >/dev/null
 
 # BE within [lo, hi] mCPU at a floor of f
 judge() { # what f lo hi be online runs kicks
@@ -50,6 +53,30 @@ judge() { # what f lo hi be online runs kicks
 	fi
 }
 
+# ONLINE without a floor measured right before and right after each
+# floored phase (0, 100, 0, 300, 0), each floored phase judged against the
+# mean of its two neighbours: ONLINE's share grows over the run whatever
+# the floor (no floor first and last, 40 s apart: 1806-1838 then 1875-1880
+# mCPU; 1709 then 1904 with the host's CPUs shared with two busy loops,
+# where the floor of 300 read more than the floor of 100 before it). One
+# CI run, judged against a single no-floor phase measured last, read 1707
+# at a floor of 100 against 1886.
+nofloor() { # VAR: ONLINE's mCPU without a floor into VAR
+	local be on runs kicks
+	build/tidemarkctl set be_floor_mcpu=0 >/dev/null
+	sleep 1
+	read -r be on runs kicks < <(measure)
+	note "no floor: BE $be mCPU, ONLINE $on mCPU; be_floor $runs, floor_kick $kicks"
+	if [ "$be" -gt 20 ] || [ "${kicks:-1}" -ne 0 ]; then
+		nf_bad+=" $be mCPU/${kicks:-none} kicks"
+	fi
+	nf_be+=" $be"
+	printf -v "$1" %s "$on"
+}
+nf_bad="" nf_be=""
+nofloor on0a
+build/tidemarkctl set be_floor_mcpu=100 >/dev/null
+sleep 1
 read -r be on runs kicks < <(measure)
 judge "one ONLINE hog per CPU" 100 80 150 "$be" "$on" "$runs" "$kicks"
 if [ "${runs:-0}" -gt 0 ] && [ "${kicks:-0}" -gt 0 ]; then
@@ -58,33 +85,33 @@ else
 	not_ok "run ahead of ONLINE at the floor's deadline" "be_floor ${runs:-none}, floor_kick ${kicks:-none}"
 fi
 on100=$on
+nofloor on0b
 
 build/tidemarkctl set be_floor_mcpu=300 >/dev/null
 sleep 1
 read -r be on runs kicks < <(measure)
 judge "floor raised at runtime" 300 250 400 "$be" "$on" "$runs" "$kicks"
 on300=$on
-
-build/tidemarkctl set be_floor_mcpu=0 >/dev/null
-sleep 1
-read -r be on runs kicks < <(measure)
-note "no floor: BE $be mCPU, ONLINE $on mCPU; be_floor $runs, floor_kick $kicks"
-if [ "$be" -le 20 ] && [ "${kicks:-1}" -eq 0 ]; then
-	ok "no floor: BE only on the bounded wait ($be mCPU, no floor kick)"
+nofloor on0c
+if [ -z "$nf_bad" ]; then
+	ok "no floor: BE only on the bounded wait (${nf_be# } mCPU, no floor kick)"
 else
-	not_ok "no floor: BE only on the bounded wait" "$be mCPU, floor_kick ${kicks:-none}"
+	not_ok "no floor: BE only on the bounded wait (${nf_bad# })"
 fi
-# what BE does not take stays ONLINE's: against ONLINE without a floor in
-# this boot, less at most the floor and half of it again (the floor's
+# what BE does not take stays ONLINE's: against ONLINE without a floor
+# around it, less at most the floor and half of it again (the floor's
 # switches and timers; the rest of the node is the hogs' parents, the
-# meter and the kernel: ~180 mCPU here)
+# meter and the kernel: ~110-190 mCPU here)
+note "ONLINE without a floor: $on0a, $on0b, $on0c mCPU"
 for f in 100 300; do
 	v=on$f
-	lo=$((on - f * 3 / 2))
+	if [ $f = 100 ]; then a=$on0a b=$on0b; else a=$on0b b=$on0c; fi
+	on0=$(((a + b) / 2))
+	lo=$((on0 - f * 3 / 2))
 	if [ "${!v}" -ge "$lo" ]; then
-		ok "ONLINE keeps the rest at a floor of $f mCPU (${!v} mCPU, without a floor $on)"
+		ok "ONLINE keeps the rest at a floor of $f mCPU (${!v} mCPU, without a floor $a and $b around it)"
 	else
-		not_ok "ONLINE keeps the rest at a floor of $f mCPU" "${!v} mCPU < $lo (without a floor $on)"
+		not_ok "ONLINE keeps the rest at a floor of $f mCPU (${!v} mCPU < $lo, without a floor $a and $b around it)"
 	fi
 done
 
