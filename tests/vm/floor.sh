@@ -55,10 +55,11 @@ judge() { # what f lo hi be online runs kicks
 
 # ONLINE without a floor measured right before and right after each
 # floored phase (0, 100, 0, 300, 0), each floored phase judged against the
-# mean of its two neighbours: ONLINE's share grows over the run whatever
-# the floor (no floor first and last, 40 s apart: 1806-1838 then 1875-1880
-# mCPU; 1709 then 1904 with the host's CPUs shared with two busy loops,
-# where the floor of 300 read more than the floor of 100 before it). One
+# mean of its two neighbours: ONLINE's share moves between phases whatever
+# the floor (without one: 1707-1906 mCPU in one boot; first and last, 40 s
+# apart, 1806-1838 then 1875-1880, and 1709 then 1904 with the host's CPUs
+# shared with two busy loops, where the floor of 300 read more than the
+# floor of 100 before it). One
 # CI run, judged against a single no-floor phase measured last, read 1707
 # at a floor of 100 against 1886.
 nofloor() { # VAR: ONLINE's mCPU without a floor into VAR
