@@ -1,23 +1,18 @@
 #!/usr/bin/env python3
 # Node CPU busy, measured from outside the scheduler, over consecutive windows.
 #
-#   tests/lib/busy.py [--delay S | --at T] [--ready FILE] [--go FILE]
-#                     [--windows N] [--seconds S] [--cgroup NAME=PATH ...]
-#                     [--scan-delay S]
+#   tests/lib/busy.py [--delay S] [--ready FILE] [--go FILE] [--windows N]
+#                     [--seconds S] [--cgroup NAME=PATH ...] [--scan-delay S]
 #
 # --delay: start first, measure after S seconds. Under a saturating ONLINE
 # load a fresh python takes seconds to start (every wakeup waits a slice);
 # starting it before the load avoids that.
-# --at: measure from wall-clock time T (seconds since the epoch, as date
-# +%s.%N), for a window placed against an event the test makes: python's
-# own start (seconds of CPU under TCG, reading the standard library over 9p)
-# then falls before the event, not in the load the window measures. A T
-# already past is an error.
 # --ready FILE: created once python has started (imports done, arguments
 # read); --go FILE: then wait for FILE to exist, and --delay counts from
 # there. A test that starts the meter, waits for it to be ready and then
 # makes its event, places the window against the event however long
-# python took to start (--at guesses that time, and a slow host can miss it).
+# python took to start, and python's own start (seconds of CPU under TCG,
+# reading the standard library over 9p) is not in the window.
 # One process for the whole measurement, so the measuring itself adds no
 # fork/exec bursts (expensive under TCG) to the load it measures.
 #
@@ -101,7 +96,6 @@ def cg_usage_us(path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--delay", type=float, default=0.0)
-    ap.add_argument("--at", type=float)
     ap.add_argument("--windows", type=int, default=1)
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--cgroup", action="append", default=[], metavar="NAME=PATH")
@@ -109,8 +103,6 @@ def main():
     ap.add_argument("--ready", metavar="FILE")
     ap.add_argument("--go", metavar="FILE")
     a = ap.parse_args()
-    if a.go and a.at is not None:
-        sys.exit("busy.py: --at and --go together")
     cgs = []
     for spec in a.cgroup:
         name, sep, path = spec.partition("=")
@@ -124,13 +116,6 @@ def main():
     if a.go:
         while not os.path.exists(a.go):
             time.sleep(0.01)
-    if a.at is not None:
-        if a.delay:
-            sys.exit("busy.py: --at and --delay together")
-        left = a.at - time.time()
-        if left < 0:
-            sys.exit(f"busy.py: --at {a.at:.3f} is {-left:.3f} s in the past")
-        time.sleep(left)
     if a.delay > 0:
         time.sleep(a.delay)
     t0, r0, s0 = time.monotonic(), task_runtimes(), procstat()

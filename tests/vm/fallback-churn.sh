@@ -50,7 +50,8 @@ sampler=$!
 # within its 250 ms look), measured by a meter started ahead: python under
 # TCG takes seconds of CPU to start, which must not be SYSTEM work in the
 # window. Both meters are waited for (a fixed 3 s head start was missed on
-# a slow host: "--at ... in the past", and no samples in the first second).
+# a slow host: the window's start already past, no samples in the first
+# second).
 tests/lib/busy.py --ready /tmp/busy.ready --go /tmp/busy.go --delay 1.5 --windows 1 \
 	--cgroup be=/be --cgroup online=/online >/tmp/busy.out 2>&1 &
 busy=$!
