@@ -52,7 +52,7 @@ for _ in $(seq 300); do
 	sleep 0.1
 done
 if [ -n "$gone" ]; then ok "the hog at glob position 590 of 600 killed"; else not_ok "the hog at glob position 590 killed" "$(grep memevict /tmp/td.log | tail -5)"; fi
-sleep 12 # cool-downs pass: nothing more may be killed or written again
+sleep 5 # five cool-downs pass: nothing more may be killed or written again
 kills=$(grep -c "strategy=memevict action=kill" /tmp/td.log)
 expect_eq "one kill written, no repeats" 1 "$kills"
 check "the kill names /be/j590" grep -q "strategy=memevict action=kill.*cgroup=/be/j590" /tmp/td.log
@@ -89,15 +89,17 @@ done
 note "1,000 BE cgroups made and filled in $(($(date +%s) - f0)) s"
 sleep 5
 ticks() { awk '{ print $14 + $15 }' /proc/$dpid/stat; }
+# 5 s: 50 of its rounds; the figure is noted, not judged (a speed
+# target belongs in make bench), and 20 s cost make test 15 s more
 t0=$(ticks)
 s0=$(date +%s%N)
-sleep 20
+sleep 5
 t1=$(ticks)
 s1=$(date +%s%N)
 hz=$(getconf CLK_TCK)
 cpu=$(awk -v t=$((t1 - t0)) -v hz="$hz" -v ns=$((s1 - s0)) 'BEGIN { printf "%.1f", 100 * t / hz / (ns / 1e9) }')
 rss=$(awk '/^VmRSS/ { print $2 }' /proc/$dpid/status)
-note "tidemarkd at 1,000 BE cgroups: ${cpu}% of one CPU over 20 s (utime+stime), VmRSS ${rss} kB"
+note "tidemarkd at 1,000 BE cgroups: ${cpu}% of one CPU over 5 s (utime+stime), VmRSS ${rss} kB"
 n=$(curl -s http://127.0.0.1:9477/report | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["cgroups"]))')
 if [ "${n:-0}" -ge 1001 ]; then ok "/report lists all 1,000 BE cgroups ($n); tidemarkd ${cpu}% CPU, ${rss} kB"; else not_ok "/report lists all 1,000 BE cgroups" "$n"; fi
 expect_eq "no kill while 1,000 cgroups were measured" "$kills0" "$(grep -c "action=kill" /tmp/td.log)"
