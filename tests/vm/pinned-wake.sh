@@ -60,7 +60,7 @@ else
 fi
 # an idle CPU left to its next interrupt would wait for a timer of its own:
 # none is due within the 20 ms gap. A round trip is two cross-CPU wakeups,
-# ~1 ms under EEVDF here (TCG, python).
+# 1.0-1.6 ms at p50 under EEVDF here (TCG, python).
 if [ -n "$t50" ] && [ "$t50" -le 10000 ]; then
 	ok "the idle CPU is woken at once: round trip p50 ${t50} us (EEVDF ${e50} us)"
 else

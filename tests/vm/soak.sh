@@ -11,7 +11,7 @@
 # operator's, no lowered memory.high, BE cgroups' cpu.max, cpu.idle and
 # cpu.weight as the operator set them, no saved record.
 #
-# TIDEMARK_SOAK_FAULTS faults (3 here, one of each kind, ~10 s each;
+# TIDEMARK_SOAK_FAULTS faults (3 here, one of each kind, 8-25 s each;
 # `make soak` runs 100): the loader, the daemon and both in turn, at
 # moments chosen by TIDEMARK_SOAK_SEED (1 here; a failure is replayed with
 # the same seed).
