@@ -20,14 +20,15 @@ static __always_inline bool floor_owed(void)
 }
 
 /*
- * Claim @cpu if it runs BE and @p may use it: its class goes BE -> NONE, so
- * two wakers never pick the same victim.
+ * Claim @cpu if it runs BE and @p may use it (@allowed: its p->cpus_ptr):
+ * its class goes BE -> NONE, so two wakers never pick the same victim.
  */
-static __always_inline bool claim_be_cpu_only(struct task_struct *p, u32 cpu)
+static __always_inline bool claim_be_cpu_mask(struct task_struct *p, const struct cpumask *allowed,
+					      u32 cpu)
 {
 	struct tm_cpu_ctx *c;
 
-	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+	if (!bpf_cpumask_test_cpu(cpu, allowed))
 		return false;
 	c = cpu_ctx(cpu);
 	if (!c || c->class != TM_CLASS_BE)
@@ -37,6 +38,11 @@ static __always_inline bool claim_be_cpu_only(struct task_struct *p, u32 cpu)
 	stat_inc(TM_STAT_BE_PREEMPTED);
 	trace_task(TM_TR_PREEMPT, p, cpu, 0, 0);
 	return true;
+}
+
+static __always_inline bool claim_be_cpu_only(struct task_struct *p, u32 cpu)
+{
+	return claim_be_cpu_mask(p, p->cpus_ptr, cpu);
 }
 
 static __always_inline bool claim_be_cpu(struct task_struct *p, u32 cpu)
@@ -53,12 +59,19 @@ static __always_inline bool claim_be_cpu(struct task_struct *p, u32 cpu)
  */
 static s32 claim_be_in(struct task_struct *p, u64 home)
 {
+	/*
+	 * Loaded once: the verifier looks a pointer read from a task up in the
+	 * kernel's BTF by name, up to three linear scans each time it walks
+	 * the read, and it walks this loop's body many times (a third of a
+	 * load's CPU under TCG went to such scans, half of them here).
+	 */
+	const struct cpumask *allowed = p->cpus_ptr;
 	u32 i, self = bpf_get_smp_processor_id();
 
-	if (tm_home_has(home, dom_of(self)) && claim_be_cpu_only(p, self))
+	if (tm_home_has(home, dom_of(self)) && claim_be_cpu_mask(p, allowed, self))
 		return self;
 	bpf_for (i, 0, nr_cpus) {
-		if (i != self && tm_home_has(home, dom_of(i)) && claim_be_cpu_only(p, i))
+		if (i != self && tm_home_has(home, dom_of(i)) && claim_be_cpu_mask(p, allowed, i))
 			return i;
 	}
 	return -1;

@@ -74,6 +74,8 @@ static __always_inline u32 home_first(u64 home)
 static s32 pick_idle_in(struct task_struct *p, u64 doms)
 {
 	struct bpf_cpumask *tmp = p ? tmp_mask() : NULL;
+	/* loaded once, out of the loop: see claim_be_in */
+	const struct cpumask *allowed = p ? p->cpus_ptr : NULL;
 	u32 d;
 
 	if (p && !tmp)
@@ -87,8 +89,8 @@ static s32 pick_idle_in(struct task_struct *p, u64 doms)
 		m = dom_cpus(d);
 		if (!m)
 			continue;
-		if (p && tmp) {
-			bpf_cpumask_and(tmp, (const struct cpumask *)m, p->cpus_ptr);
+		if (allowed && tmp) {
+			bpf_cpumask_and(tmp, (const struct cpumask *)m, allowed);
 			cpu = smt_pick_idle((const struct cpumask *)tmp);
 		} else {
 			cpu = smt_pick_idle((const struct cpumask *)m);
