@@ -26,7 +26,7 @@
 /* from budget.bpf.h, which moves BE through bw_move_to_local */
 static __always_inline bool be_budget_left(void);
 static __always_inline bool floor_owed(void);
-static s32 claim_be_in(struct task_struct *p, u64 home);
+static s32 claim_be_in(struct task_struct *p, const struct cpumask *allowed, u64 home);
 static __always_inline void grant_timer_at(u64 at, u64 now);
 
 static __always_inline bool bw_on(void)
@@ -352,7 +352,7 @@ static __always_inline void kick_for(struct task_struct *p, u32 cls)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
-	cpu = claim_be_in(p, tctx ? tctx->home : 0);
+	cpu = claim_be_in(p, p->cpus_ptr, tctx ? tctx->home : 0);
 	if (cpu >= 0)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 }

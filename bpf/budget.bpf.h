@@ -54,18 +54,12 @@ static __always_inline bool claim_be_cpu(struct task_struct *p, u32 cpu)
 }
 
 /*
- * Claim a CPU running BE among those @p may use within @home (0: any),
- * this CPU first (no IPI needed). The caller kicks it. -1 if none.
+ * Claim a CPU running BE among those @p may use (@allowed: its p->cpus_ptr,
+ * read once by the caller: see tidemark_enqueue) within @home (0: any), this
+ * CPU first (no IPI needed). The caller kicks it. -1 if none.
  */
-static s32 claim_be_in(struct task_struct *p, u64 home)
+static s32 claim_be_in(struct task_struct *p, const struct cpumask *allowed, u64 home)
 {
-	/*
-	 * Loaded once: the verifier looks a pointer read from a task up in the
-	 * kernel's BTF by name, up to three linear scans each time it walks
-	 * the read, and it walks this loop's body many times (a third of a
-	 * load's CPU under TCG went to such scans, half of them here).
-	 */
-	const struct cpumask *allowed = p->cpus_ptr;
 	u32 i, self = bpf_get_smp_processor_id();
 
 	if (tm_home_has(home, dom_of(self)) && claim_be_cpu_mask(p, allowed, self))

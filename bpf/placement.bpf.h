@@ -68,20 +68,16 @@ static __always_inline u32 home_first(u64 home)
 }
 
 /*
- * An idle CPU in @doms that @p may use, claimed (its idle bit cleared);
- * -1 if none. @p NULL: any CPU of @doms.
+ * An idle CPU in @doms among @allowed (a task's p->cpus_ptr, read once by the
+ * caller: see tidemark_enqueue), claimed (its idle bit cleared); -1 if none.
+ * @allowed NULL: any CPU of @doms.
  */
-static s32 pick_idle_in(struct task_struct *p, u64 doms)
+static s32 pick_idle_in(const struct cpumask *allowed, u64 doms)
 {
-	struct bpf_cpumask *tmp = p ? tmp_mask() : NULL;
-	/* loaded once, out of the loop: see claim_be_in */
-	const struct cpumask *allowed = p ? p->cpus_ptr : NULL;
 	u32 d;
 
-	if (p && !tmp)
-		return -1;
 	bpf_for (d, 0, nr_doms) {
-		struct bpf_cpumask *m;
+		struct bpf_cpumask *m, *tmp;
 		s32 cpu;
 
 		if (!(doms >> d & 1))
@@ -89,7 +85,17 @@ static s32 pick_idle_in(struct task_struct *p, u64 doms)
 		m = dom_cpus(d);
 		if (!m)
 			continue;
-		if (allowed && tmp) {
+		if (allowed) {
+			/*
+			 * Looked up here, under the test of @allowed: a
+			 * scratch mask looked up before the loop when @allowed
+			 * was set, the compiler tested @allowed alone here, and
+			 * the verifier (which may not take an RCU pointer for
+			 * non-NULL) saw it NULL.
+			 */
+			tmp = tmp_mask();
+			if (!tmp)
+				return -1;
 			bpf_cpumask_and(tmp, (const struct cpumask *)m, allowed);
 			cpu = smt_pick_idle((const struct cpumask *)tmp);
 		} else {

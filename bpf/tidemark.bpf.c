@@ -98,12 +98,12 @@ s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 		    scx_bpf_test_and_clear_cpu_idle(prev_cpu))
 			cpu = prev_cpu;
 		else
-			cpu = pick_idle_in(p, tctx->home);
+			cpu = pick_idle_in(p->cpus_ptr, tctx->home);
 		if (cpu < 0)
 			return prev_cpu; /* enqueue finds it a home CPU */
 		is_idle = true;
 	} else if (cls == TM_CLASS_BE && be_avoid_homes && home_doms && be_budget_left() &&
-		   (cpu = pick_idle_in(p, doms_off_homes())) >= 0) {
+		   (cpu = pick_idle_in(p->cpus_ptr, doms_off_homes())) >= 0) {
 		/* BE: an idle CPU away from the ONLINE homes first */
 		is_idle = true;
 	} else {
@@ -136,14 +136,14 @@ s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64
  * one has run wake_gran_ns and is further ahead (tm_wake_preempts). Its
  * dispatch then charges it and runs whoever is least advanced.
  */
-static __always_inline void wake_preempt(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
-					 u64 vtime, u64 enq_flags)
+static __always_inline void wake_preempt(struct task_struct *p, const struct cpumask *allowed,
+					 struct task_ctx *tctx, s32 cpu, u64 vtime, u64 enq_flags)
 {
 	struct cpu_run *r = cpu_run_of(cpu);
 	u64 key;
 
 	if (!wake_gran_ns || !(enq_flags & SCX_ENQ_WAKEUP) || !r || !r->w ||
-	    !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+	    !bpf_cpumask_test_cpu(cpu, allowed))
 		return;
 	key = tm_wake_key(vtime, eff_weight(p, tctx), wake_gran_ns);
 	if (!tm_wake_key_preempts(key, r->vt, r->at, r->w, bpf_ktime_get_ns(), wake_gran_ns)) {
@@ -165,6 +165,14 @@ static __always_inline void wake_preempt(struct task_struct *p, struct task_ctx 
 
 void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 {
+	/*
+	 * Read once and passed down: the verifier looks a pointer read from a
+	 * task up in the kernel's BTF by name (up to three linear scans of
+	 * vmlinux's types) at every walk of the read, and it walks enqueue's
+	 * branches and loops many times. Such scans took a third of a load's
+	 * CPU under TCG, half of them for this field.
+	 */
+	const struct cpumask *allowed = p->cpus_ptr;
 	struct task_ctx *tctx = task_ctx(p);
 	u32 cls = task_class(p, tctx);
 	u64 vtime;
@@ -198,9 +206,10 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 		trace_task(TM_TR_ENQUEUE, p, scx_bpf_task_cpu(p), 0, TM_TRQ_BE);
 		tm_insert(p, TM_DSQ_BE, be_grant_ns, enq_flags);
 		if (be_budget_left() || floor_owed()) {
-			cpu = be_avoid_homes && home_doms ? pick_idle_in(p, doms_off_homes()) : -1;
+			cpu = be_avoid_homes && home_doms ? pick_idle_in(allowed, doms_off_homes())
+							  : -1;
 			if (cpu < 0)
-				cpu = smt_pick_idle(p->cpus_ptr);
+				cpu = smt_pick_idle(allowed);
 			if (cpu >= 0) {
 				stat_inc(TM_STAT_KICK_IDLE);
 				scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
@@ -236,7 +245,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	 * BE is passed: had ONLINE/SYSTEM been waiting, the CPU would not run BE.
 	 */
 	cpu = scx_bpf_task_cpu(p);
-	if (tm_home_has(home, dom_of(cpu)) && claim_be_cpu_only(p, cpu)) {
+	if (tm_home_has(home, dom_of(cpu)) && claim_be_cpu_mask(p, allowed, cpu)) {
 		trace_task(TM_TR_ENQUEUE, p, cpu, 0, TM_TRQ_TAKE_BE);
 		tm_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags | SCX_ENQ_PREEMPT);
 		if (cls == TM_CLASS_ONLINE)
@@ -287,7 +296,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 		 * enqueue, under the rq lock, is bounced through an irq_work
 		 * self-IPI: p50 wakeup 64.1 against 60.2 us on 1 vCPU */
 		tm_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags);
-		wake_preempt(p, tctx, cpu, vtime, enq_flags);
+		wake_preempt(p, allowed, tctx, cpu, vtime, enq_flags);
 		return;
 	}
 
@@ -298,11 +307,11 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 		 * CPUs serve (soft homes: others too, after home_wait_us).
 		 */
 		u64 kick = SCX_KICK_IDLE;
-		s32 target = pick_idle_in(p, home);
+		s32 target = pick_idle_in(allowed, home);
 		u32 d;
 
 		if (target < 0) {
-			target = claim_be_in(p, home);
+			target = claim_be_in(p, allowed, home);
 			kick = SCX_KICK_PREEMPT;
 		}
 		d = target >= 0 ? dom_of(target) : dom_of(cpu);
@@ -318,7 +327,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 			stat_inc(TM_STAT_HI_NO_CPU);
 			/* its CPU serves that queue only if in that domain */
 			if (dom_of(cpu) == d)
-				wake_preempt(p, tctx, cpu, vtime, enq_flags);
+				wake_preempt(p, allowed, tctx, cpu, vtime, enq_flags);
 		}
 		return;
 	}
@@ -326,20 +335,20 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	if (p->nr_cpus_allowed == 1) {
 		/* only its own CPU can take it (not running BE: tried above) */
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-		wake_preempt(p, tctx, cpu, vtime, enq_flags);
+		wake_preempt(p, allowed, tctx, cpu, vtime, enq_flags);
 		return;
 	}
 
 	qcpu = cpu;
-	cpu = smt_pick_idle(p->cpus_ptr);
+	cpu = smt_pick_idle(allowed);
 	if (cpu >= 0) {
 		stat_inc(TM_STAT_KICK_IDLE);
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-	} else if ((cpu = claim_be_in(p, 0)) >= 0) {
+	} else if ((cpu = claim_be_in(p, allowed, 0)) >= 0) {
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	} else {
 		stat_inc(TM_STAT_HI_NO_CPU);
-		wake_preempt(p, tctx, qcpu, vtime, enq_flags);
+		wake_preempt(p, allowed, tctx, qcpu, vtime, enq_flags);
 	}
 	/* the CPU's siblings at once, not after its kick lands */
 	if (cpu >= 0 && cls == TM_CLASS_ONLINE)
