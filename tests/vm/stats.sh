@@ -2,11 +2,11 @@
 # vm: --cpus 2 --timeout 300
 # tidemarkctl stats watches a scheduler another process started: ONLINE's CPU
 # agrees with the cgroup's own cpu.stat over the same interval, the wait
-# percentiles are ordered, ONLINE cgroups are named, all of them (no cap);
-# the text view and the refusals. BE's CPU as the scheduler charges it is
-# printed next to cpu.stat but not judged here: it reads 4-10% above cpu.stat
-# (a scheduler accounting matter, not the tool's: the same arithmetic serves
-# every class).
+# percentiles are ordered, ONLINE cgroups are named, all of them (no cap),
+# and every ONLINE wait is in its cgroup's histogram; the text view and the
+# refusals. BE's CPU as the scheduler charges it is printed next to cpu.stat
+# but not judged here: it reads 4-10% above cpu.stat (a scheduler accounting
+# matter, not the tool's: the same arithmetic serves every class).
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/vmlib.sh"
 
@@ -78,6 +78,29 @@ print(sum(1 for c in json.load(sys.stdin)["online_cgroups"] if c["cgroup"].start
 kill $mover
 wait $mover 2>/dev/null
 expect_eq "every one of 300 ONLINE cgroups with waits is listed" 300 "$n"
+
+# Every ONLINE wait reaches its cgroup's histogram. CPUs hand their waits on
+# in batches (50 ms late at most while they run: the BE hogs keep both busy),
+# so over an interval that begins and ends with no ONLINE task about, the
+# class's count is the sum of its cgroups', exactly.
+kill $on 2>/dev/null
+wait $on 2>/dev/null
+sleep 0.5
+build/tidemarkctl stats --interval 3 --once --json >/tmp/cons.json &
+st=$!
+sleep 0.5
+in_cgroup online build/tm-probe --workers 2 --rate 400 --work-us 200 --seconds 1 >/dev/null 2>&1
+wait $!
+wait $st
+read -r ncls ncg < <(python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+print(o["wait"]["online"]["samples"], sum(c["samples"] for c in o["online_cgroups"]))' /tmp/cons.json)
+if [ "${ncls:-0}" -ge 400 ] && [ "$ncls" = "$ncg" ]; then
+	ok "every ONLINE wait in its cgroup's histogram ($ncg of $ncls)"
+else
+	not_ok "every ONLINE wait in its cgroup's histogram" "class $ncls, cgroups $ncg"
+fi
 
 kill $hogs $on 2>/dev/null
 wait $hogs $on 2>/dev/null
