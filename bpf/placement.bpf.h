@@ -87,11 +87,11 @@ static s32 pick_idle_in(const struct cpumask *allowed, u64 doms)
 			continue;
 		if (allowed) {
 			/*
-			 * Looked up here, under the test of @allowed: a
-			 * scratch mask looked up before the loop when @allowed
-			 * was set, the compiler tested @allowed alone here, and
-			 * the verifier (which may not take an RCU pointer for
-			 * non-NULL) saw it NULL.
+			 * Looked up here, not before the loop: there the
+			 * compiler reduced "allowed && tmp" to a test of
+			 * @allowed alone, and the verifier, which cannot rule
+			 * NULL out for an RCU pointer, saw a NULL scratch mask
+			 * passed on (multi-L3 loads failed).
 			 */
 			tmp = tmp_mask();
 			if (!tmp)
