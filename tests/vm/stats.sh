@@ -86,11 +86,13 @@ expect_eq "every one of 300 ONLINE cgroups with waits is listed" 300 "$n"
 kill $on 2>/dev/null
 wait $on 2>/dev/null
 sleep 0.5
-build/tidemarkctl stats --interval 3 --once --json >/tmp/cons.json &
+build/tidemarkctl stats --interval 4 --once --json >/tmp/cons.json &
 st=$!
 sleep 0.5
 in_cgroup online build/tm-probe --workers 2 --rate 400 --work-us 200 --seconds 1 >/dev/null 2>&1
 wait $!
+# the probe must have ended inside the interval, with time to spare
+kill -0 $st 2>/dev/null || not_ok "the probe ended before the interval did (a slow start?)"
 wait $st
 read -r ncls ncg < <(python3 -c '
 import json, sys
