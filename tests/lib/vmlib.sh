@@ -52,6 +52,27 @@ json_field() { # json name -> number
 
 # Node CPU busy: tests/lib/busy.py (exact task run time, not /proc/stat ticks).
 
+# CPU a cgroup used, usec, into VAR, and a wait of S seconds, neither
+# starting a process: a process started inside a measured window costs the
+# hogs beside it a varying share under TCG (sed, date, sleep and a
+# tidemarkctl start took 36-190 mCPU of 2 CPUs over 8 s in floor.sh, and
+# ONLINE's share moved with it; without them 15 mCPU, +-3).
+cg_usage() { # VAR cg (path under /sys/fs/cgroup)
+	local k v
+	while read -r k v; do
+		if [ "$k" = usage_usec ]; then
+			printf -v "$1" %s "$v"
+			return 0
+		fi
+	done <"/sys/fs/cgroup/$2/cpu.stat"
+	return 1
+}
+nap() { # S
+	[ -p /tmp/tm-nap ] || mkfifo /tmp/tm-nap
+	read -rt "$1" _ <>/tmp/tm-nap
+	return 0
+}
+
 # Run CMD inside cgroup CG (path under /sys/fs/cgroup), in the background.
 in_cgroup() { # cg cmd...
 	local cg=$1

@@ -19,17 +19,24 @@ spid=$!
 wait_state enabled 30 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
 ok "scheduler loads"
 
-use() { sed -n 's/^usage_usec //p' $cg/$1/cpu.stat; }
-# mCPU of BE and ONLINE over 8 s, and the scheduler's counters meanwhile
+# mCPU of BE and ONLINE over 8 s, and the scheduler's counters over 9.5 s
+# around them. Nothing starts inside the 8 s (cg_usage, nap): the tools'
+# starts there moved ONLINE's share by up to 130 mCPU between phases, more
+# than the floor's own cost, and one CI run failed on it.
 measure() { # -> "be online floor_runs floor_kicks"
 	local b0 o0 t0 b1 o1 t1 st
-	build/tidemarkctl stats --interval 8 --once --json >/tmp/st.json 2>/dev/null &
+	build/tidemarkctl stats --interval 9.5 --once --json >/tmp/st.json 2>/dev/null &
 	st=$!
-	b0=$(use be) o0=$(use online) t0=$(date +%s%N)
-	sleep 8
-	b1=$(use be) o1=$(use online) t1=$(date +%s%N)
+	sleep 1
+	cg_usage b0 be
+	cg_usage o0 online
+	t0=${EPOCHREALTIME/./}
+	nap 8
+	cg_usage b1 be
+	cg_usage o1 online
+	t1=${EPOCHREALTIME/./}
 	wait $st
-	echo "$(((b1 - b0) * 1000 / ((t1 - t0) / 1000))) $(((o1 - o0) * 1000 / ((t1 - t0) / 1000)))" \
+	echo "$(((b1 - b0) * 1000 / (t1 - t0))) $(((o1 - o0) * 1000 / (t1 - t0)))" \
 		"$(json_field "$(cat /tmp/st.json)" be_floor) $(json_field "$(cat /tmp/st.json)" floor_kick)"
 }
 
@@ -45,7 +52,7 @@ measure >/dev/null
 # BE within [lo, hi] mCPU at a floor of f
 judge() { # what f lo hi be online runs kicks
 	local what=$1 f=$2 lo=$3 hi=$4 be=$5 on=$6 runs=$7 kicks=$8
-	note "$what: BE $be mCPU, ONLINE $on mCPU; be_floor $runs, floor_kick $kicks in 8 s"
+	note "$what: BE $be mCPU, ONLINE $on mCPU; be_floor $runs, floor_kick $kicks in 9.5 s"
 	if [ "$be" -ge "$lo" ] && [ "$be" -le "$hi" ]; then
 		ok "$what: BE keeps its floor of $f mCPU ($be, within $lo-$hi)"
 	else
@@ -53,16 +60,12 @@ judge() { # what f lo hi be online runs kicks
 	fi
 }
 
-# ONLINE without a floor measured right before and right after each
+# The hogs' CPU without a floor measured right before and right after each
 # floored phase (0, 100, 0, 300, 0), each floored phase judged against the
-# mean of its two neighbours: ONLINE's share moves between phases whatever
-# the floor (without one: 1707-1906 mCPU in one boot; first and last, 40 s
-# apart, 1806-1838 then 1875-1880, and 1709 then 1904 with the host's CPUs
-# shared with two busy loops, where the floor of 300 read more than the
-# floor of 100 before it). One
-# CI run, judged against a single no-floor phase measured last, read 1707
-# at a floor of 100 against 1886.
-nofloor() { # VAR: ONLINE's mCPU without a floor into VAR
+# mean of its two neighbours, so that a drift over the run is not taken for
+# the floor's cost. Between phases ONLINE and BE together moved by 6 mCPU
+# at most here once nothing started inside the windows (1707-1906 before).
+nofloor() { # VAR: ONLINE's and BE's mCPU without a floor, summed, into VAR
 	local be on runs kicks
 	build/tidemarkctl set be_floor_mcpu=0 >/dev/null
 	sleep 1
@@ -72,10 +75,10 @@ nofloor() { # VAR: ONLINE's mCPU without a floor into VAR
 		nf_bad+=" $be mCPU/${kicks:-none} kicks"
 	fi
 	nf_be+=" $be"
-	printf -v "$1" %s "$on"
+	printf -v "$1" %s "$((on + be))"
 }
 nf_bad="" nf_be=""
-nofloor on0a
+nofloor hogs0a
 build/tidemarkctl set be_floor_mcpu=100 >/dev/null
 sleep 1
 read -r be on runs kicks < <(measure)
@@ -85,34 +88,36 @@ if [ "${runs:-0}" -gt 0 ] && [ "${kicks:-0}" -gt 0 ]; then
 else
 	not_ok "run ahead of ONLINE at the floor's deadline" "be_floor ${runs:-none}, floor_kick ${kicks:-none}"
 fi
-on100=$on
-nofloor on0b
+hogs100=$((on + be)) be100=$be
+nofloor hogs0b
 
 build/tidemarkctl set be_floor_mcpu=300 >/dev/null
 sleep 1
 read -r be on runs kicks < <(measure)
 judge "floor raised at runtime" 300 250 400 "$be" "$on" "$runs" "$kicks"
-on300=$on
-nofloor on0c
+hogs300=$((on + be)) be300=$be
+nofloor hogs0c
 if [ -z "$nf_bad" ]; then
 	ok "no floor: BE only on the bounded wait (${nf_be# } mCPU, no floor kick)"
 else
 	not_ok "no floor: BE only on the bounded wait (${nf_bad# })"
 fi
-# what BE does not take stays ONLINE's: against ONLINE without a floor
-# around it, less at most the floor and half of it again (the floor's
-# switches and timers; the rest of the node is the hogs' parents, the
-# meter and the kernel: ~110-190 mCPU here)
-note "ONLINE without a floor: $on0a, $on0b, $on0c mCPU"
+# what BE does not take stays ONLINE's: ONLINE and BE together with a
+# floor against the same without one around it, less 25 mCPU for the
+# floor's switches and timers (measured: 0-5 mCPU with 900-1600 floor runs
+# in 9.5 s; the rest of the node, the loader, kernel threads and this
+# script, takes about 15 mCPU)
+note "ONLINE and BE without a floor: $hogs0a, $hogs0b, $hogs0c mCPU"
 for f in 100 300; do
-	v=on$f
-	if [ $f = 100 ]; then a=$on0a b=$on0b; else a=$on0b b=$on0c; fi
-	on0=$(((a + b) / 2))
-	lo=$((on0 - f * 3 / 2))
+	v=hogs$f w=be$f
+	if [ $f = 100 ]; then a=$hogs0a b=$hogs0b; else a=$hogs0b b=$hogs0c; fi
+	lo=$(((a + b) / 2 - 25))
+	what="ONLINE keeps what BE does not take at a floor of $f mCPU"
+	got="ONLINE and BE ${!v} mCPU (BE ${!w}), without a floor $a and $b around it"
 	if [ "${!v}" -ge "$lo" ]; then
-		ok "ONLINE keeps the rest at a floor of $f mCPU (${!v} mCPU, without a floor $a and $b around it)"
+		ok "$what ($got)"
 	else
-		not_ok "ONLINE keeps the rest at a floor of $f mCPU (${!v} mCPU < $lo, without a floor $a and $b around it)"
+		not_ok "$what ($got, < $lo)"
 	fi
 done
 
