@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 300
 # tidemarkctl stats watches a scheduler another process started: ONLINE's CPU
-# agrees with the cgroup's own cpu.stat over the same interval, the wait
+# agrees with the cgroup's own cpu.stat within the same interval, the wait
 # percentiles are ordered, ONLINE cgroups are named, all of them (no cap),
 # and every ONLINE wait is in its cgroup's histogram; the text view and the
 # refusals. BE's CPU as the scheduler charges it is printed next to cpu.stat
-# but not judged here: it reads 4-10% above cpu.stat (a scheduler accounting
-# matter, not the tool's: the same arithmetic serves every class).
+# but not judged: about 100 mCPU here, where a few mCPU are several per cent
+# (it read 4-10% above cpu.stat while the judged window held the tool's own
+# start and exit; 107 against 109 mCPU since).
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/vmlib.sh"
 
@@ -26,10 +27,20 @@ hogs=$!
 in_cgroup online stress-ng --temp-path /tmp --cpu-method int64 --cpu 1 --timeout 120s >/dev/null 2>&1
 on=$!
 sleep 3
-usage() { sed -n 's/^usage_usec //p' "$cg/$1/cpu.stat"; }
-t0=$(date +%s%N) b0=$(usage be) o0=$(usage online)
-build/tidemarkctl stats --interval 4 --once --json >/tmp/stats.json
-t1=$(date +%s%N) b1=$(usage be) o1=$(usage online)
+# cpu.stat over 3 s inside the tool's 5 s interval, nothing starting in
+# them: the tool's start and exit inside the window it judges took ONLINE's
+# CPU there and not in the tool's interval (a SYSTEM task ahead of ONLINE)
+build/tidemarkctl stats --interval 5 --once --json >/tmp/stats.json &
+st=$!
+sleep 1
+cg_usage b0 be
+cg_usage o0 online
+t0=${EPOCHREALTIME/./}
+nap 3
+cg_usage b1 be
+cg_usage o1 online
+t1=${EPOCHREALTIME/./}
+wait $st
 note "$(cat /tmp/stats.json | cut -c1-400)"
 read -r sb so busy line p50 p90 p99 pmax ocg osamp < <(python3 - /tmp/stats.json <<'PY'
 import json, sys
@@ -41,10 +52,10 @@ print(round(o["cpu"]["be"]["mcpu"]), round(o["cpu"]["online"]["mcpu"]), round(o[
       c[0]["cgroup"] if c else "-", c[0]["samples"] if c else 0)
 PY
 )
-cb=$(((b1 - b0) * 1000 / ((t1 - t0) / 1000)))
-co=$(((o1 - o0) * 1000 / ((t1 - t0) / 1000)))
+cb=$(((b1 - b0) * 1000 / (t1 - t0)))
+co=$(((o1 - o0) * 1000 / (t1 - t0)))
 note "BE: stats $sb mCPU, cpu.stat $cb mCPU; ONLINE: stats $so mCPU, cpu.stat $co mCPU"
-if within_pct "$so" "$co" 5; then ok "ONLINE CPU agrees with cpu.stat ($so vs $co mCPU)"; else not_ok "ONLINE CPU agrees with cpu.stat" "$so vs $co mCPU"; fi
+if within_pct "$so" "$co" 2; then ok "ONLINE CPU agrees with cpu.stat ($so vs $co mCPU)"; else not_ok "ONLINE CPU agrees with cpu.stat" "$so vs $co mCPU"; fi
 expect_eq "the line is the scheduler's" 50 "$line"
 note "node busy as the scheduler counts it: $busy% (line 50%)"
 if [ "$p50" -le "$p90" ] && [ "$p90" -le "$p99" ] && [ "$p99" -le "$pmax" ] && [ "$pmax" -gt 0 ]; then
