@@ -81,28 +81,31 @@ struct cg_wait_pend {
 };
 static struct cg_wait_pend cg_wait_pends[TM_MAX_CPUS];
 
+/*
+ * &ARR[@cpu] of a per-CPU array, NULL past TM_MAX_CPUS. clang may index
+ * with another copy of @cpu than the one it checked, which the verifier
+ * does not see bounded: the mask bounds the one used.
+ */
+#define CPU_SLOT(arr, cpu)                                     \
+	({                                                     \
+		u64 __c = (u32)(cpu);                          \
+		typeof(&(arr)[0]) __r = NULL;                  \
+                                                               \
+		if (__c < TM_MAX_CPUS) {                       \
+			barrier_var(__c);                      \
+			__r = &(arr)[__c & (TM_MAX_CPUS - 1)]; \
+		}                                              \
+		__r;                                           \
+	})
+
 static __always_inline struct cg_wait_pend *cg_wait_pend_of(s32 cpu)
 {
-	u64 c = (u32)cpu;
-
-	if (c >= TM_MAX_CPUS)
-		return NULL;
-	barrier_var(c); /* as in cpu_run_of */
-	c &= TM_MAX_CPUS - 1;
-	return &cg_wait_pends[c];
+	return CPU_SLOT(cg_wait_pends, cpu);
 }
 
 static __always_inline struct cpu_run *cpu_run_of(s32 cpu)
 {
-	u64 c = (u32)cpu;
-
-	if (c >= TM_MAX_CPUS)
-		return NULL;
-	/* clang may index with another copy of @cpu than the one it checked,
-	 * which the verifier does not see bounded: the mask bounds the one used */
-	barrier_var(c);
-	c &= TM_MAX_CPUS - 1;
-	return &cpu_runs[c];
+	return CPU_SLOT(cpu_runs, cpu);
 }
 
 /*

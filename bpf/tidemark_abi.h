@@ -55,7 +55,7 @@ enum tm_limits {
 	/* hardware threads per core SMT handling knows of (Zen, Intel: 2) */
 	TM_MAX_SMT = 4,
 };
-/* per-CPU arrays are indexed under a mask (cpu_run_of) */
+/* per-CPU arrays are indexed under a mask (CPU_SLOT) */
 _Static_assert((TM_MAX_CPUS & (TM_MAX_CPUS - 1)) == 0, "TM_MAX_CPUS a power of 2");
 
 /* User DSQ ids (bit 63 clear). Every CPU drains both, so no task is ever
