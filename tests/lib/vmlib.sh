@@ -72,6 +72,27 @@ nap() { # S
 	read -rt "$1" _ <>/tmp/tm-nap
 	return 0
 }
+# mCPU each cgroup used over S seconds, in the order given, on one line
+cg_mcpu() { # S cg...
+	local s=$1 t0 t1 u c i out=""
+	local -a a=() b=()
+	shift
+	for c in "$@"; do
+		cg_usage u "$c"
+		a+=("$u")
+	done
+	t0=${EPOCHREALTIME/./}
+	nap "$s"
+	for c in "$@"; do
+		cg_usage u "$c"
+		b+=("$u")
+	done
+	t1=${EPOCHREALTIME/./}
+	for i in "${!a[@]}"; do
+		out+="${out:+ }$(((b[i] - a[i]) * 1000 / (t1 - t0)))"
+	done
+	echo "$out"
+}
 
 # Run CMD inside cgroup CG (path under /sys/fs/cgroup), in the background.
 in_cgroup() { # cg cmd...

@@ -20,24 +20,17 @@ wait_state enabled 30 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_d
 ok "scheduler loads"
 
 # mCPU of BE and ONLINE over 8 s, and the scheduler's counters over 9.5 s
-# around them. Nothing starts inside the 8 s (cg_usage, nap): the tools'
+# around them. Nothing starts inside the 8 s (cg_mcpu): the tools'
 # starts there moved ONLINE's share by up to 130 mCPU between phases, more
 # than the floor's own cost, and one CI run failed on it.
 measure() { # -> "be online floor_runs floor_kicks"
-	local b0 o0 t0 b1 o1 t1 st
+	local st use
 	build/tidemarkctl stats --interval 9.5 --once --json >/tmp/st.json 2>/dev/null &
 	st=$!
 	sleep 1
-	cg_usage b0 be
-	cg_usage o0 online
-	t0=${EPOCHREALTIME/./}
-	nap 8
-	cg_usage b1 be
-	cg_usage o1 online
-	t1=${EPOCHREALTIME/./}
+	use=$(cg_mcpu 8 be online)
 	wait $st
-	echo "$(((b1 - b0) * 1000 / (t1 - t0))) $(((o1 - o0) * 1000 / (t1 - t0)))" \
-		"$(json_field "$(cat /tmp/st.json)" be_floor) $(json_field "$(cat /tmp/st.json)" floor_kick)"
+	echo "$use $(json_field "$(cat /tmp/st.json)" be_floor) $(json_field "$(cat /tmp/st.json)" floor_kick)"
 }
 
 in_cgroup be stress-ng --temp-path /tmp --cpu "$ncpu" --cpu-method int64 --timeout 200s >/dev/null 2>&1
