@@ -46,8 +46,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char buf[65536];
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
-		abort(); /* the server must always take a connection */
+	/* the server must always take a connection */
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		perror(fd < 0 ? "fuzz_http: socket" : "fuzz_http: connect to the server");
+		abort();
+	}
 	if (size)
 		send(fd, data, size, MSG_NOSIGNAL);
 	shutdown(fd, SHUT_WR);

@@ -25,8 +25,11 @@ for bin in build/fuzz/fuzz_*; do
 		-artifact_prefix="$tmp/art-$t/" "${dirs[@]}" >"$tmp/$t.log" 2>&1; then
 		ok "$t: $seeds seeds, $kept kept crash inputs, then $(grep -o 'Done [0-9]* runs' "$tmp/$t.log" | tail -1 | cut -d' ' -f2) runs from seed 1: no finding"
 	else
+		# with what the target printed before it died (a deadly signal
+		# carries no report of its own: an abort's reason is in these)
 		not_ok "$t: finding" "$(grep -m4 -E 'ERROR|runtime error|SUMMARY|Test unit written' "$tmp/$t.log")" \
-			"input (base64): $(grep -m1 '^Base64' "$tmp/$t.log")"
+			"input (base64): $(grep -m1 '^Base64' "$tmp/$t.log")" \
+			"before it: $(grep -m1 -B10 -E '^==[0-9]+== ?ERROR' "$tmp/$t.log" | grep -v -E '^(#[0-9]|INFO:|==[0-9]+== ?ERROR)')"
 	fi
 done
 [ "$tap_n" -gt 0 ] || not_ok "fuzz targets built" "no build/fuzz/fuzz_* (make fuzz-build)"
