@@ -5,6 +5,7 @@
  * handlers and report builders), the write side closed, the answer read.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -40,24 +41,72 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/*
+ * A connection to the server, or -1 with errno set. libFuzzer's time-out
+ * alarm (SIGALRM, installed without SA_RESTART) interrupts blocking calls:
+ * an interrupted connect goes on in the background (twice in about 200000
+ * runs a connect returned EINTR and the target aborted), so wait for it.
+ */
+static int connect_server(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0), e = 0;
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	socklen_t len = sizeof(e);
+
+	if (fd < 0)
+		return -1;
+	if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return fd;
+	if (errno == EINTR) {
+		while (poll(&p, 1, 5000) < 0 && errno == EINTR)
+			;
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len))
+			e = errno;
+		else if (!e && (p.revents & POLLOUT))
+			return fd;
+		errno = e ? e : ETIMEDOUT;
+	}
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pollfd p;
 	char buf[65536];
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	size_t off = 0;
+	ssize_t n;
+	int fd = connect_server(), r;
 
-	/* the server must always take a connection */
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		perror(fd < 0 ? "fuzz_http: socket" : "fuzz_http: connect to the server");
+	if (fd < 0) {
+		perror("fuzz_http: connect to the server"); /* it must always take one */
 		abort();
 	}
-	if (size)
-		send(fd, data, size, MSG_NOSIGNAL);
+	while (off < size) {
+		n = send(fd, data + off, size - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* the server may close first */
+		off += n;
+	}
 	shutdown(fd, SHUT_WR);
 	p = (struct pollfd){.fd = fd, .events = POLLIN};
 	/* the server answers or closes well within its 2 s request deadline */
-	while (poll(&p, 1, 5000) == 1 && recv(fd, buf, sizeof(buf), 0) > 0)
-		;
+	for (;;) {
+		r = poll(&p, 1, 5000);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != 1)
+			break;
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+	}
 	close(fd);
 	return 0;
 }
