@@ -54,9 +54,9 @@ json_field() { # json name -> number
 
 # CPU a cgroup used, usec, into VAR, and a wait of S seconds, neither
 # starting a process: a process started inside a measured window costs the
-# hogs beside it a varying share under TCG (sed, date, sleep and a
-# tidemarkctl start took 36-190 mCPU of 2 CPUs over 8 s in floor.sh, and
-# ONLINE's share moved with it; without them 15 mCPU, +-3).
+# hogs beside it a varying share under TCG (with sed, date, sleep and a
+# tidemarkctl start in its windows, floor.sh saw ONLINE's share move by up
+# to 130 mCPU between phases; without them, ONLINE and BE by 6 at most).
 cg_usage() { # VAR cg (path under /sys/fs/cgroup)
 	local k v
 	while read -r k v; do
