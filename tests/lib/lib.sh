@@ -9,6 +9,9 @@ ok() { # desc
 	echo "ok $tap_n $1"
 }
 
+# not_ok returns 1, and so do check and expect_eq on a failure: a test's
+# "check ... || show why" prints its diagnosis only then (it ended with the
+# detail loop's 0 once, and bench-host.sh's run log was never shown).
 not_ok() { # desc [detail...]
 	tap_n=$((tap_n + 1))
 	tap_failed=$((tap_failed + 1))
@@ -18,6 +21,7 @@ not_ok() { # desc [detail...]
 	# every line of a detail is a comment: a "not ok" inside one (a nested
 	# test's output) was counted as a failure of its own
 	for d in "$@"; do printf '%s\n' "$d" | sed 's/^/#   /'; done
+	return 1
 }
 
 skip() { # desc reason
