@@ -7,7 +7,8 @@
 # for different data; a kernel without dynamic preemption is said so. BE's
 # share of the capacity under the line: tidemark judged on the lower of its
 # CPU and its work, a peer compared by the higher, BE past its room said;
-# ONLINE's p50 wakeup judged against eevdf-idle's (within 5%).
+# ONLINE's p50 wakeup judged against eevdf-idle's (within 5%). A failed
+# run is listed with its reason.
 . "$(dirname "$0")/../lib/lib.sh"
 
 dir=$(mktemp -d)
@@ -193,4 +194,29 @@ report "$dir/t3.jsonl" >"$dir/t3.md"
 check "trace: a failed run named, no table" grep -qF -- \
 	"- The decision trace's cost: not measured (\`tests/bench/trace-cost.sh\` failed: 1 build/scx_tidemark loads)." "$dir/t3.md"
 check "trace: no table without figures" bash -c "! grep -q '## The decision trace' $dir/t3.md"
+
+# a run that failed (guest.sh's error row: a scheduler that did not load or
+# left mid-run) is listed with its reason, never left out silently
+cp "$dir/e.jsonl" "$dir/x.jsonl"
+python3 -c 'import json; print(json.dumps({"kind": "error", "setup": "scx_flatcg", "what": "level 30% round 2",
+	"why": "scx_flatcg did not load (exited): libbpf: map create failed"}))' >>"$dir/x.jsonl"
+report "$dir/x.jsonl" >"$dir/x.md"
+check "failed runs: counted" grep -qF "**1 run failed and is not in the tables below** (the bench exits 1):" "$dir/x.md"
+check "failed runs: each with its setup, run and reason" grep -qF -- \
+	"- scx_flatcg, level 30% round 2: scx_flatcg did not load (exited): libbpf: map create failed" "$dir/x.md"
+check "failed runs: none said where none failed" bash -c "! grep -q 'failed and' $dir/e.md"
+python3 -c 'import json; print(json.dumps({"kind": "retry", "setup": "scx_flatcg",
+	"why": "scx_flatcg did not load (exited 1): EXIT: runtime error"}))' >>"$dir/x.jsonl"
+report "$dir/x.jsonl" >"$dir/x2.md"
+check "a start that failed and loaded again: said, with the scheduler's words" grep -qF -- \
+	"- scx_flatcg: scx_flatcg did not load (exited 1): EXIT: runtime error" "$dir/x2.md"
+check "and counted" grep -qF "**1 scheduler start failed and loaded when started again**" "$dir/x2.md"
+# a peer the kernel ejected mid-run: a result, listed apart from failures
+cp "$dir/e.jsonl" "$dir/y.jsonl"
+python3 -c 'import json; print(json.dumps({"kind": "peer_left", "setup": "scx_flatcg", "what": "level 30% round 3",
+	"why": "the scheduler left during the run (state disabled): EXIT: runnable task stall"}))' >>"$dir/y.jsonl"
+report "$dir/y.jsonl" >"$dir/y.md"
+check "a peer that left mid-run: listed with the kernel's reason" grep -qF -- \
+	"- scx_flatcg, level 30% round 3: the scheduler left during the run (state disabled): EXIT: runnable task stall" "$dir/y.md"
+check "not as a failed run" bash -c "grep -qF '**A peer left mid-run in 1 run, which is not' $dir/y.md && ! grep -q 'failed and' $dir/y.md"
 tap_done

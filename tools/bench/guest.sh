@@ -123,41 +123,111 @@ log() { echo "bench: $*" >&2; }
 emit() { echo "$1" >>"$out"; }
 
 state() { cat /sys/kernel/sched_ext/state; }
-wait_enabled() {
-	for _ in $(seq 100); do [ "$(state)" = enabled ] && return 0; sleep 0.1; done
-	return 1
-}
 wait_disabled() {
 	for _ in $(seq 100); do [ "$(state)" = disabled ] && return 0; sleep 0.1; done
 	return 1
 }
 
+# A setup's run that measured nothing, or not under its setup: a row with
+# the reason, which the report lists. An "error" (the bench's own failure, or
+# tidemark's) makes run.sh fail; a "peer_left" is a result: a peer that left
+# mid-run (scx_flatcg's kernel watchdog ejection, "runnable task stall",
+# seen with its BE cgroup at weight 1 on 2 CPUs).
+LEFT="the scheduler left during the run"
+fail_row() { # setup what why
+	local kind=error
+	[[ $1 == scx_* && $3 == "$LEFT"* ]] && kind=peer_left
+	emit "$(python3 -c 'import json, sys
+print(json.dumps({"kind": sys.argv[1], "setup": sys.argv[2], "what": sys.argv[3], "why": sys.argv[4]}))' \
+		"$kind" "$1" "$2" "$3")"
+	log "$1, $2: $3"
+}
+# What a scheduler said of its end: its "EXIT: ..." line (UEI_REPORT, the
+# kernel's reason) where it printed one, else the end of its output
+sched_said() { # log
+	local l
+	l=$(grep -m1 '^EXIT: ' "$1")
+	[ -n "$l" ] || l=$(tail -c 600 "$1")
+	printf '%s' "${l//$'\n'/ }"
+}
+
+# Load a scheduler: start CMD in the background ($sched_pid, output to
+# $sched_log) and wait until it is enabled, or it has exited, or 60 s
+# (scx_flatcg's verification alone takes 1.5-2 s on an idle 2-vCPU TCG
+# guest); keep the enable count that names this load. One that exited
+# while loading is started once more: the run measures a scheduler, not
+# its start, and a start that failed is kept in a "retry" row, with the
+# scheduler's own words, that the report lists. $fail_why says what went
+# wrong.
+sched_seq="" fail_why=""
+alive() { # pid: running, and not an exited job left to reap (kill -0 says yes to those)
+	local st
+	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	st=${st##*) }
+	[ "${st%% *}" != Z ]
+}
+load_sched() { # name log cmd...
+	local name=$1 try i
+	sched_log=$2
+	shift 2
+	for try in 1 2; do
+		"$@" >"$sched_log" 2>&1 &
+		sched_pid=$!
+		for i in $(seq 600); do
+			[ "$(state)" = enabled ] && break
+			alive "$sched_pid" || break
+			sleep 0.1
+		done
+		if [ "$(state)" = enabled ]; then
+			sched_seq=$(cat /sys/kernel/sched_ext/enable_seq)
+			return 0
+		fi
+		if alive "$sched_pid"; then
+			fail_why="$name did not load (not enabled after 60 s): $(sched_said "$sched_log")"
+			return 1
+		fi
+		wait "$sched_pid"
+		fail_why="$name did not load (exited $?): $(sched_said "$sched_log")"
+		sched_pid=""
+		wait_disabled
+		[ $try = 1 ] && emit "$(python3 -c 'import json, sys
+print(json.dumps({"kind": "retry", "setup": sys.argv[1], "why": sys.argv[2]}))' "$name" "$fail_why")" &&
+			log "$fail_why; started again"
+	done
+	return 1
+}
+# Still under the setup's scheduler, loaded once since setup: 1 and $fail_why
+# if it was ejected (or restarted) meanwhile, whose run then measured
+# partly another scheduler.
+intact() {
+	[ -z "$sched_pid" ] && return 0
+	[ "$(state)" = enabled ] && [ "$(cat /sys/kernel/sched_ext/enable_seq)" = "$sched_seq" ] &&
+		alive "$sched_pid" && return 0
+	sleep 0.5 # its last words: the UEI report follows the kernel's exit
+	fail_why="$LEFT (state $(state), enable count $sched_seq then, $(cat /sys/kernel/sched_ext/enable_seq) now): $(sched_said "$sched_log")"
+	return 1
+}
+
 # Configure /be (and load a scheduler) for a setup; undo with teardown.
-sched_pid=""
+sched_pid="" sched_log=""
 setup() {
 	echo 0 >$cg$BEG/cpu.idle	# first: an idle group refuses a weight
 	echo 100 >$cg$BEG/cpu.weight
 	echo max >$cg$BEG/cpu.max
+	fail_why=""
 	case $1 in
 	alone | eevdf-none) ;;
 	eevdf-weight1) echo 1 >$cg$BEG/cpu.weight ;;
 	eevdf-idle) echo 1 >$cg$BEG/cpu.idle ;;
 	eevdf-cpumax) echo "$((SUPPRESS * 1000 * n)) 100000" >$cg$BEG/cpu.max ;;
-	scx_flatcg)
-		echo 1 >$cg$BEG/cpu.weight	# flatcg honours cgroup weights: use them
-		$PEERS/$1 >$tmp/$1.log 2>&1 &
-		sched_pid=$!
-		wait_enabled || { log "$1 did not load: $(cat $tmp/$1.log)"; return 1; }
-		;;
-	scx_simple)
-		$PEERS/$1 >$tmp/$1.log 2>&1 &
-		sched_pid=$!
-		wait_enabled || { log "$1 did not load: $(cat $tmp/$1.log)"; return 1; }
+	scx_flatcg | scx_simple)
+		# flatcg honours cgroup weights: use them
+		[ "$1" = scx_flatcg ] && echo 1 >$cg$BEG/cpu.weight
+		load_sched "$1" "$tmp/$1.log" "$PEERS/$1" || return 1
 		;;
 	tidemark)
-		build/scx_tidemark --online $ONL --be $BEG --suppress-pct $SUPPRESS >$tmp/tm.log 2>&1 &
-		sched_pid=$!
-		wait_enabled || { log "tidemark did not load: $(cat $tmp/tm.log)"; return 1; }
+		load_sched tidemark "$tmp/tm.log" build/scx_tidemark --online $ONL --be $BEG --suppress-pct $SUPPRESS ||
+			return 1
 		;;
 	esac
 	# Enabling switches every task over and the loader then does its first
@@ -261,8 +331,8 @@ emit "$machine"
 # One round of the bursty service next to BE (none for alone): the probe's
 # latencies, the cgroups' cpu.stat, node busy per 5 ms window from outside.
 bursty_run() { # setup round
-	local s=$1 round=$2 rate=$((200 * n)) p bw t0 t1 o0 o1 b0 b1 r0 r1
-	setup "$s" || { emit "{\"kind\":\"error\",\"setup\":\"$s\"}"; teardown; return; }
+	local s=$1 round=$2 rate=$((200 * n)) p bw t0 t1 o0 o1 b0 b1 r0 r1 left=""
+	setup "$s" || { fail_row "$s" "bursty round $round" "$fail_why"; teardown; return; }
 	# started before the load: a fresh python next to BE hogs can take
 	# seconds to start under a scheduler that does not favour it. It
 	# parses its trace only after the probe (--hold, SIGUSR1 below):
@@ -287,11 +357,15 @@ bursty_run() { # setup round
 		kill $be_pid 2>/dev/null
 		wait $be_pid 2>/dev/null
 	fi
+	intact || left=$fail_why
 	teardown
 	bw=$(cat $tmp/bw.json)
+	if [ -n "$left" ]; then
+		fail_row "$s" "bursty round $round" "$left"
+		return
+	fi
 	if [ -z "$p" ] || [ -z "$bw" ]; then
-		log "bursty $s round $round: no result (probe: ${p:-none}; busywin: $(cat $tmp/bw.err))"
-		emit "{\"kind\":\"error\",\"setup\":\"$s\"}"
+		fail_row "$s" "bursty round $round" "no result (probe: ${p:-none}; busywin: $(cat $tmp/bw.err))"
 		return
 	fi
 	# cpu.stat shares in 0.1% of the node
@@ -304,8 +378,8 @@ bursty_run() { # setup round
 # once more, untimed (the BPF statistics cost time), for its callbacks'
 # costs over exactly that run (tidemarkctl progs -- CMD).
 hackbench_run() { # setup round kind [extra JSON]
-	local s=$1 round=$2 cb="" t0 t1 hs
-	setup "$s" || { emit "{\"kind\":\"error\",\"setup\":\"$s\"}"; teardown; return; }
+	local s=$1 round=$2 cb="" t0 t1 hs left=""
+	setup "$s" || { fail_row "$s" "hackbench round $round" "$fail_why"; teardown; return; }
 	if [ "$s" != eevdf-none ] && [ "$round" = 1 ] && [ "$3" = overhead ]; then
 		cb=1
 	fi
@@ -321,7 +395,12 @@ hackbench_run() { # setup round kind [extra JSON]
 		build/tidemarkctl progs --json -- sh -c 'echo $$ >"$1/cgroup.procs" && exec hackbench -g 4 -l "$2" >/dev/null 2>&1' \
 			sh "$cg$ONL" "$LOOPS" >$tmp/progs.json 2>$tmp/progs.err
 	fi
+	intact || left=$fail_why
 	teardown
+	if [ -n "$left" ]; then
+		fail_row "$s" "hackbench round $round" "$left"
+		return
+	fi
 	hs=$(python3 -c "print(round($t1 - $t0, 3))")
 	cs=$(python3 -c "print(round(($c1 - $c0) / ($t1 - $t0)))")
 	emit "{\"kind\":\"$3\",\"setup\":\"$s\",\"round\":$round,\"loops\":$LOOPS,\"hackbench_s\":$hs,\"ctxt_per_s\":$cs${4:-}}"
@@ -359,12 +438,16 @@ if [ "$mode" = preempt ]; then
 			p=$(probe 30 "$SECONDS_RUN")
 			emit "{\"kind\":\"preempt\",\"model\":\"$model\",\"what\":\"probe\",\"setup\":\"alone\",\"round\":$round,\"probe\":$p}"
 			for s in $SETUPS; do
-				setup "$s" || { emit "{\"kind\":\"error\",\"setup\":\"$s\"}"; teardown; continue; }
+				setup "$s" || { fail_row "$s" "preempt $model round $round" "$fail_why"; teardown; continue; }
 				be_start $((SECONDS_RUN + 2)) kernel
 				sleep 1
 				p=$(probe 30 "$SECONDS_RUN")
 				wait $be_pid
+				left=""
+				intact || left=$fail_why
+				[ -z "$p" ] && left="tm-probe gave no result"
 				teardown
+				[ -n "$left" ] && { fail_row "$s" "preempt $model round $round" "$left"; continue; }
 				emit "{\"kind\":\"preempt\",\"model\":\"$model\",\"what\":\"probe\",\"setup\":\"$s\",\"round\":$round,\"probe\":$p,\"be_ops\":$(be_ops)}"
 				log "preempt $model round $round: $s done"
 			done
@@ -400,7 +483,11 @@ for level in $LEVELS; do
 	for round in $(seq "$ROUNDS"); do
 		setup alone
 		p=$(probe "$level" "$SECONDS_RUN")
-		emit "{\"kind\":\"probe\",\"setup\":\"alone\",\"level\":$level,\"round\":$round,\"probe\":$p$(perf_json)}"
+		if [ -n "$p" ]; then
+			emit "{\"kind\":\"probe\",\"setup\":\"alone\",\"level\":$level,\"round\":$round,\"probe\":$p$(perf_json)}"
+		else
+			fail_row alone "level $level% round $round" "tm-probe gave no result"
+		fi
 		log "level $level% round $round: alone done"
 		once=0
 		[ "$mode" = full ] && [ "$level" = 30 ] && [ "$round" = 1 ] && once=1
@@ -409,7 +496,7 @@ for level in $LEVELS; do
 			emit "{\"kind\":\"cyclictest\",\"setup\":\"alone\",\"avg_us\":$ca,\"max_us\":$cm,\"p99_us\":$cp}"
 		fi
 		for s in $SETUPS; do
-			setup "$s" || { emit "{\"kind\":\"error\",\"setup\":\"$s\"}"; teardown; continue; }
+			setup "$s" || { fail_row "$s" "level $level% round $round" "$fail_why"; teardown; continue; }
 			be_start $((SECONDS_RUN + 2)) cpu
 			sleep 1
 			t0=$(now_us) o0=$(usage $ONL) b0=$(usage $BEG)
@@ -419,23 +506,34 @@ for level in $LEVELS; do
 			on=$(((o1 - o0) * 100 / ((t1 - t0) * n)))
 			be=$(((b1 - b0) * 100 / ((t1 - t0) * n)))
 			busy=$((on + be))
-			emit "{\"kind\":\"probe\",\"setup\":\"$s\",\"level\":$level,\"round\":$round,\"probe\":$p,\"busy\":$busy,\"online\":$on,\"be\":$be,\"be_ops\":$(be_ops)$(perf_json)}"
-			if [ $once = 1 ]; then
+			# the rows go out once the scheduler is known to have stayed
+			rows=()
+			[ -n "$p" ] && rows+=("{\"kind\":\"probe\",\"setup\":\"$s\",\"level\":$level,\"round\":$round,\"probe\":$p,\"busy\":$busy,\"online\":$on,\"be\":$be,\"be_ops\":$(be_ops)$(perf_json)}")
+			if [ $once = 1 ] && [ -n "$p" ]; then
 				be_start $((SECONDS_RUN + 3)) cpu
 				read -r ca cm cp < <(cyclic "$SECONDS_RUN")
 				kill $be_pid 2>/dev/null
 				wait $be_pid 2>/dev/null
-				emit "{\"kind\":\"cyclictest\",\"setup\":\"$s\",\"avg_us\":$ca,\"max_us\":$cm,\"p99_us\":$cp}"
+				rows+=("{\"kind\":\"cyclictest\",\"setup\":\"$s\",\"avg_us\":$ca,\"max_us\":$cm,\"p99_us\":$cp}")
 				for kind in matrix cache churn; do
 					be_start $((SECONDS_RUN + 2)) $kind
 					sleep 1
 					p=$(probe 30 "$SECONDS_RUN")
 					kill $be_pid 2>/dev/null
 					wait $be_pid 2>/dev/null
-					emit "{\"kind\":\"antagonist\",\"setup\":\"$s\",\"be\":\"$kind\",\"probe\":$p}"
+					[ -n "$p" ] || { fail_row "$s" "antagonist $kind" "tm-probe gave no result"; continue; }
+					rows+=("{\"kind\":\"antagonist\",\"setup\":\"$s\",\"be\":\"$kind\",\"probe\":$p}")
 				done
 			fi
+			left=""
+			intact || left=$fail_why
+			[ ${#rows[@]} = 0 ] && left=${left:-tm-probe gave no result}
 			teardown
+			if [ -n "$left" ]; then
+				fail_row "$s" "level $level% round $round" "$left"
+				continue
+			fi
+			for r in "${rows[@]}"; do emit "$r"; done
 			log "level $level% round $round: $s done"
 		done
 	done
@@ -444,13 +542,17 @@ done
 # Reaction: BE saturating, then an ONLINE burst on every CPU. Time until BE's
 # CPU use (sampled every 2 ms from cpu.stat) is held at its new budget.
 for s in tidemark eevdf-cpumax; do
-	setup "$s" || continue
+	setup "$s" || { fail_row "$s" reaction "$fail_why"; teardown; continue; }
 	be_start 8 cpu
 	sleep 2
 	r=$(tools/bench/react.py --be $BEG --online $ONL --cpus "$n" --burst-s 2 --floor-pct 15)
 	kill $be_pid 2>/dev/null
 	wait $be_pid 2>/dev/null
+	left=""
+	intact || left=$fail_why
+	[ -z "$r" ] && left="react.py gave no result"
 	teardown
+	[ -n "$left" ] && { fail_row "$s" reaction "$left"; continue; }
 	emit "{\"kind\":\"reaction\",\"setup\":\"$s\",\"reaction\":$r}"
 	log "reaction $s: $r"
 done

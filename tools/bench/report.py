@@ -371,6 +371,27 @@ def main():
     w("The BE work column (bogo ops) does not depend on cgroup accounting; BE CPU is BE's `cpu.stat` over the")
     w("same capacity. tidemark's BE target is judged on the lower of the two, a peer's BE compared by the higher.")
     w("")
+    # What did not go as run, from guest.sh's rows, never left out silently:
+    # runs that measured nothing or not under their setup (the bench exits
+    # 1); a peer that left mid-run (the kernel's watchdog, its own error: a
+    # result about the peer, whose run measured partly EEVDF); a scheduler
+    # that exited while loading and loaded at its second start.
+    for kind, head in (
+            ("error", lambda n: "**%d run%s failed and %s not in the tables below** (the bench exits 1):" % (
+                n, "" if n == 1 else "s", "is" if n == 1 else "are")),
+            ("peer_left", lambda n: "**A peer left mid-run in %d run%s, which %s not in the tables below:**" % (
+                n, "" if n == 1 else "s", "is" if n == 1 else "are")),
+            ("retry", lambda n: "**%d scheduler start%s failed and loaded when started again** (the runs are"
+                                " in the tables):" % (n, "" if n == 1 else "s"))):
+        these = [r for r in rows if r["kind"] == kind]
+        if not these:
+            continue
+        w(head(len(these)))
+        w("")
+        for e in these:
+            w("- %s%s: %s" % (e.get("setup", "?"), ", " + e["what"] if "what" in e else "",
+                              e.get("why", "no reason recorded")))
+        w("")
     if not host:
         w("Why one vCPU: with `-icount`, QEMU runs vCPUs round-robin on one host thread, so a wakeup sent")
         w("to another vCPU waits for that vCPU's turn (1-8 ms measured), for every scheduler alike; one")

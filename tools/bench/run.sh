@@ -38,6 +38,20 @@ plots() { # prefix latency.png tradeoff.png
 	gnuplot -e "datafile='$1-tradeoff.dat'; params='$1-tradeoff.gp'; outfile='$3'" tools/bench/tradeoff.gp
 	rm -f "$1"-{latency,tradeoff}.dat "$1-tradeoff.gp"
 }
+# A report with failed runs (guest.sh's error rows, listed in it) is written
+# all the same, and the bench then fails, naming them.
+failed_runs() { # results.jsonl
+	local n
+	n=$(grep -c '"kind": "error"' "$1" || true) # grep -c: status 1 at 0
+	[ "$n" = 0 ] && return 0
+	echo "bench: $n run(s) failed, listed in the report:" >&2
+	python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["kind"] == "error" and "setup" in r:
+        print("  %s, %s: %s" % (r["setup"], r["what"], r["why"]))' "$1" >&2
+	exit 1
+}
 if [ "$mode" = host ]; then
 	what=${2:-quick}
 	case $what in quick | full) ;; *) echo "bench: host runs quick or full, got '$what'" >&2; exit 2 ;; esac
@@ -71,11 +85,11 @@ if [ "$mode" = host ]; then
 	TM_BENCH_HOST=1 TM_SHARE=$work tools/bench/guest.sh "$what" || fail "the $what run failed"
 	mv "$work/results.jsonl" "$work/main.jsonl"
 	TM_BENCH_HOST=1 TM_SHARE=$work tools/bench/guest.sh bursty || fail "the bursty run failed"
-	grep '"kind": *"bursty"\|"kind":"bursty"' "$work/results.jsonl" >>"$work/main.jsonl" || true
+	grep '"kind": *"bursty"\|"kind":"bursty"\|"kind": "error"\|"kind": "retry"\|"kind": "peer_left"' "$work/results.jsonl" >>"$work/main.jsonl" || true
 	# full: the preemption model too (switched at run time and put back)
 	if [ "$what" = full ]; then
 		TM_BENCH_HOST=1 TM_SHARE=$work tools/bench/guest.sh preempt || fail "the preemption-model run failed"
-		grep '"kind":"preempt' "$work/results.jsonl" >>"$work/main.jsonl" || true
+		grep '"kind":"preempt\|"kind": "error"\|"kind": "retry"\|"kind": "peer_left"' "$work/results.jsonl" >>"$work/main.jsonl" || true
 	fi
 	cp "$work/main.jsonl" "$dest/results.jsonl"
 	python3 tools/bench/report.py "host-$what" "$dest/results.jsonl" "$(($(date +%s) - start))" latency.png \
@@ -83,6 +97,7 @@ if [ "$mode" = host ]; then
 		fail "the report failed"
 	plots "$dest/host-$what" "$dest/latency.png" "$dest/tradeoff.png"
 	echo "bench: wrote $dest/benchmarks.md, $dest/results.jsonl, $dest/latency.png, $dest/tradeoff.png"
+	failed_runs "$dest/results.jsonl"
 	exit 0
 fi
 share=$(mktemp -d)
@@ -116,7 +131,7 @@ for c in 2 4; do
 	tools/vm/run --cpus "$c" --icount --mem 2048 --timeout 3600 --share "$share/b$c" -- \
 		env BENCH_ROUNDS=$rounds tools/bench/guest.sh bursty ||
 		{ echo "bench: the bursty run on $c vCPUs failed" >&2; exit 1; }
-	grep '"kind": *"bursty"\|"kind":"bursty"' "$share/b$c/results.jsonl" >>"$share/results.jsonl" || true
+	grep '"kind": *"bursty"\|"kind":"bursty"\|"kind": "error"\|"kind": "retry"\|"kind": "peer_left"' "$share/b$c/results.jsonl" >>"$share/results.jsonl" || true
 done
 # The preemption model (default against full, switched at run time in one
 # boot): 2 vCPUs, so a wakeup may land on the CPU where BE is in the kernel.
@@ -126,7 +141,7 @@ rounds=2
 tools/vm/run --cpus 2 --icount --mem 2048 --timeout 3600 --share "$share/pm" -- \
 	env BENCH_ROUNDS=$rounds tools/bench/guest.sh preempt ||
 	{ echo "bench: the preemption-model run failed" >&2; exit 1; }
-grep '"kind":"preempt' "$share/pm/results.jsonl" >>"$share/results.jsonl" || true
+grep '"kind":"preempt\|"kind": "error"\|"kind": "retry"\|"kind": "peer_left"' "$share/pm/results.jsonl" >>"$share/results.jsonl" || true
 # What the decision trace costs when off, against the build with every trace
 # point compiled out (tests/bench/trace-cost.sh, in its own VM: 1 vCPU,
 # icount, the kernel's BPF run-time statistics; about 4 min).
@@ -184,3 +199,4 @@ cp "$share/results.jsonl" "docs/bench/$mode.jsonl"
 python3 tools/bench/report.py "$mode" "docs/bench/$mode.jsonl" "$(($(date +%s) - start))" >docs/benchmarks.md
 plots "docs/bench/$mode" "docs/bench/$mode-latency.png" "docs/bench/$mode-tradeoff.png"
 echo "bench: wrote docs/benchmarks.md, docs/bench/$mode.jsonl, docs/bench/$mode-{latency,tradeoff}.png"
+failed_runs "docs/bench/$mode.jsonl"
