@@ -436,7 +436,11 @@ if [ "$mode" = preempt ]; then
 			done
 			setup alone
 			p=$(probe 30 "$SECONDS_RUN")
-			emit "{\"kind\":\"preempt\",\"model\":\"$model\",\"what\":\"probe\",\"setup\":\"alone\",\"round\":$round,\"probe\":$p}"
+			if [ -n "$p" ]; then
+				emit "{\"kind\":\"preempt\",\"model\":\"$model\",\"what\":\"probe\",\"setup\":\"alone\",\"round\":$round,\"probe\":$p}"
+			else
+				fail_row alone "preempt $model round $round" "tm-probe gave no result"
+			fi
 			for s in $SETUPS; do
 				setup "$s" || { fail_row "$s" "preempt $model round $round" "$fail_why"; teardown; continue; }
 				be_start $((SECONDS_RUN + 2)) kernel

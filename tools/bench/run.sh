@@ -38,6 +38,9 @@ plots() { # prefix latency.png tradeoff.png
 	gnuplot -e "datafile='$1-tradeoff.dat'; params='$1-tradeoff.gp'; outfile='$3'" tools/bench/tradeoff.gp
 	rm -f "$1"-{latency,tradeoff}.dat "$1-tradeoff.gp"
 }
+# The rows of the bursty and preempt runs kept beside their own: what did
+# not go as run (guest.sh's fail_row and retries)
+NOT_RUN='"kind": "error"\|"kind": "retry"\|"kind": "peer_left"'
 # A report with failed runs (guest.sh's error rows, listed in it) is written
 # all the same, and the bench then fails, naming them.
 failed_runs() { # results.jsonl
@@ -85,11 +88,11 @@ if [ "$mode" = host ]; then
 	TM_BENCH_HOST=1 TM_SHARE=$work tools/bench/guest.sh "$what" || fail "the $what run failed"
 	mv "$work/results.jsonl" "$work/main.jsonl"
 	TM_BENCH_HOST=1 TM_SHARE=$work tools/bench/guest.sh bursty || fail "the bursty run failed"
-	grep '"kind": *"bursty"\|"kind":"bursty"\|"kind": "error"\|"kind": "retry"\|"kind": "peer_left"' "$work/results.jsonl" >>"$work/main.jsonl" || true
+	grep '"kind": *"bursty"\|"kind":"bursty"\|'"$NOT_RUN" "$work/results.jsonl" >>"$work/main.jsonl" || true
 	# full: the preemption model too (switched at run time and put back)
 	if [ "$what" = full ]; then
 		TM_BENCH_HOST=1 TM_SHARE=$work tools/bench/guest.sh preempt || fail "the preemption-model run failed"
-		grep '"kind":"preempt\|"kind": "error"\|"kind": "retry"\|"kind": "peer_left"' "$work/results.jsonl" >>"$work/main.jsonl" || true
+		grep '"kind":"preempt\|'"$NOT_RUN" "$work/results.jsonl" >>"$work/main.jsonl" || true
 	fi
 	cp "$work/main.jsonl" "$dest/results.jsonl"
 	python3 tools/bench/report.py "host-$what" "$dest/results.jsonl" "$(($(date +%s) - start))" latency.png \
@@ -131,7 +134,7 @@ for c in 2 4; do
 	tools/vm/run --cpus "$c" --icount --mem 2048 --timeout 3600 --share "$share/b$c" -- \
 		env BENCH_ROUNDS=$rounds tools/bench/guest.sh bursty ||
 		{ echo "bench: the bursty run on $c vCPUs failed" >&2; exit 1; }
-	grep '"kind": *"bursty"\|"kind":"bursty"\|"kind": "error"\|"kind": "retry"\|"kind": "peer_left"' "$share/b$c/results.jsonl" >>"$share/results.jsonl" || true
+	grep '"kind": *"bursty"\|"kind":"bursty"\|'"$NOT_RUN" "$share/b$c/results.jsonl" >>"$share/results.jsonl" || true
 done
 # The preemption model (default against full, switched at run time in one
 # boot): 2 vCPUs, so a wakeup may land on the CPU where BE is in the kernel.
@@ -141,7 +144,7 @@ rounds=2
 tools/vm/run --cpus 2 --icount --mem 2048 --timeout 3600 --share "$share/pm" -- \
 	env BENCH_ROUNDS=$rounds tools/bench/guest.sh preempt ||
 	{ echo "bench: the preemption-model run failed" >&2; exit 1; }
-grep '"kind":"preempt\|"kind": "error"\|"kind": "retry"\|"kind": "peer_left"' "$share/pm/results.jsonl" >>"$share/results.jsonl" || true
+grep '"kind":"preempt\|'"$NOT_RUN" "$share/pm/results.jsonl" >>"$share/results.jsonl" || true
 # What the decision trace costs when off, against the build with every trace
 # point compiled out (tests/bench/trace-cost.sh, in its own VM: 1 vCPU,
 # icount, the kernel's BPF run-time statistics; about 4 min).
