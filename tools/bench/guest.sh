@@ -134,13 +134,25 @@ wait_disabled() {
 # mid-run (scx_flatcg's kernel watchdog ejection, "runnable task stall",
 # seen with its BE cgroup at weight 1 on 2 CPUs).
 LEFT="the scheduler left during the run"
+row_json() { # key value ...: one JSON object of strings, quoted by python
+	python3 -c 'import json, sys; a = sys.argv[1:]; print(json.dumps(dict(zip(a[::2], a[1::2]))))' "$@"
+}
 fail_row() { # setup what why
 	local kind=error
 	[[ $1 == scx_* && $3 == "$LEFT"* ]] && kind=peer_left
-	emit "$(python3 -c 'import json, sys
-print(json.dumps({"kind": sys.argv[1], "setup": sys.argv[2], "what": sys.argv[3], "why": sys.argv[4]}))' \
-		"$kind" "$1" "$2" "$3")"
+	emit "$(row_json kind "$kind" setup "$1" what "$2" why "$3")"
 	log "$1, $2: $3"
+}
+# End a setup's run: tear it down; 1, with its failed row written, where
+# the scheduler left meanwhile or the run's RESULT came back empty.
+finish() { # setup what result why-if-empty
+	local left=""
+	intact || left=$fail_why
+	[ -z "$3" ] && left=${left:-$4}
+	teardown
+	[ -z "$left" ] && return 0
+	fail_row "$1" "$2" "$left"
+	return 1
 }
 # What a scheduler said of its end: its "EXIT: ..." line (UEI_REPORT, the
 # kernel's reason) where it printed one, else the end of its output
@@ -167,13 +179,13 @@ alive() { # pid: running, and not an exited job left to reap (kill -0 says yes t
 	[ "${st%% *}" != Z ]
 }
 load_sched() { # name log cmd...
-	local name=$1 try i
+	local name=$1 try
 	sched_log=$2
 	shift 2
 	for try in 1 2; do
 		"$@" >"$sched_log" 2>&1 &
 		sched_pid=$!
-		for i in $(seq 600); do
+		for _ in $(seq 600); do
 			[ "$(state)" = enabled ] && break
 			alive "$sched_pid" || break
 			sleep 0.1
@@ -190,8 +202,7 @@ load_sched() { # name log cmd...
 		fail_why="$name did not load (exited $?): $(sched_said "$sched_log")"
 		sched_pid=""
 		wait_disabled
-		[ $try = 1 ] && emit "$(python3 -c 'import json, sys
-print(json.dumps({"kind": "retry", "setup": sys.argv[1], "why": sys.argv[2]}))' "$name" "$fail_why")" &&
+		[ $try = 1 ] && emit "$(row_json kind retry setup "$name" why "$fail_why")" &&
 			log "$fail_why; started again"
 	done
 	return 1
@@ -331,7 +342,7 @@ emit "$machine"
 # One round of the bursty service next to BE (none for alone): the probe's
 # latencies, the cgroups' cpu.stat, node busy per 5 ms window from outside.
 bursty_run() { # setup round
-	local s=$1 round=$2 rate=$((200 * n)) p bw t0 t1 o0 o1 b0 b1 r0 r1 left=""
+	local s=$1 round=$2 rate=$((200 * n)) p bw t0 t1 o0 o1 b0 b1 r0 r1
 	setup "$s" || { fail_row "$s" "bursty round $round" "$fail_why"; teardown; return; }
 	# started before the load: a fresh python next to BE hogs can take
 	# seconds to start under a scheduler that does not favour it. It
@@ -357,17 +368,9 @@ bursty_run() { # setup round
 		kill $be_pid 2>/dev/null
 		wait $be_pid 2>/dev/null
 	fi
-	intact || left=$fail_why
-	teardown
 	bw=$(cat $tmp/bw.json)
-	if [ -n "$left" ]; then
-		fail_row "$s" "bursty round $round" "$left"
-		return
-	fi
-	if [ -z "$p" ] || [ -z "$bw" ]; then
-		fail_row "$s" "bursty round $round" "no result (probe: ${p:-none}; busywin: $(cat $tmp/bw.err))"
-		return
-	fi
+	finish "$s" "bursty round $round" "${p:+$bw}" \
+		"no result (probe: ${p:-none}; busywin: $(cat $tmp/bw.err))" || return
 	# cpu.stat shares in 0.1% of the node
 	emit "{\"kind\":\"bursty\",\"setup\":\"$s\",\"round\":$round,\"cpus\":$n,\"line\":$SUPPRESS,\"probe\":$p,\"windows\":$bw,\"online_pm\":$(((o1 - o0) * 1000 / ((t1 - t0) * n))),\"be_pm\":$(((b1 - b0) * 1000 / ((t1 - t0) * n))),\"node_pm\":$(((r1 - r0) * 1000 / ((t1 - t0) * n))),\"be_ops\":$([ "$s" = alone ] && echo 0 || be_ops)$(perf_json)}"
 	log "bursty $s round $round: node $(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["node"]["mean"])' <<<"$bw")% of $n CPUs"
@@ -378,7 +381,7 @@ bursty_run() { # setup round
 # once more, untimed (the BPF statistics cost time), for its callbacks'
 # costs over exactly that run (tidemarkctl progs -- CMD).
 hackbench_run() { # setup round kind [extra JSON]
-	local s=$1 round=$2 cb="" t0 t1 hs left=""
+	local s=$1 round=$2 cb="" t0 t1 hs
 	setup "$s" || { fail_row "$s" "hackbench round $round" "$fail_why"; teardown; return; }
 	if [ "$s" != eevdf-none ] && [ "$round" = 1 ] && [ "$3" = overhead ]; then
 		cb=1
@@ -395,12 +398,7 @@ hackbench_run() { # setup round kind [extra JSON]
 		build/tidemarkctl progs --json -- sh -c 'echo $$ >"$1/cgroup.procs" && exec hackbench -g 4 -l "$2" >/dev/null 2>&1' \
 			sh "$cg$ONL" "$LOOPS" >$tmp/progs.json 2>$tmp/progs.err
 	fi
-	intact || left=$fail_why
-	teardown
-	if [ -n "$left" ]; then
-		fail_row "$s" "hackbench round $round" "$left"
-		return
-	fi
+	finish "$s" "hackbench round $round" ran || return
 	hs=$(python3 -c "print(round($t1 - $t0, 3))")
 	cs=$(python3 -c "print(round(($c1 - $c0) / ($t1 - $t0)))")
 	emit "{\"kind\":\"$3\",\"setup\":\"$s\",\"round\":$round,\"loops\":$LOOPS,\"hackbench_s\":$hs,\"ctxt_per_s\":$cs${4:-}}"
@@ -447,11 +445,7 @@ if [ "$mode" = preempt ]; then
 				sleep 1
 				p=$(probe 30 "$SECONDS_RUN")
 				wait $be_pid
-				left=""
-				intact || left=$fail_why
-				[ -z "$p" ] && left="tm-probe gave no result"
-				teardown
-				[ -n "$left" ] && { fail_row "$s" "preempt $model round $round" "$left"; continue; }
+				finish "$s" "preempt $model round $round" "$p" "tm-probe gave no result" || continue
 				emit "{\"kind\":\"preempt\",\"model\":\"$model\",\"what\":\"probe\",\"setup\":\"$s\",\"round\":$round,\"probe\":$p,\"be_ops\":$(be_ops)}"
 				log "preempt $model round $round: $s done"
 			done
@@ -529,14 +523,7 @@ for level in $LEVELS; do
 					rows+=("{\"kind\":\"antagonist\",\"setup\":\"$s\",\"be\":\"$kind\",\"probe\":$p}")
 				done
 			fi
-			left=""
-			intact || left=$fail_why
-			[ ${#rows[@]} = 0 ] && left=${left:-tm-probe gave no result}
-			teardown
-			if [ -n "$left" ]; then
-				fail_row "$s" "level $level% round $round" "$left"
-				continue
-			fi
+			finish "$s" "level $level% round $round" "${rows[*]}" "tm-probe gave no result" || continue
 			for r in "${rows[@]}"; do emit "$r"; done
 			log "level $level% round $round: $s done"
 		done
@@ -552,11 +539,7 @@ for s in tidemark eevdf-cpumax; do
 	r=$(tools/bench/react.py --be $BEG --online $ONL --cpus "$n" --burst-s 2 --floor-pct 15)
 	kill $be_pid 2>/dev/null
 	wait $be_pid 2>/dev/null
-	left=""
-	intact || left=$fail_why
-	[ -z "$r" ] && left="react.py gave no result"
-	teardown
-	[ -n "$left" ] && { fail_row "$s" reaction "$left"; continue; }
+	finish "$s" reaction "$r" "react.py gave no result" || continue
 	emit "{\"kind\":\"reaction\",\"setup\":\"$s\",\"reaction\":$r}"
 	log "reaction $s: $r"
 done
