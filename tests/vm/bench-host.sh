@@ -117,16 +117,22 @@ expect_eq "nothing left behind" "" "$(leftovers)"
 rm -rf "${out:?}"/*
 BENCH_SETUPS="scx_simple tidemark" short tools/bench/run.sh host quick >"$out/run2.log" 2>&1 &
 run=$!
-for _ in $(seq 1200); do grep -q "bench: level 30% round 1: alone done" "$out/run2.log" && break; sleep 0.1; done
-wait_state enabled
+# by the bench's word that it holds the scheduler, not the kernel's state:
+# killed while the bench still waited for it to load, scx_simple would be
+# a start that failed and started again (a retry row), not a peer that left
+wait_log() { # line: up to 120 s
+	for _ in $(seq 1200); do grep -q "^bench: $1" "$out/run2.log" && return 0; sleep 0.1; done
+	return 1
+}
+wait_log "scx_simple loaded" || not_ok "scx_simple loaded by the bench"
 simple=$(pgrep -x scx_simple)
 [ -n "$simple" ] && kill -KILL "$simple"
-for _ in $(seq 300); do grep -q "^bench: scx_simple, level 30% round 1: " "$out/run2.log" && break; sleep 0.1; done
+wait_log "scx_simple, level 30% round 1: "
 check "a peer ejected mid-run: its run named as left, with why" \
-	grep -q "^bench: scx_simple, level 30% round 1: the scheduler left during the run (state disabled," "$out/run2.log"
+	grep -q "^bench: scx_simple, level 30% round 1: the scheduler left during the run (state disabled," "$out/run2.log" ||
+	grep '^bench: ' "$out/run2.log" | sed 's/^/#   /'
 check "and no row measured for it" bash -c "! grep -q 'level 30% round 1: scx_simple done' '$out/run2.log'"
-wait_state disabled
-wait_state enabled
+wait_log "tidemark loaded" || not_ok "tidemark loaded by the bench"
 sleep 1
 # the bench's own shell (the oldest): its subshells carry the same name
 victim=$(pgrep -o -f "tools/bench/guest.sh quick")

@@ -192,6 +192,7 @@ load_sched() { # name log cmd...
 		done
 		if [ "$(state)" = enabled ]; then
 			sched_seq=$(cat /sys/kernel/sched_ext/enable_seq)
+			log "$name loaded (enable count $sched_seq)"
 			return 0
 		fi
 		if alive "$sched_pid"; then
