@@ -9,7 +9,8 @@
 # CPU and its work, a peer compared by the higher, BE past its room said
 # (and a peer past its room in work not credited with the line);
 # ONLINE's p50 wakeup judged against eevdf-idle's (within 5%). A failed
-# run is listed with its reason.
+# run is listed with its reason. The trade-off plot keys a point per setup
+# and draws without a gnuplot warning.
 . "$(dirname "$0")/../lib/lib.sh"
 
 dir=$(mktemp -d)
@@ -104,6 +105,20 @@ check "BE share: a peer compared by the higher (work)" \
 check "BE past its room in work: the line not held, whatever cpu.stat reads" grep -qF -- \
 	"while keeping ONLINE within 1.2x, but it does not hold the watermark: BE did 209% of the work the capacity under the line allows (node busy 35% by \`cpu.stat\`, doubtful there)." "$dir/e.md"
 check "the commit that ran, from the results" grep -qF "tidemark commit \`abc1234\`" "$dir/e.md"
+# the trade-off plot: a point per setup, each named in the key (labels
+# beside the points overprinted each other where setups sat close)
+check "trade-off plot: the setups with points, in order, for the key" \
+	grep -qx 'setups = "tidemark scx_flatcg"' "$dir/quick-tradeoff.gp"
+gnuplot -e "datafile='$dir/quick-tradeoff.dat'; params='$dir/quick-tradeoff.gp'; outfile='$dir/t.png'" \
+	tools/bench/tradeoff.gp 2>"$dir/gp.err"
+check "trade-off plot: drawn, gnuplot silent" bash -c "[ ! -s '$dir/gp.err' ] && [ \"\$(head -c 4 '$dir/t.png' | tail -c 3)\" = PNG ]" ||
+	sed 's/^/#   /' "$dir/gp.err"
+# no setup with a point (every run at the level failed): still drawn, so
+# that run.sh goes on to name the failures
+printf 'alone_p99 = 1200\nline = 65\nlevel = 30\nsetups = ""\n' >"$dir/none.gp"
+echo "# setup be_share_pct node_busy_pct request_p99_us" >"$dir/none.dat"
+check "trade-off plot: drawn with no setup's point" bash -c "gnuplot -e \"datafile='$dir/none.dat'; \
+params='$dir/none.gp'; outfile='$dir/none.png'\" tools/bench/tradeoff.gp 2>/dev/null"
 # cpu.stat against work: said once per setup and level, not once per round
 check "accounting doubts: a setup named once, with its rounds" grep -qF \
 	"than 1.5x in: scx_flatcg at 30%: 17% by \`cpu.stat\`, 98% of BE alone's work (3 of 3 rounds); the" "$dir/e.md"

@@ -41,7 +41,7 @@ rc=$?
 note "host mode, quick, short: $(($(date +%s) - t0)) s"
 expect_eq "host mode runs" 0 $rc || cat "$out/run.log" | sed 's/^/#   /'
 md=$out/benchmarks.md
-check "the report, its results and its plot are written" test -s "$md" -a -s "$out/results.jsonl" -a -s "$out/latency.png"
+check "the report, its results and its plots are written" test -s "$md" -a -s "$out/results.jsonl" -a -s "$out/latency.png" -a -s "$out/tradeoff.png"
 
 # the machine's facts, as this kernel and sysfs give them
 model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)

@@ -500,15 +500,16 @@ def main():
         # the trade-off: ONLINE's tail against BE's work and the node's busy, a point per setup
         w("![ONLINE p99 against BE work and node busy](%s)" % plot_ref.replace("latency", "tradeoff"))
         w("")
+        points = [(name, share, busy, r99) for name, _, r99, share, busy in plot if share is not None]
         with open(os.path.join(os.path.dirname(path), "%s-tradeoff.dat" % mode), "w") as f:
             f.write("# setup be_share_pct node_busy_pct request_p99_us\n")
-            for name, _, r99, share, busy in plot:
-                if share is not None:
-                    f.write("%s %.1f %.1f %d\n" % (name, share, busy, r99))
+            for p in points:
+                f.write("%s %.1f %.1f %d\n" % p)
         with open(os.path.join(os.path.dirname(path), "%s-tradeoff.gp" % mode), "w") as f:
-            f.write("alone_p99 = %d\nline = %d\nlevel = %d\n" % (
+            # the setups in the data's order: a point style and a key entry each
+            f.write("alone_p99 = %d\nline = %d\nlevel = %d\nsetups = \"%s\"\n" % (
                 next(r99 for name, _, r99, _, _ in plot if name == "alone"), SUPPRESS,
-                30 if 30 in levels else levels[0]))
+                30 if 30 in levels else levels[0], " ".join(p[0] for p in points)))
     table(w, "cyclictest (1 ms period, ONLINE, BE saturating)", ["setup", "avg us", "p99 us", "max us"],
           [("%s" % r["setup"], "%.0f" % r["avg_us"], r["p99_us"], r["max_us"])
            for i, r in enumerate(rows) if r["kind"] == "cyclictest" and
