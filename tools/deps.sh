@@ -28,7 +28,7 @@ PKGS=(
 	# tests/vm/bench-host.sh asks perf whether a PMU counts
 	gnuplot-nox linux-perf
 	# the test kernel build
-	bc bison flex libssl-dev dwarves cpio xz-utils python3
+	bc bison flex libssl-dev dwarves cpio xz-utils lz4 python3
 	# VM test bed and loads; mkdir, rmdir and sleep as bash builtins for
 	# tests/vm/load.sh's cgroup churn (an exec is slow beside its stress)
 	qemu-system-x86 rt-tests stress-ng bash-builtins

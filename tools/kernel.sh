@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Build the sched_ext test kernel from Debian's linux-source-6.12 plus
-# kernel-config/tidemark.config, into a cache keyed by the source package
-# version and the fragment's hash. Prints the cache directory on stdout.
-# A cached build is reused as-is: only a changed source or fragment rebuilds.
+# kernel-config/tidemark.config and the VM-only kernel-config/vm.config, into
+# a cache keyed by the source package version and the fragments' hash.
+# Prints the cache directory on stdout. A cached build is reused as-is: only
+# a changed source or fragment rebuilds.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/tools/common.sh"
 
-frag="$top/kernel-config/tidemark.config"
+frags=("$top/kernel-config/tidemark.config" "$top/kernel-config/vm.config")
 src=$(ksrc_dir)
-key="$(ksrc_version)-$(sha256sum "$frag" | cut -c1-12)"
+key="$(ksrc_version)-$(cat "${frags[@]}" | sha256sum | cut -c1-12)"
 out="$TIDEMARK_CACHE/kernel/$key"
 
 if [ -e "$out/.done" ]; then
@@ -26,32 +27,37 @@ if [ -e "$out/.done" ]; then
 	exit 0
 fi
 
-echo "kernel: building $key into $out (about 7 min on 2 cores)" >&2
+echo "kernel: building $key into $out (about 11 min on 2 cores)" >&2
 mkdir -p "$out"
 log="$out/build.log"
 {
 	make -C "$src" O="$out" tinyconfig
 	KCONFIG_CONFIG="$out/.config" "$src/scripts/kconfig/merge_config.sh" \
-		-m -O "$out" "$out/.config" "$frag"
+		-m -O "$out" "$out/.config" "${frags[@]}"
 	make -C "$src" O="$out" olddefconfig
 } >"$log" 2>&1 || { tail -30 "$log" >&2; echo "kernel: config failed, see $log" >&2; exit 1; }
 
 # merge_config drops options whose dependencies are unmet without failing:
-# check every requested option survived, so a bad fragment is a clear error.
+# check every requested option survived, set or unset, so a bad fragment is
+# a clear error.
 bad=0
-while IFS= read -r line; do
-	case "$line" in
-	CONFIG_*=*)
-		opt=${line%%=*}
-		if ! grep -qxF "$line" "$out/.config"; then
+for frag in "${frags[@]}"; do
+	while IFS= read -r line; do
+		case "$line" in
+		CONFIG_*=*) opt=${line%%=*} want=set ;;
+		"# CONFIG_"*" is not set") opt=${line#\# } opt=${opt%% *} want=unset ;;
+		*) continue ;;
+		esac
+		# unset: "is not set", or absent where its dependencies hide it
+		if { [ $want = set ] && ! grep -qxF "$line" "$out/.config"; } ||
+			{ [ $want = unset ] && grep -q "^$opt=" "$out/.config"; }; then
 			got=$(grep -E "^$opt=|^# $opt is not set" "$out/.config" || echo "absent")
-			echo "kernel: fragment asks $line, config has: $got" >&2
+			echo "kernel: ${frag##*/} asks '$line', config has: $got" >&2
 			bad=1
 		fi
-		;;
-	esac
-done <"$frag"
-[ $bad -eq 0 ] || { echo "kernel: fragment not satisfied; fix $frag" >&2; exit 1; }
+	done <"$frag"
+done
+[ $bad -eq 0 ] || { echo "kernel: fragment not satisfied; fix kernel-config/" >&2; exit 1; }
 
 jobs=$(nproc)
 if ! make -C "$src" O="$out" -j"$jobs" bzImage >>"$log" 2>&1; then
