@@ -62,8 +62,6 @@ measure() { # out
 	wait $m
 }
 
-jq_() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
-
 err=$(build/scx_tidemark --online /online/a --be /be --home /be=strict 2>&1 >/dev/null)
 rc=$?
 if [ $rc -ne 0 ] && grep -q -- "--home /be: not an ONLINE cgroup" <<<"$err" && [ "$(scx_state)" = disabled ]; then
@@ -85,10 +83,12 @@ build/scx_tidemark --online /online/a --online /online/b --online /online/c --be
 pid=$!
 wait_state enabled 20 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
 ok "scheduler loads"
-be_usage() { sed -n 's/^usage_usec \([0-9]*\)/\1/p' $cg/be/cpu.stat; }
-be0=$(be_usage)
+# Under this load every process started costs seconds (16 vCPUs on the
+# host's 2): cpu.stat and the pinned task's stat are read by bash itself.
+cg_usage be0 be
 measure /tmp/tm.json
-be_use=$(($(be_usage) - be0))
+cg_usage be1 be
+be_use=$((be1 - be0))
 ha=$(sed -n 's/.*home \/online\/a -> [A-Za-z0-9]* \([0-9,]*\) .*/\1/p' "$log" | tail -1)
 # a thread of a pinned to a CPU outside a's home: runs there, no error
 other=$(( (${ha:-0} + 1) % ndom ))
@@ -96,8 +96,9 @@ pin=$(tr '/' '\n' <<<"$DOMAINS" | sed -n "$((other + 1))p" | cut -d- -f1)
 in_cgroup online/a taskset -c "$pin" timeout 120 bash -c 'while :; do :; done'
 pinned=$!
 sleep 3
-pin_cpu=$(awk '{print $39}' /proc/$pinned/stat 2>/dev/null)
-pin_ticks=$(awk '{print $14}' /proc/$pinned/stat 2>/dev/null)
+st=()
+read -ra st 2>/dev/null <"/proc/$pinned/stat" # its comm, "timeout", has no space
+pin_cpu=${st[38]:-} pin_ticks=${st[13]:-}
 kill $pinned 2>/dev/null
 wait $pinned 2>/dev/null
 sleep 1.5
@@ -109,6 +110,23 @@ note "tidemark: $(cat /tmp/tm.json)"
 while read -r l; do note "$l"; done < <(grep -- "-> " "$log")
 
 hb=$(sed -n 's/.*home \/online\/b -> [A-Za-z0-9]* \([0-9,]*\) .*/\1/p' "$log" | tail -1)
+hc=$(sed -n 's/.*home \/online\/c -> [A-Za-z0-9]* \([0-9,]*\) .*/\1/p' "$log" | tail -1)
+# every figure from migr.py's two results in one python (a start is ~1 s)
+declare -A F=()
+while read -r k v; do F[$k]=$v; done < <(python3 -c '
+import json, sys
+e, t = (json.load(open(f)) for f in ("/tmp/eevdf.json", "/tmp/tm.json"))
+ha, hb, hc = sys.argv[1:]
+s = lambda d, c: d[c]["samples"]
+for c, h in (("a", ha), ("b", hb)):
+    print("in_" + c, s(t, c).get(h, 0))
+    print("all_" + c, sum(s(t, c).values()))
+for n, d in (("e", e), ("t", t)):
+    print("x" + n, d["a"]["xdom"] + d["b"]["xdom"])
+    print("m" + n, d["a"]["migrations"] + d["b"]["migrations"])
+print("lost", t["_lost_events"])
+print("out_c", sum(v for k, v in s(t, "c").items() if k != hc))
+print("all_c", sum(s(t, "c").values()))' "$ha" "$hb" "$hc")
 if grep -q "home /online/a .*demand $DEMAND mCPU from cpu.max" "$log"; then ok "a: demand from cpu.max"; else not_ok "a: demand from cpu.max" "$(grep home "$log")"; fi
 if grep -q "home /online/b .*demand $DEMAND mCPU from rule" "$log"; then ok "b: demand from the --home rule"; else not_ok "b: demand from the --home rule" "$(grep home "$log")"; fi
 if [ -n "$ha" ] && [ -n "$hb" ] && [ "$ha" != "$hb" ] && [[ $ha != *,* ]] && [[ $hb != *,* ]]; then
@@ -118,22 +136,16 @@ else
 fi
 for s in a b; do
 	h=$([ $s = a ] && echo "$ha" || echo "$hb")
-	in=$(jq_ /tmp/tm.json "d['$s']['samples'].get('$h', 0)")
-	all=$(jq_ /tmp/tm.json "sum(d['$s']['samples'].values())")
+	in=${F[in_$s]:-} all=${F[all_$s]:-}
 	if [ "$all" -gt 0 ] && [ "$in" -eq "$all" ]; then ok "$s: every sampled run inside domain $h ($in/$all)"; else not_ok "$s: every sampled run inside domain $h" "$in of $all samples"; fi
 done
-xe=$(jq_ /tmp/eevdf.json "d['a']['xdom'] + d['b']['xdom']")
-xt=$(jq_ /tmp/tm.json "d['a']['xdom'] + d['b']['xdom']")
-me=$(jq_ /tmp/eevdf.json "d['a']['migrations'] + d['b']['migrations']")
-mt=$(jq_ /tmp/tm.json "d['a']['migrations'] + d['b']['migrations']")
+xe=${F[xe]:-} xt=${F[xt]:-} me=${F[me]:-} mt=${F[mt]:-}
 note "ONLINE migrations in 10 s: EEVDF $me ($xe across domains), tidemark $mt ($xt across domains)"
 # 0 is >= 10x fewer than anything; EEVDF's own count varies (4-68 seen)
 if [ "$xt" -eq 0 ] || [ $((xt * 10)) -le "$xe" ]; then ok "cross-domain migrations of ONLINE tasks >= 10x fewer than EEVDF ($xt vs $xe)"; else not_ok "cross-domain migrations >= 10x fewer than EEVDF" "tidemark $xt, EEVDF $xe"; fi
-if [ "$(jq_ /tmp/tm.json "d['_lost_events']")" = 0 ]; then ok "no trace events lost"; else not_ok "no trace events lost" "$(jq_ /tmp/tm.json "d['_lost_events']") LOST lines"; fi
+if [ "${F[lost]:-}" = 0 ]; then ok "no trace events lost"; else not_ok "no trace events lost" "'${F[lost]:-}' LOST lines"; fi
 
-hc=$(sed -n 's/.*home \/online\/c -> [A-Za-z0-9]* \([0-9,]*\) .*/\1/p' "$log" | tail -1)
-out_c=$(jq_ /tmp/tm.json "sum(v for k, v in d['c']['samples'].items() if k != '$hc')")
-all_c=$(jq_ /tmp/tm.json "sum(d['c']['samples'].values())")
+out_c=${F[out_c]:-} all_c=${F[all_c]:-}
 if [ -n "$hc" ] && [ "$out_c" -gt 0 ]; then ok "c (soft, home $hc too small) also runs outside its home ($out_c of $all_c samples)"; else not_ok "c (soft) overflows its home" "home '$hc', $out_c of $all_c samples outside"; fi
 if [ "$pin_cpu" = "$pin" ] && [ "${pin_ticks:-0}" -gt 0 ]; then ok "a task of a pinned outside a's home runs on CPU $pin ($pin_ticks ticks)"; else not_ok "a pinned task runs where its affinity allows" "pinned to $pin, last CPU '$pin_cpu', utime '$pin_ticks'"; fi
 last=$(grep '^{' /tmp/scx.out | tail -1)
