@@ -120,8 +120,15 @@ $(BUILD)/scx_tidemark: $(call obj,$(LOADER_SRCS)) $(LIBTM)
 $(BUILD)/tidemarkd: $(call obj,$(DAEMON_SRCS)) $(LIBTM)
 	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -ljansson -lmicrohttpd -lcurl -lyaml -lcrypto -lhwloc $(NL_LIBS) -lm -lsystemd
 
-$(BUILD)/tidemarkctl: $(call obj,$(CTL_SRCS)) $(LIBTM)
-	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lcurl
+# tidemarkctl's httpc.o opens libcurl when `status` needs it (curl-dl.h):
+# linked, its ~30 libraries loaded at every start
+CTL_HTTPC := $(BUILD)/obj/ctl/httpc-dl.o
+$(CTL_HTTPC): userspace/lib/httpc.c $(LIBBPF_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -DTM_HTTPC_DLOPEN -c -o $@ $<
+
+$(BUILD)/tidemarkctl: $(call obj,$(CTL_SRCS)) $(CTL_HTTPC) $(LIBTM)
+	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson
 
 # scx_tidemark with every trace point compiled out: what the trace's
 # zero-cost measurement compares with (tests/vm/trace.sh).

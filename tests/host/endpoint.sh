@@ -157,6 +157,17 @@ kill $d
 wait $d
 expect_eq "tidemarkd stops cleanly" 0 "$?"
 
+# libcurl is opened by `status` alone (userspace/lib/curl-dl.h): linked, its
+# libraries tripled every tidemarkctl start in the test VM
+for b in build/tidemarkctl ${TIDEMARK_BUILD:+$TIDEMARK_BUILD/tidemarkctl}; do
+	libs=$(ldd "$b" 2>&1)
+	if grep -q "libcurl" <<<"$libs" || ! grep -q "libc.so" <<<"$libs"; then
+		not_ok "$b does not link libcurl" "$libs"
+	else
+		ok "$b does not link libcurl ($(grep -c "=>" <<<"$libs") libraries)"
+	fi
+done
+
 # tidemarkctl status against a server that answers one byte a second: one
 # deadline for the whole exchange (before: per read, 26 s)
 tests/lib/httpsink.py slow $((port + 2)) /dev/null 40 >/dev/null 2>&1 &
