@@ -10,26 +10,22 @@
 # run stopped half-way must clean up too. The figures of so short a run
 # are not judged: the bench's own targets are (docs/benchmarks.md).
 . "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
 out=$(mktemp -d)
-state() { cat /sys/kernel/sched_ext/state; }
-wait_state() { # state
-	for _ in $(seq 100); do [ "$(state)" = "$1" ] && return 0; sleep 0.1; done
-	return 1
-}
 short() { env BENCH_OUT="$out" BENCH_SECONDS=2 BENCH_ROUNDS=1 BENCH_LOOPS=20 "$@"; }
 
 # refused, with nothing touched, while another scheduler runs
 build/peers/scx_simple >/dev/null 2>&1 &
 simple=$!
-wait_state enabled || not_ok "scx_simple loads"
+wait_state enabled 10 || not_ok "scx_simple loads"
 expect_fail "refused while scx_simple is loaded, named" 1 "a sched_ext scheduler is loaded (simple)" \
 	short tools/bench/run.sh host quick
 check "nothing created then" test ! -e $cg/tidemark-bench
 kill -INT $simple
 wait $simple 2>/dev/null
-wait_state disabled
+wait_state disabled 10
 mkdir $cg/tidemark-bench
 expect_fail "refused while a bench's cgroups are left" 1 "/sys/fs/cgroup/tidemark-bench exists" \
 	short tools/bench/run.sh host quick
@@ -103,7 +99,7 @@ check "hackbench's loops as run" grep -q "hackbench -g 4 -l 20\`" "$md"
 leftovers() {
 	local l=""
 	[ -e $cg/tidemark-bench ] && l+=" cgroups"
-	[ "$(state)" = disabled ] || l+=" scheduler($(state))"
+	[ "$(scx_state)" = disabled ] || l+=" scheduler($(scx_state))"
 	pgrep -x stress-ng >/dev/null && l+=" stress-ng"
 	pgrep -f build/tm-probe >/dev/null && l+=" tm-probe"
 	echo "${l# }"
@@ -120,27 +116,24 @@ run=$!
 # by the bench's word that it holds the scheduler, not the kernel's state:
 # killed while the bench still waited for it to load, scx_simple would be
 # a start that failed and started again (a retry row), not a peer that left
-wait_log() { # line: up to 120 s
-	for _ in $(seq 1200); do grep -q "^bench: $1" "$out/run2.log" && return 0; sleep 0.1; done
-	return 1
-}
-wait_log "scx_simple loaded" || not_ok "scx_simple loaded by the bench"
+blog() { wait_log "$out/run2.log" "^bench: $1" 120; } # the bench's line, up to 120 s
+blog "scx_simple loaded" || not_ok "scx_simple loaded by the bench"
 simple=$(pgrep -x scx_simple)
 [ -n "$simple" ] && kill -KILL "$simple"
-wait_log "scx_simple, level 30% round 1: "
+blog "scx_simple, level 30% round 1: "
 check "a peer ejected mid-run: its run named as left, with why" \
 	grep -q "^bench: scx_simple, level 30% round 1: the scheduler left during the run (state disabled," "$out/run2.log" ||
 	grep '^bench: ' "$out/run2.log" | sed 's/^/#   /'
 check "and no row measured for it" bash -c "! grep -q 'level 30% round 1: scx_simple done' '$out/run2.log'"
-wait_log "tidemark loaded" || not_ok "tidemark loaded by the bench"
+blog "tidemark loaded" || not_ok "tidemark loaded by the bench"
 sleep 1
 # the bench's own shell (the oldest): its subshells carry the same name
 victim=$(pgrep -o -f "tools/bench/guest.sh quick")
-expect_eq "stopped half-way: with tidemark loaded" "enabled tidemark" "$(state) $(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"
+expect_eq "stopped half-way: with tidemark loaded" "enabled tidemark" "$(scx_state) $(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"
 [ -n "$victim" ] && kill -TERM "$victim"
 wait $run
 rc=$?
-wait_state disabled
+wait_state disabled 10
 sleep 1
 expect_eq "stopped half-way: nothing left behind" "" "$(leftovers)" ||
 	sed 's/^/#   /' "$out/run2.log"
