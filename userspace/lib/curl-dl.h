@@ -41,7 +41,7 @@ static int tm_curl_load(char *err, size_t errlen)
 {
 	void *h;
 
-	if (tm_dl_curl_slist_free_all) /* the last one: all are set */
+	if (tm_dl_curl_slist_free_all) /* resolved last: set only if all are */
 		return 0;
 	h = dlopen(TM_CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
@@ -52,7 +52,6 @@ static int tm_curl_load(char *err, size_t errlen)
 	*(void **)&tm_dl_##name = dlsym(h, #name);                           \
 	if (!tm_dl_##name) {                                                 \
 		snprintf(err, errlen, "%s lacks %s", TM_CURL_SONAME, #name); \
-		tm_dl_curl_slist_free_all = NULL;                            \
 		return -1;                                                   \
 	}
 	TM_CURL_FUNCS(TM_CURL_SYM)
