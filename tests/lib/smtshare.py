@@ -4,7 +4,15 @@
 #   tests/lib/smtshare.py --seconds S [--delay S] --cgroup NAME=PATH ...
 #
 # The kernel's sched:sched_switch trace event gives, per CPU, who ran when;
-# the threads of each cgroup (cgroup.threads, sampled every 200 ms) name
+# a run that ends in sleep ends where the task took itself off the run
+# queue (a kprobe on dequeue_task with DEQUEUE_SLEEP, in its own context),
+# not at the switch: between the two the kernel runs the scheduler's
+# balance and dispatch for the next task, and the scheduler was told the
+# task stopped (ops.stopping), so a sibling may rightly start BE. Under
+# TCG the host can make that gap ms long (a vCPU thread preempted there):
+# by the switch alone, 17 of 21 of smt_expel's "BE arriving next to
+# running ONLINE" in one smt-2x2.sh run came with ONLINE already asleep
+# (the scheduler's own trace said so: the other 4 it had not traced); the threads of each cgroup (cgroup.threads, sampled every 200 ms) name
 # them; /sys/devices/system/cpu/cpuN/topology/thread_siblings_list gives
 # the siblings. Prints one JSON object:
 #   {NAME: {"run_s": CPU time in the trace,
@@ -12,7 +20,8 @@
 #   plus, for the first two names A and B (e.g. online and be), "_split":
 #   of A's time next to B, how much came from B already running when A
 #   started (the time B took to leave: an expel's latency, with its
-#   per-start p50/p90 in ms) and how much from B starting next to A;
+#   per-start p50/p90 in ms) and how much from B starting next to A
+#   (b_arrivals such runs, their p50/p90/max in ms);
 #   "_wake": the first name's wakeup-to-run latency (sched_wakeup to its
 #   switch in, p50/p90 ms), woken on its own CPU and woken from another
 #   (remote_*: that CPU was kicked), and from another onto a CPU running
@@ -26,9 +35,11 @@ import os
 import re
 import sys
 
-from tracefs import cpus_of, events, find, record
+from tracefs import cpus_of, events, find, kprobe_add, kprobe_del, record
 
-EVENTS = ["sched/sched_switch", "sched/sched_wakeup"]
+KPROBE = ("tidemark_smtshare", "blocked")
+EVENTS = ["sched/sched_switch", "sched/sched_wakeup", "/".join(KPROBE)]
+DEQUEUE_SLEEP = 0x01  # kernel/sched/sched.h
 
 
 def siblings():
@@ -75,7 +86,7 @@ def split(runs, sib, a, b):
     """A's overlap with B on siblings: B there first (until it left) or B
     arriving while A ran."""
     first = arrived = 0.0
-    waits = []
+    waits, stays = [], []
     for cpu, by in runs.items():
         mine = union(by.get(a, []))
         theirs = union([x for s in sib.get(cpu, []) for x in runs.get(s, {}).get(b, [])])
@@ -89,10 +100,15 @@ def split(runs, sib, a, b):
                     waits.append(ov)
                 else:
                     arrived += ov
+                    stays.append(ov)
     waits.sort()
-    pct = lambda q: round(1000 * waits[int(q * (len(waits) - 1))], 3) if waits else 0
+    stays.sort()
+    pct = lambda v, q: round(1000 * v[int(q * (len(v) - 1))], 3) if v else 0
     return {"b_there_first_s": round(first, 4), "b_arrived_s": round(arrived, 4),
-            "starts_next_to_b": len(waits), "leave_p50_ms": pct(0.5), "leave_p90_ms": pct(0.9)}
+            "starts_next_to_b": len(waits), "leave_p50_ms": pct(waits, 0.5),
+            "leave_p90_ms": pct(waits, 0.9), "b_arrivals": len(stays),
+            "arrived_p50_ms": pct(stays, 0.5), "arrived_p90_ms": pct(stays, 0.9),
+            "arrived_max_ms": pct(stays, 1)}
 
 
 def main():
@@ -106,16 +122,42 @@ def main():
     if not tr:
         print("smtshare.py: no sched_switch trace event (tracefs not mounted?)", file=sys.stderr)
         return 2
-    owner = record(tr, EVENTS, a.seconds, cgs, a.delay)
+    try:
+        # dequeue_task(rq, p, flags): fires for every dequeue; the one
+        # whose current task is the task dequeued, with DEQUEUE_SLEEP, is
+        # a task going to sleep (p is not fetched: current is the task
+        # that runs schedule() there)
+        kprobe_add(tr, *KPROBE, "dequeue_task flags=$arg3:u32")
+        owner = record(tr, EVENTS, a.seconds, cgs, a.delay)
+        evs, lost = events(tr)
+    except OSError as e:
+        print(f"smtshare.py: {e}", file=sys.stderr)
+        return 2
+    finally:
+        kprobe_del(tr, *KPROBE)
+    print(json.dumps(analyse(evs, lost, owner, list(cgs), siblings())))
+    return 0
 
+
+def analyse(evs, lost, owner, cgs, sib):
+    """The result printed, from the events (tracefs.events()), {tid: name},
+    the names in order, and {cpu: [siblings]}."""
     runs = {}  # cpu -> name -> [(start, end)]
     cur = {}  # cpu -> (pid, since)
+    slept = {}  # cpu -> when its current task took itself off the run queue
     woke = {}  # pid -> when it was woken, until it runs
     wake_lat, wake_remote, wake_onto_b = [], [], []
     first_name = next(iter(cgs), None)
     second_name = list(cgs)[1] if len(cgs) > 1 else None
-    evs, lost = events(tr)
     for cpu, ts, ev, kv in evs:
+        if ev == KPROBE[1]:
+            try:
+                if (int(kv["flags"]) & DEQUEUE_SLEEP and cpu in cur and
+                        cur[cpu][0] == int(kv["common_pid"])):
+                    slept.setdefault(cpu, ts)
+            except (KeyError, ValueError):
+                pass
+            continue
         if ev == "sched_wakeup":
             try:
                 # woken from another CPU than its target: that CPU
@@ -137,14 +179,14 @@ def main():
                 (wake_remote if remote else wake_lat).append(ts - wts)
                 if onto_b:
                     wake_onto_b.append(ts - wts)
+        end = slept.pop(cpu, ts)
         if cpu in cur:
             pid, since = cur[cpu]
             n = owner.get(pid)
-            if n is not None and ts > since:
-                runs.setdefault(cpu, {}).setdefault(n, []).append((since, ts))
+            if n is not None and end > since:
+                runs.setdefault(cpu, {}).setdefault(n, []).append((since, end))
         cur[cpu] = (nxt, ts)
 
-    sib = siblings()
     res = {n: {"run_s": 0.0, "with_sibling_s": {o: 0.0 for o in cgs}} for n in cgs}
     for cpu, by in runs.items():
         for n, iv in by.items():
@@ -168,8 +210,7 @@ def main():
                     "onto_b_p50_ms": q(wake_onto_b, 0.5), "onto_b_p90_ms": q(wake_onto_b, 0.9)}
     res["_siblings"] = {str(c): s for c, s in sorted(sib.items())}
     res["_lost_events"] = lost
-    print(json.dumps(res))
-    return 0
+    return res
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ import os
 import re
 import time
 
-EVENT = re.compile(r"\[(\d+)\].*?\s(\d+\.\d+): (\w+): (.*)$")
+# "comm-pid [cpu] flags timestamp: event: fields"; pid: the current task
+EVENT = re.compile(r"-(\d+)\s+\[(\d+)\].*?\s(\d+\.\d+): (\w+): (.*)$")
 
 TRACEFS = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
 
@@ -90,9 +91,36 @@ def record(tr, events, seconds, cgs, delay=0.0):
     return owner
 
 
+def append(path, val):
+    """O_APPEND without a seek (python's "a" seeks to the end: EINVAL on
+    kprobe_events, and a truncating open would drop every probe)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, val.encode())
+    finally:
+        os.close(fd)
+
+
+def kprobe_add(tr, group, name, spec):
+    """A kprobe event @group/@name ("FUNCTION FETCHARGS", kprobetrace
+    syntax), replacing one a crashed run left."""
+    kprobe_del(tr, group, name)
+    if not os.path.exists(tr + "/kprobe_events"):
+        raise OSError(f"{tr}/kprobe_events: no kprobe events (CONFIG_KPROBE_EVENTS)")
+    append(tr + "/kprobe_events", f"p:{group}/{name} {spec}\n")
+
+
+def kprobe_del(tr, group, name):
+    if not os.path.exists(f"{tr}/events/{group}/{name}"):
+        return
+    wr(f"{tr}/events/{group}/{name}/enable", "0")
+    append(tr + "/kprobe_events", f"-:{group}/{name}\n")
+
+
 def events(tr):
     """What the buffer holds: ([(cpu, seconds, event name, {field: value})],
-    how many LOST markers), then the buffer emptied."""
+    how many LOST markers), then the buffer emptied. The fields have
+    "common_pid" too: the task that was current."""
     out, lost = [], 0
     with open(tr + "/trace") as f:
         for line in f:
@@ -100,7 +128,8 @@ def events(tr):
             if not m:
                 lost += "LOST" in line
                 continue
-            out.append((int(m.group(1)), float(m.group(2)), m.group(3),
-                        dict(x.split("=", 1) for x in m.group(4).split() if "=" in x)))
+            kv = dict(x.split("=", 1) for x in m.group(5).split() if "=" in x)
+            kv["common_pid"] = m.group(1)
+            out.append((int(m.group(2)), float(m.group(3)), m.group(4), kv))
     wr(tr + "/trace", "")
     return out, lost
