@@ -4,7 +4,8 @@
 # sleep ends where its task took itself off the run queue (the kprobe on
 # dequeue_task with DEQUEUE_SLEEP, current = that task), not at the switch
 # that follows, so BE a sibling starts in between did not start next to it;
-# any other dequeue leaves the run as the switch says.
+# any other dequeue leaves the run as the switch says; and how much of
+# ONLINE's time next to BE had a reschedule IPI on its way to the sibling.
 . "$(dirname "$0")/../lib/lib.sh"
 
 dir=$(mktemp -d)
@@ -39,6 +40,18 @@ kp() { # cpu time comm pid flags
 	sw 0 2.006000 be 20 swapper/0 0
 	kp 1 2.009000 on 10 9
 	sw 1 2.010000 on 10 swapper/1 0
+	# 3: BE on CPU 0 from 3.000 to 3.004, ONLINE on CPU 1 from 3.001;
+	# a kick to CPU 0 sent at 3.0015 is taken there at 3.0035: 2 ms of
+	# the 3 ms next to BE had it on its way; one to CPU 1 counts not
+	sw 0 3.000000 swapper/0 0 be 20
+	sw 1 3.001000 swapper/1 0 on 10
+	printf ' on-10 [001] d.h1. 3.001500: ipi_send_cpu: cpu=0 callsite=kick_cpus_irq_workfn+0xd0/0x32f callback=0x0\n'
+	printf ' be-20 [000] d.h1. 3.001600: ipi_send_cpu: cpu=1 callsite=x callback=0x0\n'
+	printf ' on-10 [001] dnh1. 3.001700: reschedule_entry: vector=253\n'
+	printf ' be-20 [000] dnh1. 3.003500: reschedule_entry: vector=253\n'
+	sw 0 3.004000 be 20 swapper/0 0
+	kp 1 3.008000 on 10 1
+	sw 1 3.009000 on 10 swapper/1 0
 } >"$dir/trace"
 echo 0 >"$dir/tracing_on"
 
@@ -60,14 +73,16 @@ EOF
 check "the analysis runs on the made-up trace" test $? -eq 0 -a -s "$dir/out" || cat "$dir/err"
 out=$(cat "$dir/out")
 q() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$out" "$1"; }
-expect_eq "the current task of each kprobe line read (common_pid)" "['10', '10', '30', '10']" "$(q 'd["pids"]')"
-expect_eq "ONLINE's runs end at its sleep: 3 ms + 9 ms" 0.012 "$(q 'd["cut"]["online"]["run_s"]')"
+expect_eq "the current task of each kprobe line read (common_pid)" "['10', '10', '30', '10', '10']" "$(q 'd["pids"]')"
+expect_eq "ONLINE's runs end at its sleep: 3 ms + 9 ms + 7 ms" 0.019 "$(q 'd["cut"]["online"]["run_s"]')"
 expect_eq "BE started after ONLINE slept is not next to it; BE started while it ran is (2 ms)" \
 	"0.002 1" "$(q '"%s %d" % (d["cut"]["_split"]["b_arrived_s"], d["cut"]["_split"]["b_arrivals"])')"
-expect_eq "ONLINE next to BE: 1 ms (BE there first) + 2 ms" 0.003 "$(q 'd["cut"]["online"]["with_sibling_s"]["be"]')"
-expect_eq "by the switches alone: 10 ms + 10 ms, BE next to it 5 + 2 ms" "0.02 0.007 2" \
+expect_eq "ONLINE next to BE: 1 ms (BE there first) + 2 ms + 3 ms (there first)" 0.006 "$(q 'd["cut"]["online"]["with_sibling_s"]["be"]')"
+expect_eq "of that, a kick on its way to the BE sibling: 2 ms, of 2 kicks" "0.002 2" \
+	"$(q '"%s %d" % (d["cut"]["_split"]["b_ipi_in_flight_s"], d["cut"]["_split"]["ipis"])')"
+expect_eq "by the switches alone: 10 ms + 10 ms + 8 ms, BE next to it 5 + 2 ms" "0.028 0.007 2" \
 	"$(q '"%s %s %d" % (d["sw"]["online"]["run_s"], d["sw"]["_split"]["b_arrived_s"], d["sw"]["_split"]["b_arrivals"])')"
-expect_eq "BE there first (1.000-1.001) counted alike both ways" "0.001 0.001" \
+expect_eq "BE there first (1 ms, 3 ms) counted alike both ways" "0.004 0.004" \
 	"$(q '"%s %s" % (d["cut"]["_split"]["b_there_first_s"], d["sw"]["_split"]["b_there_first_s"])')"
 
 # the kprobe helpers: added to kprobe_events, one a crashed run left is

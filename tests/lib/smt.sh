@@ -20,7 +20,11 @@ expect_eq "hwloc's cores and L3s agree with sysfs (nothing said)" "" "$(build/ti
 note "$(build/tidemarkctl topology 2>/dev/null | head -1)"
 
 log=/tmp/scx.log
-build/scx_tidemark --online /online --be /be --stats 1 --json >"$log" 2>&1 &
+# The floor off: its runs go ahead of ONLINE, next to it by design (a
+# guarantee, never expelled). On, 14-52 of them in 8 s moved ONLINE's
+# time next to BE between 0.025 and 0.062 in smt-1x2.sh; what is judged
+# here is regular BE.
+build/scx_tidemark --online /online --be /be --be-floor-mcpu 0 --stats 1 --json >"$log" 2>&1 &
 spid=$!
 wait_state enabled 20 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
 ok "scheduler loads"
@@ -35,7 +39,8 @@ be=$!
 sleep 3
 
 usage() { sed -n 's/^usage_usec \([0-9]*\)/\1/p' $cg/$1/cpu.stat; }
-# one 8 s trace; prints "share be_ms_per_s online_ms_per_s"
+# one 8 s trace; prints "share be_ms_per_s online_ms_per_s ..." (share:
+# of ONLINE's run time, a sibling ran BE with no kick on its way to it)
 measure() {
 	local b0 o0 t0 b1 o1 t1 j
 	b0=$(usage be) o0=$(usage online) t0=$(date +%s%N)
@@ -47,19 +52,22 @@ j = json.loads(sys.argv[1])
 b0, b1, o0, o1, t0, t1 = map(int, sys.argv[2:])
 dt = (t1 - t0) / 1e9
 on = j["online"]
-share = on["with_sibling_s"]["be"] / on["run_s"] if on["run_s"] else -1
 sp, w = j["_split"], j["_wake"]
+# less the time a reschedule IPI was on its way to the BE sibling: its
+# vCPU was not running (the host's, not the guest's)
+share = (on["with_sibling_s"]["be"] - sp["b_ipi_in_flight_s"]) / on["run_s"] if on["run_s"] else -1
 print("%.3f %d %d %.3f %s %.3f %s %s %s" % (
     share, (b1 - b0) / 1e3 / dt, (o1 - o0) / 1e3 / dt, on["run_s"], j["_lost_events"],
     sp["b_arrived_s"], sp["leave_p50_ms"], w["remote_p50_ms"] if w["remote_n"] >= 20 else -1,
-    "BE-there-first:%.3fs,arrived:%.3fs(n=%d,p50/p90/max:%s/%s/%sms),starts:%d,leave-p50/p90:%s/%sms,"
+    "next-to-BE:%.3fs,of-which-IPI-in-flight:%.3fs,BE-there-first:%.3fs,"
+    "arrived:%.3fs(n=%d,p50/p90/max:%s/%s/%sms),starts:%d,leave-p50/p90:%s/%sms,"
     "ONLINE-wakeup-p50/p90:%s/%sms(n=%d),from-another-CPU:%s/%sms(n=%d),"
     "onto-a-BE-CPU:%s/%sms(n=%d)"
-    % (sp["b_there_first_s"], sp["b_arrived_s"], sp["b_arrivals"], sp["arrived_p50_ms"],
-       sp["arrived_p90_ms"], sp["arrived_max_ms"], sp["starts_next_to_b"], sp["leave_p50_ms"],
-       sp["leave_p90_ms"], w["p50_ms"], w["p90_ms"], w["n"], w["remote_p50_ms"],
-       w["remote_p90_ms"], w["remote_n"], w["onto_b_p50_ms"], w["onto_b_p90_ms"],
-       w["onto_b_n"])))
+    % (on["with_sibling_s"]["be"], sp["b_ipi_in_flight_s"], sp["b_there_first_s"],
+       sp["b_arrived_s"], sp["b_arrivals"], sp["arrived_p50_ms"], sp["arrived_p90_ms"],
+       sp["arrived_max_ms"], sp["starts_next_to_b"], sp["leave_p50_ms"], sp["leave_p90_ms"],
+       w["p50_ms"], w["p90_ms"], w["n"], w["remote_p50_ms"], w["remote_p90_ms"], w["remote_n"],
+       w["onto_b_p50_ms"], w["onto_b_p90_ms"], w["onto_b_n"])))
 PY
 }
 counters() { # name...: their values in the loader's last --stats line
@@ -82,14 +90,17 @@ sleep 1.2
 read -r e1 < <(counters smt_expelled)
 ex_off=$((e1 - e0))
 build/tidemarkctl set smt_expel=1 >/dev/null
-note "smt_expel on:  ONLINE ran with BE on its sibling ${s_on} of its time (${run_on} s traced); BE ${be_on} ms/s, ONLINE ${on_on} ms/s; expelled ${ex}, held ${held}; BE runs forced $((f1 - f0)), ahead for the floor $((g1 - g0)); lost events ${lost_on}; ${split_on}"
-note "smt_expel off: ONLINE ran with BE on its sibling ${s_off} of its time (${run_off} s traced); BE ${be_off} ms/s, ONLINE ${on_off} ms/s; expelled ${ex_off}; ${split_off}"
+note "smt_expel on:  ONLINE ran with BE on its sibling (no kick on its way) ${s_on} of its time (${run_on} s traced); BE ${be_on} ms/s, ONLINE ${on_on} ms/s; expelled ${ex}, held ${held}; BE runs forced $((f1 - f0)), ahead for the floor $((g1 - g0)); lost events ${lost_on}; ${split_on}"
+note "smt_expel off: ONLINE ran with BE on its sibling (no kick on its way) ${s_off} of its time (${run_off} s traced); BE ${be_off} ms/s, ONLINE ${on_off} ms/s; expelled ${ex_off}; ${split_off}"
 # MAX_ON holds where a kick lands in 0.2 ms (0.16-0.18 ms p50 in the CI
 # runs it was set by). Most of what is left is BE already there when ONLINE
 # starts, which lasts until the kick lands: where this run's kicks land
 # slower (ONLINE woken from another CPU, p50; 0.53 ms once in CI on a
 # loaded host, with 0.114 of ONLINE's time), the bound grows with them.
-# That the kick itself goes at once is judged below. Only with a host core
+# That the kick itself goes at once is judged below. Left out: time with a
+# reschedule IPI sent to the BE sibling and not yet taken there, when its
+# vCPU did not run (in smt-1x2.sh one took 3.5 ms once, the sibling's only
+# event meanwhile; a running vCPU takes one at once). Only with a host core
 # per vCPU (JUDGE_LEAVE=1): with more vCPUs, MAX_ON was set with the host's
 # slower kicks in it.
 max_on=$MAX_ON

@@ -27,9 +27,15 @@
 #   (remote_*: that CPU was kicked), and from another onto a CPU running
 #   the second name (onto_b_*: a preempting kick to a busy CPU, what an
 #   expel is): what a kick takes here, to compare;
+#   "_split" also has "b_ipi_in_flight_s": of A's time next to B, how much
+#   had a reschedule IPI (a kick) sent to that sibling and not yet taken
+#   there (ipi:ipi_send_cpu to irq_vectors:reschedule_entry): a vCPU that
+#   runs, interrupts on, takes one at once, so that is time the host did
+#   not run the sibling (0 where those events do not exist), and "ipis";
 #   "_siblings": {cpu: [siblings]} and "_lost_events".
 # One python process for the whole run (forks are dear under TCG).
 import argparse
+import bisect
 import json
 import os
 import re
@@ -39,6 +45,8 @@ from tracefs import cpus_of, events, find, kprobe_add, kprobe_del, record
 
 KPROBE = ("tidemark_smtshare", "blocked")
 EVENTS = ["sched/sched_switch", "sched/sched_wakeup", "/".join(KPROBE)]
+# a reschedule IPI sent to a CPU, and its arrival there (kicks are these)
+IPI_EVENTS = ["ipi/ipi_send_cpu", "irq_vectors/reschedule_entry"]
 DEQUEUE_SLEEP = 0x01  # kernel/sched/sched.h
 
 
@@ -79,6 +87,28 @@ def overlap(a, b):
             i += 1
         else:
             j += 1
+    return tot
+
+
+def in_flight(runs, sib, a, b, blind):
+    """Of A's time next to B, how much had a reschedule IPI on its way to
+    the sibling running B (@blind: {cpu: merged [sent, arrived]})."""
+    tot = 0.0
+    for cpu, by in runs.items():
+        mine = union(by.get(a, []))
+        for s in sib.get(cpu, []):
+            both = []
+            theirs = union(runs.get(s, {}).get(b, []))
+            i = j = 0
+            while i < len(mine) and j < len(theirs):
+                lo, hi = max(mine[i][0], theirs[j][0]), min(mine[i][1], theirs[j][1])
+                if lo < hi:
+                    both.append([lo, hi])
+                if mine[i][1] < theirs[j][1]:
+                    i += 1
+                else:
+                    j += 1
+            tot += overlap(both, blind.get(s, []))
     return tot
 
 
@@ -128,7 +158,7 @@ def main():
         # a task going to sleep (p is not fetched: current is the task
         # that runs schedule() there)
         kprobe_add(tr, *KPROBE, "dequeue_task flags=$arg3:u32")
-        owner = record(tr, EVENTS, a.seconds, cgs, a.delay)
+        owner = record(tr, EVENTS + [e for e in IPI_EVENTS if find(e)], a.seconds, cgs, a.delay)
         evs, lost = events(tr)
     except OSError as e:
         print(f"smtshare.py: {e}", file=sys.stderr)
@@ -145,6 +175,7 @@ def analyse(evs, lost, owner, cgs, sib):
     runs = {}  # cpu -> name -> [(start, end)]
     cur = {}  # cpu -> (pid, since)
     slept = {}  # cpu -> when its current task took itself off the run queue
+    sent, taken = {}, {}  # cpu -> reschedule IPIs sent to it, and taken there
     woke = {}  # pid -> when it was woken, until it runs
     wake_lat, wake_remote, wake_onto_b = [], [], []
     first_name = next(iter(cgs), None)
@@ -157,6 +188,13 @@ def analyse(evs, lost, owner, cgs, sib):
                     slept.setdefault(cpu, ts)
             except (KeyError, ValueError):
                 pass
+            continue
+        if ev == "ipi_send_cpu":
+            if kv.get("callback") == "0x0" and kv.get("cpu", "").isdigit():
+                sent.setdefault(int(kv["cpu"]), []).append(ts)
+            continue
+        if ev == "reschedule_entry":
+            taken.setdefault(cpu, []).append(ts)
             continue
         if ev == "sched_wakeup":
             try:
@@ -201,6 +239,19 @@ def analyse(evs, lost, owner, cgs, sib):
     names = list(cgs)
     if len(names) >= 2:
         res["_split"] = split(runs, sib, names[0], names[1])
+        # each IPI sent until the next one taken on that CPU: its vCPU
+        # did not run meanwhile (one that runs takes an IPI at once)
+        blind = {}
+        for c, v in sent.items():
+            t = sorted(taken.get(c, []))
+            iv = []
+            for x in sorted(v):
+                k = bisect.bisect_left(t, x)
+                if k < len(t):
+                    iv.append((x, t[k]))
+            blind[c] = union(iv)
+        res["_split"]["b_ipi_in_flight_s"] = round(in_flight(runs, sib, names[0], names[1], blind), 4)
+        res["_split"]["ipis"] = sum(len(v) for v in sent.values())
     def q(v, f):
         v.sort()
         return round(1000 * v[int(f * (len(v) - 1))], 3) if v else 0
