@@ -85,8 +85,8 @@ expect_eq "by the switches alone: 10 ms + 10 ms + 8 ms, BE next to it 5 + 2 ms" 
 expect_eq "BE there first (1 ms, 3 ms) counted alike both ways" "0.004 0.004" \
 	"$(q '"%s %s" % (d["cut"]["_split"]["b_there_first_s"], d["sw"]["_split"]["b_there_first_s"])')"
 
-# the kprobe helpers: added to kprobe_events, one a crashed run left is
-# removed first (disabled, then "-:"), and removed again at the end
+# the kprobe helpers: added to kprobe_events, one a crashed run left
+# removed first (disabled, then "-:")
 mkdir -p "$dir/fs/events/g/n"
 echo 1 >"$dir/fs/events/g/n/enable"
 : >"$dir/fs/kprobe_events"
