@@ -75,19 +75,24 @@ def union(iv):
     return out
 
 
-def overlap(a, b):
-    """Total overlap of two merged interval lists."""
+def intersect(a, b):
+    """The intersection of two merged interval lists, merged."""
     i = j = 0
-    tot = 0.0
+    out = []
     while i < len(a) and j < len(b):
         s, e = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
         if s < e:
-            tot += e - s
+            out.append([s, e])
         if a[i][1] < b[j][1]:
             i += 1
         else:
             j += 1
-    return tot
+    return out
+
+
+def overlap(a, b):
+    """Total overlap of two merged interval lists."""
+    return sum(e - s for s, e in intersect(a, b))
 
 
 def in_flight(runs, sib, a, b, blind):
@@ -97,17 +102,7 @@ def in_flight(runs, sib, a, b, blind):
     for cpu, by in runs.items():
         mine = union(by.get(a, []))
         for s in sib.get(cpu, []):
-            both = []
-            theirs = union(runs.get(s, {}).get(b, []))
-            i = j = 0
-            while i < len(mine) and j < len(theirs):
-                lo, hi = max(mine[i][0], theirs[j][0]), min(mine[i][1], theirs[j][1])
-                if lo < hi:
-                    both.append([lo, hi])
-                if mine[i][1] < theirs[j][1]:
-                    i += 1
-                else:
-                    j += 1
+            both = intersect(mine, union(runs.get(s, {}).get(b, [])))
             tot += overlap(both, blind.get(s, []))
     return tot
 
