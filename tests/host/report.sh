@@ -186,6 +186,48 @@ check "bursty: the line not held in the table" grep -qF "| line not held |" "$di
 check "bursty: BE's share not met where the line was not held" grep -qF -- \
 	"- 2 vCPUs: BE at >= 90% of the capacity under the line: **missed**, the node was above the line +2 in a round (68.0%), so BE's 109% is not of the capacity under it." "$dir/h.md"
 
+# the split setups: what BE on other CPUs costs ONLINE (split against
+# split-alone), and tidemark's p99 judged against that; split holds the line
+# and so is the best peer that does
+split_rows() { # file split-p99 [alone-p99]
+	python3 - "$@" <<'EOF2'
+import json, sys
+def run(s, r, p50, p99, be, extra={}):
+    d = {"kind": "bursty", "setup": s, "round": r, "cpus": 2, "line": 65,
+         "probe": {"request_us": {"p50": p50, "p99": p99}, "rate": 400, "target_rate": 400},
+         "windows": {"windows": 2000, "over_line_2": 0.0, "node": {"mean": 30 + be + 1, "p99": 90},
+                     "online": {"mean": 30}, "be": {"mean": be}, "other": {"mean": 1}}}
+    d.update(extra)
+    return d
+sp = {"online_cpus": "0", "be_cpus": "1", "be_quota_us": 30000}
+a99 = float(sys.argv[3]) if len(sys.argv) > 3 else 1300
+rows = [{"kind": "meta", "kernel": "t", "cpus": 2, "mode": "quick", "where": "vm"}]
+for r in (1, 2, 3):
+    rows += [run("alone", r, 1200, a99, 0), run("split-alone", r, 1180, 1250, 0, sp),
+             run("split", r, 1190, float(sys.argv[2]), 15, sp), run("tidemark", r, 1300, 6500, 33)]
+with open(sys.argv[1], "w") as f:
+    f.write("\n".join(json.dumps(x) for x in rows) + "\n")
+EOF2
+}
+split_rows "$dir/s.jsonl" 17500
+report "$dir/s.jsonl" >"$dir/s.md"
+check "split: what BE on other CPUs costs, against tidemark's p99" grep -qF -- \
+	"- 2 vCPUs: BE on CPUs ONLINE does not use (split, BE 15.0% of the node) costs ONLINE p50 1.01x and p99 14.00x of the same service alone on the same CPUs (split-alone); tidemark's p99 against alone, 5.00x, is under that." "$dir/s.md"
+check "split: the best peer that holds the line" grep -qF -- \
+	"- 2 vCPUs: ONLINE p99 request latency within 1.1x alone: 5.00x, **missed**; best peer split 13.46x." "$dir/s.md"
+check "split: the partition described from its row" grep -qF -- \
+	"ONLINE on CPUs 0 (half of the cores), BE on 1" "$dir/s.md"
+check "split-alone: no BE share, not a peer" grep -q "^| split-alone | [^|]* | [^|]* | [^|]* | [^|]* | 0.0 |  |" "$dir/s.md"
+split_rows "$dir/s2.jsonl" 1300
+report "$dir/s2.jsonl" >"$dir/s2.md"
+check "split: tidemark's p99 not under a split that costs nothing" grep -qF -- \
+	"p99 1.04x of the same service alone on the same CPUs (split-alone); tidemark's p99 against alone, 5.00x, is not under that." "$dir/s2.md"
+# alone's own p99 a backlog: tidemark's is not compared with the split's cost
+split_rows "$dir/s3.jsonl" 17500 30000
+report "$dir/s3.jsonl" >"$dir/s3.md"
+check "split: no comparison where alone's p99 is not judged" bash -c \
+	"grep -qF 'p99 14.00x of the same service alone on the same CPUs (split-alone).' '$dir/s3.md'"
+
 # the decision trace's cost (tests/bench/trace-cost.sh's figures): off
 # judged against compiled out within 1.5%, a failed run named, not judged
 trace_rows() { # file off_ns [failed]

@@ -10,7 +10,9 @@
 # per CPU, 200 requests/s per CPU) next to BE saturating, in ROUNDS rounds
 # with the setups interleaved; node busy is measured per 5 ms window from
 # the kernel's sched_switch events (tests/lib/busywin.py), not from the
-# scheduler's own counters.
+# scheduler's own counters. Besides the peers, split (ONLINE on half of the
+# cores, BE on the rest at the line) and split-alone (that ONLINE half, no
+# BE): what BE costs ONLINE with no CPU in common.
 #
 # preempt (run by run.sh on 2 vCPUs): the kernel's preemption model, switched
 # at run time (CONFIG_PREEMPT_DYNAMIC, /sys/kernel/debug/sched/preempt)
@@ -86,7 +88,7 @@ pmu=$(python3 -c 'import json,sys; print(int(json.loads(sys.argv[1])["pmu"]))' "
 PERF_EVENTS=cycles,instructions,LLC-loads,LLC-load-misses
 
 if [ "$mode" = bursty ]; then
-	SETUPS="eevdf-idle eevdf-cpumax scx_simple tidemark"
+	SETUPS="eevdf-idle eevdf-cpumax scx_simple split-alone split tidemark"
 	SECONDS_RUN=10
 	ROUNDS=${BENCH_ROUNDS:-3}
 elif [ "$mode" = preempt ]; then
@@ -109,7 +111,7 @@ fi
 # BENCH_SETUPS: only these of the mode's setups (alone always runs), in the
 # mode's order; a name no mode runs is refused.
 if [ -n "${BENCH_SETUPS:-}" ]; then
-	all="eevdf-weight1 eevdf-idle eevdf-cpumax scx_simple scx_flatcg tidemark"
+	all="eevdf-weight1 eevdf-idle eevdf-cpumax scx_simple scx_flatcg split-alone split tidemark"
 	for s in $BENCH_SETUPS; do
 		[[ " $all " == *" $s "* ]] ||
 			{ echo "bench: BENCH_SETUPS: unknown setup '$s' (setups: $all)" >&2; exit 2; }
@@ -220,15 +222,61 @@ intact() {
 	return 1
 }
 
-# Configure /be (and load a scheduler) for a setup; undo with teardown.
-sched_pid="" sched_log=""
+# The split setups' halves: whole cores (thread_siblings_list, never CPU
+# numbering: Zen numbers a core's threads c and c+N), the first half of the
+# cores for ONLINE and the rest for BE; by threads where there is one core.
+# Sets SPLIT_ON and SPLIT_BE (cpuset lists) and SPLIT_N (ONLINE's CPUs).
+split_cpus() {
+	local v
+	v=$(python3 - <<'PY'
+import glob
+cores = set()
+for f in glob.glob("/sys/devices/system/cpu/cpu[0-9]*/topology/thread_siblings_list"):
+    cpus = []
+    for r in open(f).read().strip().split(","):
+        a, _, b = r.partition("-")
+        cpus += range(int(a), int(b or a) + 1)
+    cores.add(tuple(sorted(cpus)))
+cores = sorted(cores)
+if len(cores) < 2:  # one core: by threads
+    cores = [(c,) for t in cores for c in t]
+half = len(cores) // 2
+on = [c for t in cores[:half] for c in t]
+be = [c for t in cores[half:] for c in t]
+print(",".join(map(str, on)), ",".join(map(str, be)), len(on))
+PY
+) || return 1
+	read -r SPLIT_ON SPLIT_BE SPLIT_N <<<"$v"
+}
+
+# Configure /online and /be (and load a scheduler) for a setup; undo with teardown.
+sched_pid="" sched_log="" split_json=""
 setup() {
 	echo 0 >$cg$BEG/cpu.idle	# first: an idle group refuses a weight
 	echo 100 >$cg$BEG/cpu.weight
 	echo max >$cg$BEG/cpu.max
-	fail_why=""
+	echo "" >$cg$ONL/cpuset.cpus	# empty: the parent's CPUs
+	echo "" >$cg$BEG/cpuset.cpus
+	fail_why="" split_json=""
 	case $1 in
 	alone | eevdf-none) ;;
+	split-alone | split)
+		# A static partition under EEVDF: ONLINE on half of the cores, BE
+		# on the rest with cpu.max at the line less ONLINE's half, so the
+		# node holds the line whatever ONLINE does. split-alone is the same
+		# ONLINE half without BE: against it, split shows what BE costs
+		# ONLINE with no CPU shared.
+		[ "$n" -ge 2 ] || { fail_why="needs 2 CPUs or more"; return 1; }
+		split_cpus || { fail_why="the CPU topology not read"; return 1; }
+		echo "$SPLIT_ON" >$cg$ONL/cpuset.cpus || { fail_why="cpuset $SPLIT_ON refused"; return 1; }
+		local quota=$((SUPPRESS * 1000 * n - SPLIT_N * 100000))
+		[ $quota -ge 1000 ] || quota=1000
+		split_json=",\"online_cpus\":\"$SPLIT_ON\",\"be_cpus\":\"$SPLIT_BE\",\"be_quota_us\":$quota"
+		if [ "$1" = split ]; then
+			echo "$SPLIT_BE" >$cg$BEG/cpuset.cpus || { fail_why="cpuset $SPLIT_BE refused"; return 1; }
+			echo "$quota 100000" >$cg$BEG/cpu.max
+		fi
+		;;
 	eevdf-weight1) echo 1 >$cg$BEG/cpu.weight ;;
 	eevdf-idle) echo 1 >$cg$BEG/cpu.idle ;;
 	eevdf-cpumax) echo "$((SUPPRESS * 1000 * n)) 100000" >$cg$BEG/cpu.max ;;
@@ -340,6 +388,9 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 emit "{\"kind\":\"meta\",\"kernel\":\"$(uname -r)\",\"cpus\":$n,\"mode\":\"$mode\",\"where\":\"$where\",\"commit\":\"$commit\"}"
 emit "$machine"
 
+# the setups that run ONLINE without BE: references, not peers
+no_be() { [ "$1" = alone ] || [ "$1" = split-alone ]; }
+
 # One round of the bursty service next to BE (none for alone): the probe's
 # latencies, the cgroups' cpu.stat, node busy per 5 ms window from outside.
 bursty_run() { # setup round
@@ -356,7 +407,7 @@ bursty_run() { # setup round
 		--cgroup online=$ONL --cgroup be=$BEG >$tmp/bw.json 2>$tmp/bw.err &
 	local bwp=$!
 	sleep 0.5
-	[ "$s" != alone ] && be_start $((SECONDS_RUN + 3)) cpu
+	no_be "$s" || be_start $((SECONDS_RUN + 3)) cpu
 	sleep 1
 	t0=$(now_us) o0=$(usage $ONL) b0=$(usage $BEG) r0=$(usage "")
 	p=$( (echo $BASHPID >$cg$ONL/cgroup.procs &&
@@ -365,7 +416,7 @@ bursty_run() { # setup round
 	t1=$(now_us) o1=$(usage $ONL) b1=$(usage $BEG) r1=$(usage "")
 	kill -USR1 $bwp 2>/dev/null
 	wait $bwp
-	if [ "$s" != alone ]; then
+	if ! no_be "$s"; then
 		kill $be_pid 2>/dev/null
 		wait $be_pid 2>/dev/null
 	fi
@@ -373,7 +424,7 @@ bursty_run() { # setup round
 	finish "$s" "bursty round $round" "${p:+$bw}" \
 		"no result (probe: ${p:-none}; busywin: $(cat $tmp/bw.err))" || return
 	# cpu.stat shares in 0.1% of the node
-	emit "{\"kind\":\"bursty\",\"setup\":\"$s\",\"round\":$round,\"cpus\":$n,\"line\":$SUPPRESS,\"probe\":$p,\"windows\":$bw,\"online_pm\":$(((o1 - o0) * 1000 / ((t1 - t0) * n))),\"be_pm\":$(((b1 - b0) * 1000 / ((t1 - t0) * n))),\"node_pm\":$(((r1 - r0) * 1000 / ((t1 - t0) * n))),\"be_ops\":$([ "$s" = alone ] && echo 0 || be_ops)$(perf_json)}"
+	emit "{\"kind\":\"bursty\",\"setup\":\"$s\",\"round\":$round,\"cpus\":$n,\"line\":$SUPPRESS,\"probe\":$p,\"windows\":$bw,\"online_pm\":$(((o1 - o0) * 1000 / ((t1 - t0) * n))),\"be_pm\":$(((b1 - b0) * 1000 / ((t1 - t0) * n))),\"node_pm\":$(((r1 - r0) * 1000 / ((t1 - t0) * n))),\"be_ops\":$(no_be "$s" && echo 0 || be_ops)$split_json$(perf_json)}"
 	log "bursty $s round $round: node $(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["node"]["mean"])' <<<"$bw")% of $n CPUs"
 }
 

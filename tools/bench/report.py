@@ -116,6 +116,10 @@ def perf_cells(rs):
     return [spread(ipc, "%.2f") if ipc else "-", spread(mpr, "%.0f") if mpr else "-"]
 
 
+# bursty setups that run ONLINE without BE: references, not peers
+REFS = ("alone", "split-alone")
+
+
 def bursty_section(w, rows, host=False):
     """The bursty service on several CPUs: one table per machine size;
     returns the target lines for tidemark."""
@@ -143,11 +147,20 @@ def bursty_section(w, rows, host=False):
             "on this machine" if host else "in one VM (icount)"))
         w("`sched_switch` events cut into 5 ms windows (%d per run), each window's busy share of the CPUs is" % nwin)
         w("one sample (`tests/lib/busywin.py`); the %d%% line is `--suppress-pct` for tidemark and BE's `cpu.max`" % line)
-        w("for eevdf-cpumax. BE's share of the capacity under the line = BE's CPU / (line - ONLINE - the")
+        w("for eevdf-cpumax%s. BE's share of the capacity under the line = BE's CPU / (line - ONLINE - the" % (
+            " and split" if "split" in by else ""))
         w("rest), from the same windows, shown only where the node holds the line (+2). Figures are the")
         w("median of the rounds, the range in brackets;")
         w("latency percentiles are over every request of a run (about %.0f per run; p99 from the top %.0f)." % (
             rate * 10, rate * 10 / 100))
+        sp = next((r for r in by.get("split", []) + by.get("split-alone", []) if "online_cpus" in r), None)
+        if sp:
+            w("`split` is a static partition under EEVDF: ONLINE on CPUs %s (half of the cores), BE on %s" % (
+                sp["online_cpus"], sp["be_cpus"]))
+            w("with `cpu.max` at %.1f%% of the node (the line less ONLINE's half), so it holds the line whatever" % (
+                sp["be_quota_us"] / 1000 / cpus))
+            w("ONLINE does; `split-alone` is the same ONLINE half without BE, the reference that shows what BE")
+            w("costs ONLINE when no CPU is shared.")
         w("")
         w("| setup | node busy, mean of windows % | windows above line+2 | p99 window % | ONLINE % | BE % |"
           " BE / capacity under line | request p50 us | request p99 us | p50 / p99 vs alone | served req/s |")
@@ -166,20 +179,20 @@ def bursty_section(w, rows, host=False):
             p50 = [r["probe"]["request_us"]["p50"] for r in x]
             p99 = [r["probe"]["request_us"]["p99"] for r in x]
             served = [r["probe"]["rate"] for r in x]
-            summ[s] = dict(node=med(node), node_max=max(node), share=med(share), p50=med(p50),
+            summ[s] = dict(node=med(node), node_max=max(node), share=med(share), p50=med(p50), be=med(be),
                            be_over=med([b - rm for b, rm in zip(be, room)]),
                            p99=med(p99), served=med(served), node_l=node, share_l=share,
                            p50_l=p50, p99_l=p99)
             w("| %s | %s | %s%% | %s | %s | %s | %s | %s | %s | %.2fx / %.2fx | %s |" % (
                 s, spread(node), spread(over, "%.0f"), spread(p99w, "%.0f"), spread(on), spread(be),
-                "" if s == "alone" else spread(share, "%.0f") + "%" if max(node) <= line + 2 else
+                "" if s in REFS else spread(share, "%.0f") + "%" if max(node) <= line + 2 else
                 "line not held", spread(p50, "%.0f"),
                 spread(p99, "%.0f"), ratio(med(p50), a50), ratio(med(p99), a99), spread(served, "%.0f")))
         w("")
         tm = summ.get("tidemark")
         if not tm:
             continue
-        peers = [(s, v) for s, v in summ.items() if s not in ("alone", "tidemark")]
+        peers = [(s, v) for s, v in summ.items() if s not in REFS + ("tidemark",)]
         # the best peer that holds the line (node busy within +2), by p99
         held = [(s, v) for s, v in peers if v["node"] <= line + 2]
         best = min(held or peers, key=lambda sv: sv[1]["p99"]) if peers else None
@@ -208,6 +221,26 @@ def bursty_section(w, rows, host=False):
                     best[0], ratio(best[1][key], a50 if key == "p50" else a99),
                     "" if best[1]["node"] <= line + 2 else " (not holding the line: %.0f%% busy)" %
                     best[1]["node"])))
+        # What BE costs ONLINE with no CPU in common: a floor for every
+        # setup that runs BE beside the service (in the VM, the emulator's:
+        # it runs one vCPU at a time; on a machine, shared caches and memory)
+        sa, sb = summ.get("split-alone"), summ.get("split")
+        if sa and sb and sa["served"] >= 0.97 * rate and sa["p50"] <= 5000:
+            r99 = ratio(sb["p99"], sa["p99"])
+            if base and base["served"] >= 0.97 * rate and base["p50"] <= 5000 and base["p99"] <= 10000:
+                t99 = ratio(tm["p99"], a99)
+                cmp = "; tidemark's p99 against alone, %.2fx, is %s that" % (
+                    t99, "under" if t99 < r99 else "not under")
+            else:
+                cmp = ""
+            targets.append("- %d %s: BE on CPUs ONLINE does not use (split, BE %.1f%% of the node) costs ONLINE"
+                           " p50 %.2fx and p99 %.2fx of the same service alone on the same CPUs (split-alone)%s." % (
+                               cpus, unit, sb["be"], ratio(sb["p50"], sa["p50"]), r99, cmp))
+        elif sa or sb:
+            targets.append("- %d %s: what BE on other CPUs costs ONLINE: not judged, %s." % (
+                cpus, unit, "split did not run" if not sb else "split-alone did not run" if not sa else
+                "split-alone itself fell behind (%.0f requests/s of %.0f, p50 %.0f us)" % (
+                    sa["served"], rate, sa["p50"])))
         # over 100%: BE had all of its room and ran past it (the node above
         # the line by that much); said, not hidden behind the percentage.
         # A round above the line +2 has no "capacity under the line" to
@@ -228,8 +261,10 @@ def bursty_section(w, rows, host=False):
             for key in ("p50", "p99"):
                 if v[key] < tm[key] * 0.95:
                     losses.append("- %d %s, bursty service: %s has a lower request %s (%.0f us vs"
-                                  " tidemark's %.0f) and holds the line too (%.1f%%)." % (
-                                      cpus, unit, s, key, v[key], tm[key], v["node"]))
+                                  " tidemark's %.0f) and holds the line too (%.1f%%), BE at %.0f%% of the"
+                                  " capacity under it (tidemark %.0f%%)." % (
+                                      cpus, unit, s, key, v[key], tm[key], v["node"], v["share"],
+                                      tm["share"]))
     return targets, losses
 
 
