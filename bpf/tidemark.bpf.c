@@ -124,7 +124,15 @@ s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 	}
 	stat_inc(TM_STAT_ENQ_DIRECT);
 	trace_task(TM_TR_ENQUEUE, p, cpu, 0, TM_TRQ_IDLE_CPU);
-	tm_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
+	/*
+	 * The insert lands later, under that CPU's lock, and the CPU may have
+	 * started BE meanwhile (a window kick that found BE to dispatch):
+	 * first in its queue, and preempting what runs there if that is one
+	 * of ours. Without, ONLINE waited out BE's whole grant (up to 8.8 ms,
+	 * 1% of the bursty service's wakeups on an idle CPU, 2 vCPUs).
+	 */
+	tm_insert(p, SCX_DSQ_LOCAL, slice_ns,
+		  cls == TM_CLASS_BE ? 0 : SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
 	if (cls == TM_CLASS_ONLINE)
 		smt_expel_siblings(cpu, true); /* with the wakeup, not after it */
 	return cpu;
