@@ -154,21 +154,29 @@ check "p50 wakeup: 4.2% above eevdf-idle is met" grep -qF -- \
 
 # the bursty service: BE past its room (33.2% of the node for 32 points of
 # room, the node at 66.2 against 65) is all of its room and that much more
-bursty() { # file BE%
+# bursty rows, 3 rounds: each SPEC is setup,ONLINE%,BE%,p50,p99 (us)[,served
+# requests/s, of 400]; the split setups carry their partition
+bursty_rows() { # file spec...
 	python3 - "$@" <<'EOF2'
 import json, sys
-def run(s, r, on, be):
-    return {"kind": "bursty", "setup": s, "round": r, "cpus": 2, "line": 65,
-            "probe": {"request_us": {"p50": 1100, "p99": 2000}, "rate": 400, "target_rate": 400},
-            "windows": {"windows": 2000, "over_line_2": 0.1, "node": {"mean": on + be + 1, "p99": 90},
-                        "online": {"mean": on}, "be": {"mean": be}, "other": {"mean": 1}}}
 rows = [{"kind": "meta", "kernel": "t", "cpus": 2, "mode": "quick", "where": "vm"}]
 for r in (1, 2, 3):
-    rows += [run("alone", r, 32, 0), run("tidemark", r, 32, float(sys.argv[2]))]
+    for spec in sys.argv[2:]:
+        s, on, be, p50, p99, served = (spec.split(",") + ["400"])[:6]
+        on, be = float(on), float(be)
+        d = {"kind": "bursty", "setup": s, "round": r, "cpus": 2, "line": 65,
+             "probe": {"request_us": {"p50": float(p50), "p99": float(p99)}, "rate": float(served),
+                       "target_rate": 400},
+             "windows": {"windows": 2000, "over_line_2": 0.1, "node": {"mean": on + be + 1, "p99": 90},
+                         "online": {"mean": on}, "be": {"mean": be}, "other": {"mean": 1}}}
+        if s.startswith("split"):
+            d.update(online_cpus="0", be_cpus="1", be_quota_us=30000)
+        rows.append(d)
 with open(sys.argv[1], "w") as f:
     f.write("\n".join(json.dumps(x) for x in rows) + "\n")
 EOF2
 }
+bursty() { bursty_rows "$1" alone,32,0,1100,2000 tidemark,32,"$2",1100,2000; } # file BE%
 bursty "$dir/f.jsonl" 33.2
 report "$dir/f.jsonl" >"$dir/f.md"
 check "bursty: BE past its room said in points of the node" grep -qF -- \
@@ -189,25 +197,9 @@ check "bursty: BE's share not met where the line was not held" grep -qF -- \
 # the split setups: what BE on other CPUs costs ONLINE (split against
 # split-alone), and tidemark's p99 judged against that; split holds the line
 # and so is the best peer that does
-split_rows() { # file split-p99 [alone-p99]
-	python3 - "$@" <<'EOF2'
-import json, sys
-def run(s, r, p50, p99, be, extra={}):
-    d = {"kind": "bursty", "setup": s, "round": r, "cpus": 2, "line": 65,
-         "probe": {"request_us": {"p50": p50, "p99": p99}, "rate": 400, "target_rate": 400},
-         "windows": {"windows": 2000, "over_line_2": 0.0, "node": {"mean": 30 + be + 1, "p99": 90},
-                     "online": {"mean": 30}, "be": {"mean": be}, "other": {"mean": 1}}}
-    d.update(extra)
-    return d
-sp = {"online_cpus": "0", "be_cpus": "1", "be_quota_us": 30000}
-a99 = float(sys.argv[3]) if len(sys.argv) > 3 else 1300
-rows = [{"kind": "meta", "kernel": "t", "cpus": 2, "mode": "quick", "where": "vm"}]
-for r in (1, 2, 3):
-    rows += [run("alone", r, 1200, a99, 0), run("split-alone", r, 1180, 1250, 0, sp),
-             run("split", r, 1190, float(sys.argv[2]), 15, sp), run("tidemark", r, 1300, 6500, 33)]
-with open(sys.argv[1], "w") as f:
-    f.write("\n".join(json.dumps(x) for x in rows) + "\n")
-EOF2
+split_rows() { # file split-p99 [alone-p99 [split's served requests/s]]
+	bursty_rows "$1" alone,30,0,1200,"${3:-1300}" split-alone,30,0,1180,1250 split,30,15,1190,"$2","${4:-400}" \
+		tidemark,30,33,1300,6500
 }
 split_rows "$dir/s.jsonl" 17500
 report "$dir/s.jsonl" >"$dir/s.md"
@@ -227,6 +219,12 @@ split_rows "$dir/s3.jsonl" 17500 30000
 report "$dir/s3.jsonl" >"$dir/s3.md"
 check "split: no comparison where alone's p99 is not judged" bash -c \
 	"grep -qF 'p99 14.00x of the same service alone on the same CPUs (split-alone).' '$dir/s3.md'"
+
+# split itself behind the offered rate: said with the cost
+split_rows "$dir/s4.jsonl" 17500 1300 330
+report "$dir/s4.jsonl" >"$dir/s4.md"
+check "split: a service fallen behind said" grep -qF -- \
+	"(split-alone), the service falling behind (330 of 400 requests/s served); tidemark's p99" "$dir/s4.md"
 
 # the decision trace's cost (tests/bench/trace-cost.sh's figures): off
 # judged against compiled out within 1.5%, a failed run named, not judged

@@ -233,6 +233,9 @@ def bursty_section(w, rows, host=False):
                     t99, "under" if t99 < r99 else "not under")
             else:
                 cmp = ""
+            if sb["served"] < 0.97 * rate:
+                cmp = ", the service falling behind (%.0f of %.0f requests/s served)%s" % (
+                    sb["served"], rate, cmp)
             targets.append("- %d %s: BE on CPUs ONLINE does not use (split, BE %.1f%% of the node) costs ONLINE"
                            " p50 %.2fx and p99 %.2fx of the same service alone on the same CPUs (split-alone)%s." % (
                                cpus, unit, sb["be"], ratio(sb["p50"], sa["p50"]), r99, cmp))
