@@ -14,7 +14,8 @@
  *   BE. Weight = task weight x cgroup cpu.weight / 100 (flat, not
  *   hierarchical). A sleeper wakes at most a slice ahead of the least
  *   advanced waiting task and two behind the most advanced running one. A
- *   waking ONLINE/SYSTEM task takes an idle CPU;
+ *   waking ONLINE/SYSTEM task takes an idle CPU (first in its local queue,
+ *   preempting BE that started there meanwhile);
  *   if none is idle, a CPU running BE is taken over at once: the one it is
  *   queued on (local insert with SCX_ENQ_PREEMPT), else the local CPU, else
  *   any (kick with SCX_KICK_PREEMPT). A CPU running ONLINE/SYSTEM is
