@@ -11,8 +11,8 @@
 # with the setups interleaved; node busy is measured per 5 ms window from
 # the kernel's sched_switch events (tests/lib/busywin.py), not from the
 # scheduler's own counters. Besides the peers, split (ONLINE on half of the
-# cores, BE on the rest at the line) and split-alone (that ONLINE half, no
-# BE): what BE costs ONLINE with no CPU in common.
+# cores, BE on the rest capped at the line) and split-alone (that ONLINE
+# half, no BE): what BE costs ONLINE with no CPU in common.
 #
 # preempt (run by run.sh on 2 vCPUs): the kernel's preemption model, switched
 # at run time (CONFIG_PREEMPT_DYNAMIC, /sys/kernel/debug/sched/preempt)
