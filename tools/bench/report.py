@@ -221,9 +221,9 @@ def bursty_section(w, rows, host=False):
                     best[0], ratio(best[1][key], a50 if key == "p50" else a99),
                     "" if best[1]["node"] <= line + 2 else " (not holding the line: %.0f%% busy)" %
                     best[1]["node"])))
-        # What BE costs ONLINE with no CPU in common: a floor for every
-        # setup that runs BE beside the service (in the VM, the emulator's:
-        # it runs one vCPU at a time; on a machine, shared caches and memory)
+        # What BE costs ONLINE with no CPU in common: in the VM the
+        # emulator's price of running BE at all (it runs one vCPU at a
+        # time), on a machine that of shared caches and memory
         sa, sb = summ.get("split-alone"), summ.get("split")
         if sa and sb and sa["served"] >= 0.97 * rate and sa["p50"] <= 5000:
             r99 = ratio(sb["p99"], sa["p99"])
