@@ -8,9 +8,10 @@
 # saturating gives ~2,000 such placements in 6 s; the scheduler's own trace
 # names each placement (queue=idle_cpu), the BE runs on that CPU before the
 # wakee's run, and the wakee's wait. Not icount: there the preempting IPI to
-# the other vCPU itself lands 1.4-2.8 ms later. Measured, 2 runs each: before
-# the fix 19-24 such races, waiting up to 6.9-9.8 ms (most past 2 ms: BE's
-# grant); after, 19-28 races, waiting at most 0.5 ms (3 runs).
+# the other vCPU itself lands 1.4-2.8 ms later. Measured: before the fix,
+# 3 runs, 16-24 such races, waiting up to 5.3-9.8 ms (most past 2 ms: BE's
+# grant; upper quartile 4.0-4.9 ms); after, 6 runs, 19-39 races, waiting at
+# most 0.84 ms (upper quartile 0.29-0.36 ms where printed).
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/vmlib.sh"
 
@@ -39,7 +40,7 @@ expect_eq "trace taken" 0 $trc || sed 's/^/#   /' /tmp/tr.log
 
 # per idle-CPU placement of an ONLINE task: did BE start on that CPU before
 # the task ran there, and how long did the task wait
-read -r n raced longest waits < <(python3 - /tmp/tr.txt <<'PY'
+read -r n raced q3 waits < <(python3 - /tmp/tr.txt <<'PY'
 import sys
 pend, n, raced = {}, 0, []
 for line in open(sys.argv[1]):
@@ -58,14 +59,18 @@ for line in open(sys.argv[1]):
         if p[2] and p[0] == cpu and "wait_us=" in rest:
             raced.append(float(rest.split("wait_us=")[1].split()[0]))
 raced.sort()
-print(n, len(raced), round(raced[-1]) if raced else 0, ",".join("%.0f" % w for w in raced) or "-")
+# the upper quartile: BE's grants put most raced wakees ms behind; one
+# vCPU the host did not run for a while (gaps of up to 7 ms seen without
+# icount) must not decide
+q3 = raced[max(0, -(-3 * len(raced) // 4) - 1)] if raced else 0
+print(n, len(raced), round(q3), ",".join("%.0f" % w for w in raced) or "-")
 PY
 )
 note "ONLINE placed on an idle CPU: $n; BE ran there first: $raced (waits us: $waits)"
 check "the service woke onto idle CPUs ($n placements)" test "${n:-0}" -ge 100
 # BE's grants are ms long: a wakee queued behind one waits that long
-check "no wakee waited behind BE on the idle CPU it was given (longest ${longest} us < 2000)" \
-	test "${longest:-0}" -lt 2000
+check "wakees on an idle CPU not queued behind BE there (upper quartile of the raced waits ${q3} us < 1000)" \
+	test "${q3:-0}" -lt 1000
 
 kill -INT $sched_pid
 wait $sched_pid
