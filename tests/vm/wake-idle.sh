@@ -11,7 +11,7 @@
 # the other vCPU itself lands 1.4-2.8 ms later. Measured: before the fix,
 # 3 runs, 16-24 such races, waiting up to 5.3-9.8 ms (most past 2 ms: BE's
 # grant; upper quartile 4.0-4.9 ms); after, 6 runs, 19-39 races, waiting at
-# most 0.84 ms (upper quartile 0.29-0.36 ms where printed).
+# most 0.84 ms (upper quartile 0.20-0.36 ms in 6 runs).
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/vmlib.sh"
 
