@@ -228,24 +228,15 @@ intact() {
 # Sets SPLIT_ON and SPLIT_BE (cpuset lists) and SPLIT_N (ONLINE's CPUs).
 split_cpus() {
 	local v
-	v=$(python3 - <<'PY'
-import glob
-cores = set()
-for f in glob.glob("/sys/devices/system/cpu/cpu[0-9]*/topology/thread_siblings_list"):
-    cpus = []
-    for r in open(f).read().strip().split(","):
-        a, _, b = r.partition("-")
-        cpus += range(int(a), int(b or a) + 1)
-    cores.add(tuple(sorted(cpus)))
-cores = sorted(cores)
+	v=$(PYTHONPATH=tests/lib python3 -c '
+from smtshare import siblings
+cores = sorted({tuple(sorted([c] + s)) for c, s in siblings().items()})
 if len(cores) < 2:  # one core: by threads
     cores = [(c,) for t in cores for c in t]
 half = len(cores) // 2
 on = [c for t in cores[:half] for c in t]
 be = [c for t in cores[half:] for c in t]
-print(",".join(map(str, on)), ",".join(map(str, be)), len(on))
-PY
-) || return 1
+print(",".join(map(str, on)), ",".join(map(str, be)), len(on))') || return 1
 	read -r SPLIT_ON SPLIT_BE SPLIT_N <<<"$v"
 }
 
