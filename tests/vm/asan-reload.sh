@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 600
+# pool: sanitizer reports and resident memory over reloads; its waits poll, nothing timed
 # tidemarkd built with ASan + UBSan (build/asan) beside the running
 # scheduler, every strategy on, BE and ONLINE work, through 100 reloads
 # (SIGHUP; every tenth configuration invalid, refused, the last good one

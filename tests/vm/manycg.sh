@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --mem 2048 --timeout 500
+# pool: which cgroup is killed and what the report lists; its waits poll, nothing timed
 # No silent caps: with 600 BE cgroups the memory hog far down the glob order
 # (/be/j590; the eviction candidates used to stop at the first 256) is the
 # one killed, once; the innocents before it keep running with memory.high
