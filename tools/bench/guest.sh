@@ -34,7 +34,9 @@
 #
 # Shorter runs (the VM test of host mode): BENCH_SECONDS (seconds per run),
 # BENCH_ROUNDS (rounds: quick 3, full 2, bursty 3), BENCH_LOOPS (hackbench -l, default 200);
-# BENCH_SETUPS (a subset of the setups, e.g. "eevdf-idle tidemark").
+# BENCH_SETUPS (a subset of the setups, e.g. "eevdf-idle tidemark");
+# BENCH_SETTLE_S (seconds after a scheduler loads before anything is
+# measured, default 3).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 where=vm base=""
@@ -52,6 +54,9 @@ n=$(nproc)
 cg=/sys/fs/cgroup
 SUPPRESS=65
 LOOPS=${BENCH_LOOPS:-200}
+SETTLE_S=${BENCH_SETTLE_S:-3}
+[[ $SETTLE_S =~ ^[0-9]{1,2}(\.[0-9]+)?$ ]] ||
+	{ echo "bench: BENCH_SETTLE_S must be seconds from 0 to 99, not '$SETTLE_S'" >&2; exit 2; }
 echo "+cpu +cpuset" >$cg/cgroup.subtree_control || exit 1
 if [ -n "$base" ]; then
 	mkdir -p $cg$base && echo "+cpu +cpuset" >$cg$base/cgroup.subtree_control || exit 1
@@ -285,7 +290,7 @@ setup() {
 	# rounds (rules, limits, homes); under TCG that is seconds of CPU, as
 	# SYSTEM. A probe started then measured the start-up: ONLINE requests
 	# backed up for seconds on 2 vCPUs.
-	[ -n "$sched_pid" ] && sleep 3
+	[ -n "$sched_pid" ] && sleep "$SETTLE_S"
 	return 0
 }
 teardown() {
