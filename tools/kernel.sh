@@ -32,7 +32,7 @@ if [ -e "$out/.done" ]; then
 	exit 0
 fi
 
-echo "kernel: building $key into $out (about 11 min on 2 cores)" >&2
+echo "kernel: building $key into $out (about 13 min on 2 cores)" >&2
 mkdir -p "$out"
 log="$out/build.log"
 {
