@@ -39,17 +39,28 @@ static inline __u64 tm_bw_eff(__u64 quota_ns, __u64 period_ns, __u32 cap_mcpu)
 }
 
 /*
+ * Debt a refill carries at least: a run whose grant timer fires late ends at
+ * the kernel's tick instead (4 ms at HZ=250, 10 ms at HZ=100). Carrying only
+ * one period's worth forgave the rest of such an overrun: at cpu.max
+ * "1000 100000" the test VM's cgroup used 12-22 ms/s where CFS holds 9-10.
+ */
+#define TM_BW_DEBT_MIN_NS 10000000ULL
+
+/*
  * Runtime after a refill: what is left plus one period's worth, at most the
  * quota plus the burst (cpu.max.burst keeps unused runtime up to that). A
- * debt (overrun past a grant) is paid from the refill, but at most one
- * period's worth is carried, so a throttled task waits at most two periods.
+ * debt (overrun past a grant) is paid from the refill; at most one period's
+ * worth or TM_BW_DEBT_MIN_NS, the larger, is carried, so a throttled task
+ * waits at most two periods, or ~10 ms of the limit's runtime where the
+ * quota is smaller (the stall guard bounds it too).
  */
 static inline __s64 tm_bw_refill(__s64 runtime_ns, __u64 eff_ns, __u64 burst_ns)
 {
+	__s64 debt = (__s64)(eff_ns > TM_BW_DEBT_MIN_NS ? eff_ns : TM_BW_DEBT_MIN_NS);
 	__s64 r = runtime_ns;
 
-	if (r < -(__s64)eff_ns)
-		r = -(__s64)eff_ns;
+	if (r < -debt)
+		r = -debt;
 	r += (__s64)eff_ns;
 	if (r > (__s64)(eff_ns + burst_ns))
 		r = (__s64)(eff_ns + burst_ns);

@@ -37,6 +37,11 @@ TEST(refill_adds_a_period_and_keeps_no_burst_by_default)
 	EXPECT_EQ(48 * MS, tm_bw_refill(-2 * MS, 50 * MS, 0));
 	/* at most one period of debt is carried: two periods' wait at most */
 	EXPECT_EQ(0, tm_bw_refill(-500 * MS, 50 * MS, 0));
+	/* a tiny quota carries a tick's overrun (10 ms) and pays it over
+	 * periods, not one period's worth with the rest forgiven */
+	EXPECT_EQ(-2 * MS, tm_bw_refill(-3 * MS, 1 * MS, 0));
+	EXPECT_EQ(-9 * MS, tm_bw_refill(-500 * MS, 1 * MS, 0));
+	EXPECT_EQ(0, tm_bw_refill(-10 * MS, 10 * MS, 0));
 }
 
 TEST(refill_keeps_unused_runtime_up_to_the_burst)
@@ -87,18 +92,17 @@ TEST(cpu_max_checked_as_the_kernel_does)
 }
 
 /*
- * A cgroup limited to 50 ms per 100 ms with one busy task per CPU, on N CPUs,
+ * A cgroup limited to @eff per 100 ms with one busy task per CPU, on N CPUs,
  * run in 50 us steps the way the scheduler runs it: a CPU starting a task
  * reserves tm_bw_grant of what is left (refused when nothing is), runs it to
  * the end of the grant plus @late_us (a grant timer firing late), gives back
  * what it did not use; the refill comes each period. Returns the CPU time
  * used per period over @periods.
  */
-static __u64 simulate(int cpus, int periods, __u64 late_us)
+static __u64 simulate_quota(int cpus, int periods, __u64 late_us, __s64 eff)
 {
-	__s64 runtime = 50 * MS;
+	__s64 runtime = eff;
 	__u64 used = 0, step = 50 * US, period = 100 * MS;
-	__s64 eff = 50 * MS;
 	__u64 end[8] = {}, grant[8] = {}, start[8] = {};
 	bool run[8] = {};
 
@@ -125,6 +129,11 @@ static __u64 simulate(int cpus, int periods, __u64 late_us)
 	return used / periods;
 }
 
+static __u64 simulate(int cpus, int periods, __u64 late_us)
+{
+	return simulate_quota(cpus, periods, late_us, 50 * MS);
+}
+
 TEST(limit_holds_on_several_cpus)
 {
 	/* exact timers: exactly the quota, whatever the CPU count */
@@ -136,6 +145,17 @@ TEST(limit_holds_on_several_cpus)
 	EXPECT_LE(simulate(2, 50, 200), (__u64)(50 * MS + 500 * US));
 	EXPECT_GE(simulate(2, 50, 200), (__u64)(50 * MS - 500 * US));
 	EXPECT_LE(simulate(8, 50, 200), (__u64)(50 * MS + 500 * US));
+}
+
+TEST(a_tiny_limit_pays_a_late_timer_back)
+{
+	/* 1 ms per 100 ms, every grant's timer 3 ms late (the run ends at a
+	 * tick): each run takes 4 ms, paid over the next periods. Carrying one
+	 * period's debt only, it used 2 ms per period. */
+	EXPECT_LE(simulate_quota(2, 200, 3000, 1 * MS), (__u64)(1 * MS + 50 * US));
+	EXPECT_GE(simulate_quota(2, 200, 3000, 1 * MS), (__u64)(1 * MS - 50 * US));
+	/* 8 ms late, under the 10 ms carried: the mean is still the quota */
+	EXPECT_LE(simulate_quota(8, 200, 8000, 1 * MS), (__u64)(1 * MS + 100 * US));
 }
 
 TEST_HARNESS_MAIN
