@@ -51,8 +51,8 @@ static inline __u64 tm_bw_eff(__u64 quota_ns, __u64 period_ns, __u32 cap_mcpu)
  * quota plus the burst (cpu.max.burst keeps unused runtime up to that). A
  * debt (overrun past a grant) is paid from the refill; at most one period's
  * worth or TM_BW_DEBT_MIN_NS, the larger, is carried, so a throttled task
- * waits at most two periods, or ~10 ms of the limit's runtime where the
- * quota is smaller (the stall guard bounds it too).
+ * waits at most two periods, or 10 ms / quota + 1 periods under a quota
+ * below 10 ms (the stall guard bounds that wait too).
  */
 static inline __s64 tm_bw_refill(__s64 runtime_ns, __u64 eff_ns, __u64 burst_ns)
 {
