@@ -36,11 +36,22 @@ expect_eq "working directory is the checkout" "$PWD" "$out"
 out=$(tools/vm/run --timeout 120 -- sh -c 'touch /work-ro-probe 2>/dev/null && echo rw || echo ro; echo x >$TM_SHARE/f && cat $TM_SHARE/f; cgroup=$(stat -f -c %T /sys/fs/cgroup); echo $cgroup' 2>&1)
 expect_eq "root read-only, share writable, cgroup2 mounted" "ro x cgroup2fs" "$(echo $out)"
 
-# resident probes (tools/vm/run, tools/vm/init): each traced scheduler event
-# registered at boot in two instances, then soft-disabled, so that tracing it
-# rewrites no kernel text
-out=$(tools/vm/run --timeout 120 -- sh -c 'for i in 1 2; do for e in sched_switch sched_wakeup sched_wakeup_new sched_waking sched_migrate_task; do cat /sys/kernel/tracing/instances/tm-resident$i/events/sched/$e/enable; done; done | sort | uniq -c' 2>&1)
-expect_eq "five scheduler events held by two soft-disabled probes each" "10 0*" "$(echo $out)"
+# resident probes (tools/vm/run, tools/vm/init): each traced scheduler and
+# IPI event registered at boot in two instances, then soft-disabled, so that
+# tracing it rewrites no kernel text; a --kprobe registered at boot and held
+# the same way in the top instance, recording when enabled
+out=$(tools/vm/run --timeout 120 --kprobe 'p:tm_vmrun/dq,dequeue_task,flags=$arg3:u32' -- sh -c '
+	t=/sys/kernel/tracing
+	for i in 1 2; do for e in sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new sched/sched_waking sched/sched_migrate_task ipi/ipi_send_cpu irq_vectors/reschedule_entry; do cat $t/instances/tm-resident$i/events/$e/enable; done; done | sort | uniq -c
+	echo "kprobe: $(cat $t/kprobe_events) $(cat $t/events/tm_vmrun/dq/enable)"
+	echo 1 >$t/events/tm_vmrun/dq/enable; echo >$t/trace; sleep 0.2; echo 0 >$t/events/tm_vmrun/dq/enable
+	grep -q " dq: .*flags=" $t/trace && echo recorded; cat $t/events/tm_vmrun/dq/enable' 2>&1)
+expect_eq "seven events held by two soft-disabled probes each" "14 0*" "$(echo "$out" | sed -n 1p | xargs)"
+expect_eq "a --kprobe registered at boot, soft-disabled, records when enabled and stays" \
+	"kprobe: p:tm_vmrun/dq dequeue_task flags=\$arg3:u32 0*|recorded|0*" "$(echo "$out" | sed -n 2,4p | paste -sd'|')"
+out=$(tools/vm/run --kprobe 'p:g/n dequeue_task' -- true 2>&1)
+rc=$?
+if [ $rc -eq 2 ] && grep -q "is not p:GROUP/NAME,FUNC" <<<"$out"; then ok "a --kprobe with a space rejected"; else not_ok "a --kprobe with a space rejected" "exit $rc: $out"; fi
 
 out=$(tools/vm/run --cpus 3 --llcs 2 -- true 2>&1)
 rc=$?
