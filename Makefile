@@ -38,7 +38,7 @@ BINS := $(BUILD)/scx_tidemark $(BUILD)/tidemarkd $(BUILD)/tidemarkctl $(BUILD)/t
 
 .SECONDARY:
 
-.PHONY: install all deps kernel vmlinux-h test test-needs test-unit test-vm demo clean format format-check format-files bench verifier soak fuzz asan-build
+.PHONY: install all deps kernel vmlinux-h test test-needs test-needs-host test-unit test-vm demo clean format format-check format-files bench verifier soak fuzz asan-build
 
 all: $(BINS)
 

@@ -3,7 +3,8 @@
 # kernel-config/tidemark.config and the VM-only kernel-config/vm.config, into
 # a cache keyed by the source package version and the fragments' hash.
 # Prints the cache directory on stdout. A cached build is reused as-is: only
-# a changed source or fragment rebuilds.
+# a changed source or fragment rebuilds. With --cached, only says: the
+# directory and 0 when the build is there, 1 when it is not (nothing built).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/tools/common.sh"

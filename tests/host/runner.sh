@@ -65,6 +65,18 @@ tree=$dir/tree
 mkdir -p "$tree/tests/vm" "$tree/tests/host" "$tree/tools/vm"
 cp "$top/tests/run" "$tree/tests/run"
 printf '#!/bin/sh\nwhile [ "$1" != -- ]; do shift; done\nshift\nexec "$@"\n' >"$tree/tools/vm/run"
+# the test kernel: there (FAKE_KERNEL unset), built, or failing
+cat >"$tree/tools/kernel.sh" <<X
+#!/bin/sh
+case "\${FAKE_KERNEL:-}" in
+"") echo /k; exit 0 ;;
+build) [ "\$1" = --cached ] && exit 1
+	# done once h.sh has run (or after 20 s): h.sh ran while it was built
+	for _ in \$(seq 200); do grep -q "^end tests/host/h.sh" $dir/events && break; sleep 0.1; done
+	echo "end kernel \$(date +%s.%N)" >>$dir/events; echo /k/new ;;
+fail) [ "\$1" = --cached ] && exit 1; echo "kernel: fragment not satisfied; fix kernel-config/" >&2; exit 1 ;;
+esac
+X
 fake() { # path vm-line verdict
 	cat >"$tree/$1" <<X
 #!/bin/sh
@@ -85,7 +97,7 @@ fake tests/vm/c.sh "--cpus 2" "true"
 fake tests/vm/d.sh "host" "true"
 sed -i '2a # pool: times nothing' "$tree/tests/vm/a.sh" "$tree/tests/vm/b.sh"
 sed -i '2a # pool: runs nothing it times' "$tree/tests/vm/d.sh"
-chmod +x "$tree"/tests/*/*.sh "$tree/tools/vm/run"
+chmod +x "$tree"/tests/*/*.sh "$tree/tools/vm/run" "$tree/tools/kernel.sh"
 runtree() { (cd "$tree" && env "$@" tests/run tests/host/h.sh tests/host/g.sh tests/vm/a.sh tests/vm/b.sh tests/vm/c.sh tests/vm/d.sh 2>&1); }
 at() { # start|end test
 	awk -v k="$1" -v n="tests/vm/$2.sh" '$1 == k && $2 == n { print $3 }' "$dir/events"
@@ -125,6 +137,25 @@ if awk '/^== tests\/vm\/[ab].sh$/ { h = $2; n = 0; next } h { n++; if (n == 1 &&
 else
 	not_ok "pool: each test's output printed whole" "$out"
 fi
+# no test kernel yet: built while the host programs run one after another
+# (not beside a VM test), the "# alone:" one and every VM test after it
+: >"$dir/events"
+out=$(runtree env TIDEMARK_TEST_JOBS=2 FAKE_KERNEL=build)
+kat() { awk -v k="$1" '$1 == k && $2 == "kernel" { print $3 }' "$dir/events"; }
+expect_eq "kernel built: the same counts" "6 passed, 1 failed, 0 skipped" "$(tail -n 1 <<<"$out")"
+ordered "kernel built: the host program ran while it was built" "$(hat end h)" "$(kat end)"
+ordered "kernel built: the \"# alone:\" host program and the VM tests after it" \
+	"$(kat end)" "$(hat start g)" "$(kat end)" "$(at start a)" "$(kat end)" "$(at start d)"
+check "kernel built: said, with its time" grep -qE "^== the test kernel: /k/new \([0-9]+ s\)$" <<<"$out"
+: >"$dir/events"
+out=$(runtree env TIDEMARK_TEST_JOBS=2 FAKE_KERNEL=fail)
+rc=$?
+expect_eq "kernel build failed: the host programs counted, each VM test failed once" \
+	"1|2 passed, 4 failed, 0 skipped" "$rc|$(tail -n 1 <<<"$out")"
+check "kernel build failed: no VM test ran" bash -c "! grep -q 'tests/vm/' '$dir/events'"
+check "kernel build failed: each VM test named, and why" \
+	grep -qxF "FAILED tests/vm/c.sh: not run, the test kernel did not build (tools/kernel.sh, above)" <<<"$out"
+check "kernel build failed: its words shown" grep -q "fragment not satisfied" <<<"$out"
 for bad in 0 two -1 100; do
 	: >"$dir/events"
 	out=$(runtree env TIDEMARK_TEST_JOBS=$bad)
