@@ -45,23 +45,28 @@ log="$out/build.log"
 
 # merge_config drops options whose dependencies are unmet without failing:
 # check every requested option survived, set or unset, so a bad fragment is
-# a clear error.
-bad=0
+# a clear error. A later fragment's word on an option is the one asked.
+declare -A want_line=() want_frag=()
 for frag in "${frags[@]}"; do
 	while IFS= read -r line; do
 		case "$line" in
-		CONFIG_*=*) opt=${line%%=*} want=set ;;
-		"# CONFIG_"*" is not set") opt=${line#\# } opt=${opt%% *} want=unset ;;
+		CONFIG_*=*) opt=${line%%=*} ;;
+		"# CONFIG_"*" is not set") opt=${line#\# } opt=${opt%% *} ;;
 		*) continue ;;
 		esac
-		# unset: "is not set", or absent where its dependencies hide it
-		if { [ $want = set ] && ! grep -qxF "$line" "$out/.config"; } ||
-			{ [ $want = unset ] && grep -q "^$opt=" "$out/.config"; }; then
-			got=$(grep -E "^$opt=|^# $opt is not set" "$out/.config" || echo "absent")
-			echo "kernel: ${frag##*/} asks '$line', config has: $got" >&2
-			bad=1
-		fi
+		want_line[$opt]=$line want_frag[$opt]=${frag##*/}
 	done <"$frag"
+done
+bad=0
+for opt in "${!want_line[@]}"; do
+	line=${want_line[$opt]}
+	# unset: "is not set", or absent where its dependencies hide it
+	if { [[ $line == CONFIG_* ]] && ! grep -qxF "$line" "$out/.config"; } ||
+		{ [[ $line == "#"* ]] && grep -q "^$opt=" "$out/.config"; }; then
+		got=$(grep -E "^$opt=|^# $opt is not set" "$out/.config" || echo "absent")
+		echo "kernel: ${want_frag[$opt]} asks '$line', config has: $got" >&2
+		bad=1
+	fi
 done
 [ $bad -eq 0 ] || { echo "kernel: fragment not satisfied; fix kernel-config/" >&2; exit 1; }
 
