@@ -23,6 +23,7 @@ if [ -e "$out/.done" ]; then
 	echo "$out"
 	exit 0
 fi
+[ "${1:-}" != --cached ] || exit 1
 
 mkdir -p "$TIDEMARK_CACHE/kernel"
 exec 9>"$TIDEMARK_CACHE/kernel/.lock"

@@ -156,6 +156,14 @@ check "kernel build failed: no VM test ran" bash -c "! grep -q 'tests/vm/' '$dir
 check "kernel build failed: each VM test named, and why" \
 	grep -qxF "FAILED tests/vm/c.sh: not run, the test kernel did not build (tools/kernel.sh, above)" <<<"$out"
 check "kernel build failed: its words shown" grep -q "fragment not satisfied" <<<"$out"
+# tools/kernel.sh --cached, which tests/run asks first: with no build in
+# the cache, exit 1 at once and nothing built (it once built the kernel)
+ksrc=$("$top/tools/ksrc.sh")
+mkdir -p "$dir/kc"
+ln -s "${ksrc%/*/*}" "$dir/kc/src"
+TIDEMARK_CACHE=$dir/kc timeout 30 "$top/tools/kernel.sh" --cached >"$dir/kc.out" 2>&1
+expect_eq "kernel.sh --cached, nothing cached: exit 1, no output, nothing built" "1||" \
+	"$?|$(cat "$dir/kc.out")|$(ls "$dir/kc/kernel" 2>/dev/null)"
 for bad in 0 two -1 100; do
 	: >"$dir/events"
 	out=$(runtree env TIDEMARK_TEST_JOBS=$bad)
