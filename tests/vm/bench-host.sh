@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 600
-# pool: the figures of its 2 s runs are not judged (the report's form is); its waits poll, up to 120 s
 # `make bench` host mode (tools/bench/run.sh host), run here as it would be
 # on a server booted with a sched_ext kernel: refused while another
 # sched_ext scheduler is loaded or a bench's cgroups are left, then a short
