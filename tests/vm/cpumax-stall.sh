@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 300
 # A tiny limit never ejects the scheduler: a cgroup at cpu.max "1000 100000"
-# (1 ms per 100 ms) with 8 busy threads for 30 s (15 watchdog periods), under a 2 s watchdog
+# (1 ms per 100 ms) with 8 busy threads for 16 s (8 watchdog periods), under a 2 s watchdog
 # (--timeout-ms 2000: each thread would wait 0.8 s between 1 ms runs at the
 # limit). Held tasks wait in a kernel DSQ and are released every period; one
 # held past half the watchdog runs anyway (stall guard). The scheduler must
@@ -19,16 +19,16 @@ pid=$!
 wait_state enabled 10 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
 ok "scheduler loads"
 use() { sed -n 's/^usage_usec //p' $cg/tiny/cpu.stat; }
-in_cgroup tiny stress-ng --temp-path /tmp --cpu-method int64 --cpu 8 --timeout 45s >/dev/null 2>&1
+in_cgroup tiny stress-ng --temp-path /tmp --cpu-method int64 --cpu 8 --timeout 30s >/dev/null 2>&1
 h=$!
 sleep 5
 u0=$(use)
-sleep 30
+sleep 16
 u1=$(use)
 state=$(scx_state)
-expect_eq "still enabled after 30 s at 1 ms / 100 ms" enabled "$state"
-ms=$(((u1 - u0) / 30000))
-note "the cgroup used $ms ms/s over 30 s (limit 10 ms/s)"
+expect_eq "still enabled after 16 s at 1 ms / 100 ms" enabled "$state"
+ms=$(((u1 - u0) / 16000))
+note "the cgroup used $ms ms/s over 16 s (limit 10 ms/s)"
 # the guard's minimum runs add a little; an unenforced limit would be ~2000
 if within "$ms" 8 20; then ok "held near its limit ($ms ms/s of 10)"; else not_ok "held near its limit" "$ms ms/s"; fi
 starved=0

@@ -2,7 +2,7 @@
 # vm: --cpus 2 --timeout 300
 # The BE floor when ONLINE wants every CPU: ONLINE CPU hogs, one per CPU and
 # then two, next to BE hogs. BE must keep be_floor_mcpu on average, by its
-# cgroup's cpu.stat over 8 s; set to 0, BE gets only the bounded wait's
+# cgroup's cpu.stat over 4 s; set to 0, BE gets only the bounded wait's
 # runs (1 ms a second), so the floor is what gives BE its share. Before the
 # window timer preempted CPUs at the floor's deadline, the floor was served
 # only when a slice happened to end in a window's last 0.5 ms: 11-23 mCPU of
@@ -19,16 +19,16 @@ spid=$!
 wait_state enabled 30 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
 ok "scheduler loads"
 
-# mCPU of BE and ONLINE over 8 s, and the scheduler's counters over 9.5 s
-# around them. Nothing starts inside the 8 s (cg_mcpu): the tools'
+# mCPU of BE and ONLINE over 4 s, and the scheduler's counters over 5.5 s
+# around them. Nothing starts inside the 4 s (cg_mcpu): the tools'
 # starts there moved ONLINE's share by up to 130 mCPU between phases, more
 # than the floor's own cost, and one CI run failed on it.
 measure() { # -> "be online floor_runs floor_kicks"
 	local st use
-	build/tidemarkctl stats --interval 9.5 --once --json >/tmp/st.json 2>/dev/null &
+	build/tidemarkctl stats --interval 5.5 --once --json >/tmp/st.json 2>/dev/null &
 	st=$!
 	sleep 1
-	use=$(cg_mcpu 8 be online)
+	use=$(cg_mcpu 4 be online)
 	wait $st
 	echo "$use $(json_field "$(cat /tmp/st.json)" be_floor) $(json_field "$(cat /tmp/st.json)" floor_kick)"
 }
@@ -45,7 +45,7 @@ measure >/dev/null
 # BE within [lo, hi] mCPU at a floor of f
 judge() { # what f lo hi be online runs kicks
 	local what=$1 f=$2 lo=$3 hi=$4 be=$5 on=$6 runs=$7 kicks=$8
-	note "$what: BE $be mCPU, ONLINE $on mCPU; be_floor $runs, floor_kick $kicks in 9.5 s"
+	note "$what: BE $be mCPU, ONLINE $on mCPU; be_floor $runs, floor_kick $kicks in 5.5 s"
 	if [ "$be" -ge "$lo" ] && [ "$be" -le "$hi" ]; then
 		ok "$what: BE keeps its floor of $f mCPU ($be, within $lo-$hi)"
 	else
@@ -97,8 +97,8 @@ else
 fi
 # what BE does not take stays ONLINE's: ONLINE and BE together with a
 # floor against the same without one around it, less 25 mCPU for the
-# floor's switches and timers (measured: 0-5 mCPU with 900-1600 floor runs
-# in 9.5 s; the rest of the node, the loader, kernel threads and this
+# floor's switches and timers (measured: 0-5 mCPU with 500-950 floor runs
+# in 5.5 s; the rest of the node, the loader, kernel threads and this
 # script, takes about 15 mCPU)
 note "ONLINE and BE without a floor: $hogs0a, $hogs0b, $hogs0c mCPU"
 for f in 100 300; do
