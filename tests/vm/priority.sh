@@ -26,12 +26,9 @@ ok "scheduler loads"
 # hand-off window adds ~50 us; one run in six landed there for 25% of its
 # requests (p90 99.8 vs 67.8 us) and the next got none, so alone-vs-BE
 # compared luck. Jittered, both runs meet the tick as often (p99 96-101 us).
-PROBE="build/tm-probe --messengers 1 --workers 4 --rate 200 --work-us 1000 --jitter-us 2000 --seconds 20 --json"
+PROBE="build/tm-probe --messengers 1 --workers 4 --rate 200 --work-us 1000 --jitter-us 2000 --seconds 10 --json"
 probe() { # out
 	(echo $BASHPID >/sys/fs/cgroup/online/cgroup.procs && exec $PROBE) >"$1" 2>&1
-}
-field() { # json group key
-	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]][sys.argv[3]])' "$@"
 }
 
 probe /tmp/alone.json
@@ -44,22 +41,22 @@ note "with BE: $(cat /tmp/be.json)"
 kill $hogs 2>/dev/null
 wait $hogs
 
-a=$(field /tmp/alone.json wakeup_us p99)
-b=$(field /tmp/be.json wakeup_us p99)
-ra=$(field /tmp/alone.json request_us p99)
-rb=$(field /tmp/be.json request_us p99)
+# the figures in one python: a start costs about a second on this vCPU
+read -r a b ra rb served < <(python3 -c '
+import json
+a, b = (json.load(open(f)) for f in ("/tmp/alone.json", "/tmp/be.json"))
+print(a["wakeup_us"]["p99"], b["wakeup_us"]["p99"], a["request_us"]["p99"], b["request_us"]["p99"], int(b["requests"]))')
 note "p99 wakeup: alone ${a} us, with BE ${b} us; p99 request: alone ${ra} us, with BE ${rb} us"
-if python3 -c "import sys; sys.exit(0 if $b <= 1.5 * $a else 1)"; then
+if awk "BEGIN { exit !($b <= 1.5 * $a) }"; then
 	ok "p99 wakeup with BE hogs within 1.5x of alone ($b <= 1.5 x $a us)"
 else
 	not_ok "p99 wakeup with BE hogs within 1.5x of alone" "alone $a us, with BE $b us"
 fi
-served=$(python3 -c 'import json; d=json.load(open("/tmp/be.json")); print(int(d["requests"]))')
-if [ "$served" -ge 3960 ]; then ok "every request served with BE ($served of 4000)"; else not_ok "every request served with BE" "$served of 4000"; fi
+if [ "${served:-0}" -ge 1980 ]; then ok "every request served with BE ($served of 2000)"; else not_ok "every request served with BE" "${served:-none} of 2000"; fi
 stats=$(grep '^{' "$log" | tail -n 1)
 note "scheduler counters: $stats"
 n=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sum(c["n"] for c in d["online_cgroups"] if c["cgroup"] == "/online"))' "$stats")
-if [ "${n:-0}" -ge 8000 ]; then ok "per-cgroup ONLINE wait histogram for /online ($n waits)"; else not_ok "per-cgroup ONLINE wait histogram for /online" "$stats"; fi
+if [ "${n:-0}" -ge 4000 ]; then ok "per-cgroup ONLINE wait histogram for /online ($n waits)"; else not_ok "per-cgroup ONLINE wait histogram for /online" "$stats"; fi
 # The CPU is idle ~15% of the time here (line 65%, ONLINE ~20%): a floor owed
 # after the budget ran out must be served then, not ahead of an ONLINE task.
 # It was served ahead 14 times in 20 s, each one a ~0.6 ms stall of a request;
