@@ -43,12 +43,9 @@ probe /tmp/nb.json
 u1=$(sed -n 's/^usage_usec //p' $cg/online/nb/cpu.stat)
 nb_stop
 for f in eevdf alone nb; do note "$f: $(cat /tmp/$f.json)"; done
-# the figures in one python (a start is most of a second here)
-read -r a n e a50 n50 e50 n90 e90 < <(python3 -c '
-import json
-a, n, e = (json.load(open("/tmp/%s.json" % f)) for f in ("alone", "nb", "eevdf"))
-print(*(d["wakeup_us"]["p99"] for d in (a, n, e)), *(d["request_us"]["p50"] for d in (a, n, e)),
-      n["wakeup_us"]["p90"], e["wakeup_us"]["p90"])')
+read -r a n e a50 n50 e50 n90 e90 < <(json_figs /tmp/alone.json:wakeup_us.p99 /tmp/nb.json:wakeup_us.p99 \
+	/tmp/eevdf.json:wakeup_us.p99 /tmp/alone.json:request_us.p50 /tmp/nb.json:request_us.p50 \
+	/tmp/eevdf.json:request_us.p50 /tmp/nb.json:wakeup_us.p90 /tmp/eevdf.json:wakeup_us.p90)
 note "p99 wakeup: alone $a us, neighbour at its limit $n us, EEVDF with the same neighbour $e us"
 note "p50 request: alone $a50 us, neighbour at its limit $n50 us, EEVDF $e50 us"
 note "neighbour used $(((u1 - u0) / 15000)) ms/s during the probe (limit 500)"

@@ -41,11 +41,8 @@ note "with BE: $(cat /tmp/be.json)"
 kill $hogs 2>/dev/null
 wait $hogs
 
-# the figures in one python: a start costs about a second on this vCPU
-read -r a b ra rb served < <(python3 -c '
-import json
-a, b = (json.load(open(f)) for f in ("/tmp/alone.json", "/tmp/be.json"))
-print(a["wakeup_us"]["p99"], b["wakeup_us"]["p99"], a["request_us"]["p99"], b["request_us"]["p99"], int(b["requests"]))')
+read -r a b ra rb served < <(json_figs /tmp/alone.json:wakeup_us.p99 /tmp/be.json:wakeup_us.p99 \
+	/tmp/alone.json:request_us.p99 /tmp/be.json:request_us.p99 /tmp/be.json:requests)
 note "p99 wakeup: alone ${a} us, with BE ${b} us; p99 request: alone ${ra} us, with BE ${rb} us"
 if awk "BEGIN { exit !($b <= 1.5 * $a) }"; then
 	ok "p99 wakeup with BE hogs within 1.5x of alone ($b <= 1.5 x $a us)"

@@ -60,14 +60,12 @@ check "wakeups preempt a hog ahead of the service at 2000 us ($p_on1, $p_on2)" \
 	awk "BEGIN { exit !($p_on1 > 0 && $p_on2 > 0) }"
 expect_eq "nothing preempted with it off (set to 0)" "0 0" "$p_off1 $p_off2"
 
-# every figure in one python: a start costs about a second on this vCPU
-while read -r k v; do printf -v "$k" %s "$v"; done < <(python3 -c '
-import json
-for s in ("eevdf", "on1", "on2", "off1", "off2"):
-    d = json.load(open("/tmp/%s.json" % s))
-    print("w_" + s, d["wakeup_us"]["p50"])
-    print("r_" + s, d["request_us"]["p50"])
-    print("t_" + s, d["request_us"]["p99"])')
+figs=()
+for s in eevdf on1 on2 off1 off2; do
+	figs+=(/tmp/$s.json:wakeup_us.p50 /tmp/$s.json:request_us.p50 /tmp/$s.json:request_us.p99)
+done
+read -r w_eevdf r_eevdf t_eevdf w_on1 r_on1 t_on1 w_on2 r_on2 t_on2 w_off1 r_off1 t_off1 \
+	w_off2 r_off2 t_off2 < <(json_figs "${figs[@]}")
 note "p50 wakeup us: EEVDF $w_eevdf; tidemark $w_on1, $w_on2 with wakeup preemption, $w_off1, $w_off2 without"
 note "p50 request us: EEVDF $r_eevdf; tidemark $r_on1, $r_on2 with wakeup preemption, $r_off1, $r_off2 without"
 note "p99 request us: EEVDF $t_eevdf; tidemark $t_on1, $t_on2 with wakeup preemption, $t_off1, $t_off2 without"
