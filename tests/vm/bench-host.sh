@@ -43,7 +43,7 @@ check "the report, its results and its plots are written" test -s "$md" -a -s "$
 # the machine's facts, as this kernel and sysfs give them
 model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 check "the CPU model" grep -qF "| CPU | $model, a virtual machine" "$md"
-check "the CPUs" grep -qF "| CPUs | $(nproc) online, possible $(cat /sys/devices/system/cpu/possible) |" "$md"
+check "the CPUs" grep -qF "| CPUs | $(nproc) online; possible CPU ids $(cat /sys/devices/system/cpu/possible) |" "$md"
 l3=$(cat /sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list)
 check "the L3 domain from the topology reader" grep -qF "| L3 domains | 1: $l3 |" "$md"
 hz=$(zcat /proc/config.gz | sed -n 's/^CONFIG_HZ=//p')

@@ -87,7 +87,8 @@ def machine_section(w, m):
     w("| fact | value |")
     w("|---|---|")
     w("| CPU | %s%s |" % (v(m["cpu_model"]), ", a virtual machine (hypervisor flag)" if m["guest"] else ""))
-    w("| CPUs | %s online, possible %s |" % (v(m["cpus_online"]), v(m["cpus_possible"])))
+    # possible is a CPU list ("0" on one CPU), not a count
+    w("| CPUs | %s online; possible CPU ids %s |" % (v(m["cpus_online"]), v(m["cpus_possible"])))
     if m["l3"] is not None:
         w("| L3 domains | %d: %s |" % (len(m["l3"]), "; ".join(m["l3"])))
     else:
