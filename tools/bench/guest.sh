@@ -421,7 +421,9 @@ bursty_run() { # setup round
 		"no result (probe: ${p:-none}; busywin: $(cat $tmp/bw.err))" || return
 	# cpu.stat shares in 0.1% of the node
 	emit "{\"kind\":\"bursty\",\"setup\":\"$s\",\"round\":$round,\"cpus\":$n,\"line\":$SUPPRESS,\"probe\":$p,\"windows\":$bw,\"online_pm\":$(((o1 - o0) * 1000 / ((t1 - t0) * n))),\"be_pm\":$(((b1 - b0) * 1000 / ((t1 - t0) * n))),\"node_pm\":$(((r1 - r0) * 1000 / ((t1 - t0) * n))),\"be_ops\":$(no_be "$s" && echo 0 || be_ops)$split_json$(perf_json)}"
-	log "bursty $s round $round: node $(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["node"]["mean"])' <<<"$bw")% of $n CPUs"
+	# busywin.py's own json.dumps: "node" and its "mean" lead (no python
+	# started for a log line: a start costs about a second under TCG)
+	log "bursty $s round $round: node $(sed -n 's/.*"node": {"mean": \([0-9.]*\).*/\1/p' <<<"$bw")% of $n CPUs"
 }
 
 # hackbench without BE under setup $1, in round $2; emits a row of kind $3.
@@ -447,8 +449,8 @@ hackbench_run() { # setup round kind [extra JSON]
 			sh "$cg$ONL" "$LOOPS" >$tmp/progs.json 2>$tmp/progs.err
 	fi
 	finish "$s" "hackbench round $round" ran || return
-	hs=$(python3 -c "print(round($t1 - $t0, 3))")
-	cs=$(python3 -c "print(round(($c1 - $c0) / ($t1 - $t0)))")
+	hs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+	cs=$(awk -v a="$t0" -v b="$t1" -v n=$((c1 - c0)) 'BEGIN { printf "%.0f", n / (b - a) }')
 	emit "{\"kind\":\"$3\",\"setup\":\"$s\",\"round\":$round,\"loops\":$LOOPS,\"hackbench_s\":$hs,\"ctxt_per_s\":$cs${4:-}}"
 	log "hackbench $s round $round: $hs s"
 	if [ -n "$cb" ]; then
