@@ -16,7 +16,7 @@ $(BUILD)/peers/%: $(BUILD)/peers/%.bpf.skel.h
 		-I$(LIBBPF_INC) -isystem $(KSRC)/tools/sched_ext/include \
 		-o $@ $(KSRC)/tools/sched_ext/$*.c $(USER_LIBS)
 
-# BENCH_MODE=quick (default, about 31 min), full (longer), or sweep (docs/tuning.md)
+# BENCH_MODE=quick (default, about 18 min), full (longer), or sweep (docs/tuning.md)
 # in the test VM; host or host-full on this machine, booted with a sched_ext
 # kernel (no VM, no test kernel built; report in build/bench-host/).
 BENCH_MODE ?= quick
