@@ -32,8 +32,9 @@
  *   when it starts and returns the unused part when it stops; a per-CPU
  *   timer ends the grant on time (the tick alone is 4 ms at HZ=250). What
  *   the last window went over the line (BE past its grants, ONLINE above
- *   its prediction) is paid back from the next budget, so node busy holds
- *   at the line.
+ *   its prediction or the line itself) is paid back from the next budget,
+ *   and BE held back is credited what the node left under it, so node busy
+ *   holds at the line.
  * - Bounded wait: when the oldest queued BE task has waited max_be_wait_ms,
  *   it runs ahead of everything (a 1 ms grant), so BE never starves and the
  *   sched_ext watchdog never fires. The floor is owed only in windows where
