@@ -132,7 +132,7 @@ TEST(mean_on_the_line_under_bursty_online)
 
 /*
  * ONLINE's bursts above the line itself, its mean under it (a busy service
- * on 4 vCPUs: 188 of 622 windows above the line, ONLINE at 55% of the node
+ * on 4 vCPUs: 188 of 622 windows above the line, ONLINE+SYSTEM at 55% of the node
  * against a 65% line). Its spikes cost the node as much as its lulls leave:
  * were the spikes forgiven and the lulls credited, BE would take the lulls'
  * room as well as its own and the mean would sit above the line.
