@@ -7,7 +7,7 @@
 #
 # bursty (run on 2 and 4 vCPUs by run.sh): a request-driven ONLINE service
 # whose work comes in bursts across several CPUs (one messenger, one worker
-# per CPU, 200 requests/s per CPU) next to BE saturating, in ROUNDS rounds
+# per CPU, BENCH_RATE_PER_CPU requests/s per CPU) next to BE saturating, in ROUNDS rounds
 # with the setups interleaved; node busy is measured per 5 ms window from
 # the kernel's sched_switch events (tests/lib/busywin.py), not from the
 # scheduler's own counters. Besides the peers, split (ONLINE on half of the
@@ -36,7 +36,9 @@
 # BENCH_ROUNDS (rounds: quick 3, full 2, bursty 3), BENCH_LOOPS (hackbench -l, default 200);
 # BENCH_SETUPS (a subset of the setups, e.g. "eevdf-idle tidemark");
 # BENCH_SETTLE_S (seconds after a scheduler loads before anything is
-# measured, default 3).
+# measured, default 3); BENCH_RATE_PER_CPU (the bursty service's requests/s
+# per CPU, 10-2000, default 200: a host whose CPUs serve 1 ms requests with
+# more or less overhead than the VM's may need another rate for the same load).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 where=vm base=""
@@ -57,6 +59,9 @@ LOOPS=${BENCH_LOOPS:-200}
 SETTLE_S=${BENCH_SETTLE_S:-3}
 [[ $SETTLE_S =~ ^[0-9]{1,2}(\.[0-9]+)?$ ]] ||
 	{ echo "bench: BENCH_SETTLE_S must be seconds from 0 to 99, not '$SETTLE_S'" >&2; exit 2; }
+RATE_PER_CPU=${BENCH_RATE_PER_CPU:-200}
+[[ $RATE_PER_CPU =~ ^[1-9][0-9]{1,3}$ ]] && [ "$RATE_PER_CPU" -le 2000 ] ||
+	{ echo "bench: BENCH_RATE_PER_CPU must be requests/s from 10 to 2000, not '$RATE_PER_CPU'" >&2; exit 2; }
 echo "+cpu +cpuset" >$cg/cgroup.subtree_control || exit 1
 if [ -n "$base" ]; then
 	mkdir -p $cg$base && echo "+cpu +cpuset" >$cg$base/cgroup.subtree_control || exit 1
@@ -390,7 +395,7 @@ no_be() { [ "$1" = alone ] || [ "$1" = split-alone ]; }
 # One round of the bursty service next to BE (none for alone): the probe's
 # latencies, the cgroups' cpu.stat, node busy per 5 ms window from outside.
 bursty_run() { # setup round
-	local s=$1 round=$2 rate=$((200 * n)) p bw t0 t1 o0 o1 b0 b1 r0 r1
+	local s=$1 round=$2 rate=$((RATE_PER_CPU * n)) p bw t0 t1 o0 o1 b0 b1 r0 r1
 	setup "$s" || { fail_row "$s" "bursty round $round" "$fail_why"; teardown; return; }
 	# started before the load: a fresh python next to BE hogs can take
 	# seconds to start under a scheduler that does not favour it. It
