@@ -35,6 +35,8 @@
 # Shorter runs (the VM test of host mode): BENCH_SECONDS (seconds per run),
 # BENCH_ROUNDS (rounds: quick 3, full 2, bursty 3), BENCH_LOOPS (hackbench -l, default 200);
 # BENCH_SETUPS (a subset of the setups, e.g. "eevdf-idle tidemark");
+# BENCH_LEVELS (ONLINE load levels, % of the CPUs, 5-90, instead of the
+# mode's: quick 30, full 10 30 50 70);
 # BENCH_SETTLE_S (seconds after a scheduler loads before anything is
 # measured, default 3); BENCH_RATE_PER_CPU (the bursty service's requests/s
 # per CPU, 10-2000, default 200: a host whose CPUs serve 1 ms requests with
@@ -118,6 +120,16 @@ else
 fi
 
 [ -n "${BENCH_SECONDS:-}" ] && SECONDS_RUN=$BENCH_SECONDS
+# BENCH_LEVELS: the ONLINE load levels (% of the CPUs) of quick and full
+# mode instead of the mode's own, e.g. "10 50 70"
+if [ -n "${BENCH_LEVELS:-}" ]; then
+	LEVELS=""
+	for l in $BENCH_LEVELS; do
+		[[ $l =~ ^[1-9][0-9]?$ ]] && [ "$l" -ge 5 ] && [ "$l" -le 90 ] ||
+			{ echo "bench: BENCH_LEVELS: '$l' is not a load level from 5 to 90 (% of the CPUs)" >&2; exit 2; }
+		[[ " $LEVELS " == *" $l "* ]] || LEVELS+="$l "
+	done
+fi
 # BENCH_SETUPS: only these of the mode's setups (alone always runs), in the
 # mode's order; a name no mode runs is refused.
 if [ -n "${BENCH_SETUPS:-}" ]; then
