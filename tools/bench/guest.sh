@@ -41,6 +41,7 @@
 # measured, default 3); BENCH_RATE_PER_CPU (the bursty service's requests/s
 # per CPU, 10-2000, default 200: a host whose CPUs serve 1 ms requests with
 # more or less overhead than the VM's may need another rate for the same load).
+# Ranges and their checks: tools/bench/knobs.sh.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 where=vm base=""
@@ -57,13 +58,8 @@ out=$TM_SHARE/results.jsonl
 n=$(nproc)
 cg=/sys/fs/cgroup
 SUPPRESS=65
-LOOPS=${BENCH_LOOPS:-200}
-SETTLE_S=${BENCH_SETTLE_S:-3}
-[[ $SETTLE_S =~ ^[0-9]{1,2}(\.[0-9]+)?$ ]] ||
-	{ echo "bench: BENCH_SETTLE_S must be seconds from 0 to 99, not '$SETTLE_S'" >&2; exit 2; }
-RATE_PER_CPU=${BENCH_RATE_PER_CPU:-200}
-[[ $RATE_PER_CPU =~ ^[1-9][0-9]{1,3}$ ]] && [ "$RATE_PER_CPU" -le 2000 ] ||
-	{ echo "bench: BENCH_RATE_PER_CPU must be requests/s from 10 to 2000, not '$RATE_PER_CPU'" >&2; exit 2; }
+. tools/bench/knobs.sh
+bench_knobs || exit 2
 echo "+cpu +cpuset" >$cg/cgroup.subtree_control || exit 1
 if [ -n "$base" ]; then
 	mkdir -p $cg$base && echo "+cpu +cpuset" >$cg$base/cgroup.subtree_control || exit 1
@@ -102,44 +98,32 @@ PERF_EVENTS=cycles,instructions,LLC-loads,LLC-load-misses
 if [ "$mode" = bursty ]; then
 	SETUPS="eevdf-idle eevdf-cpumax scx_simple split-alone split tidemark"
 	SECONDS_RUN=10
-	ROUNDS=${BENCH_ROUNDS:-3}
+	ROUNDS=${ROUNDS_ASKED:-3}
 elif [ "$mode" = preempt ]; then
 	SETUPS="eevdf-idle tidemark"
 	SECONDS_RUN=8
-	ROUNDS=${BENCH_ROUNDS:-3}
+	ROUNDS=${ROUNDS_ASKED:-3}
 elif [ "$mode" = full ]; then
 	LEVELS="10 30 50 70"
 	SECONDS_RUN=20
-	ROUNDS=${BENCH_ROUNDS:-2}
+	ROUNDS=${ROUNDS_ASKED:-2}
 	SETUPS="eevdf-weight1 eevdf-idle eevdf-cpumax scx_simple scx_flatcg tidemark"
 else
 	LEVELS="30"
 	SECONDS_RUN=8
-	ROUNDS=${BENCH_ROUNDS:-3}
+	ROUNDS=${ROUNDS_ASKED:-3}
 	SETUPS="eevdf-weight1 eevdf-idle eevdf-cpumax scx_simple scx_flatcg tidemark"
 fi
 
-[ -n "${BENCH_SECONDS:-}" ] && SECONDS_RUN=$BENCH_SECONDS
+[ -n "$SECONDS_ASKED" ] && SECONDS_RUN=$SECONDS_ASKED
 # BENCH_LEVELS: the ONLINE load levels (% of the CPUs) of quick and full
 # mode instead of the mode's own, e.g. "10 50 70"
-if [ -n "${BENCH_LEVELS:-}" ]; then
-	LEVELS=""
-	for l in $BENCH_LEVELS; do
-		[[ $l =~ ^[1-9][0-9]?$ ]] && [ "$l" -ge 5 ] && [ "$l" -le 90 ] ||
-			{ echo "bench: BENCH_LEVELS: '$l' is not a load level from 5 to 90 (% of the CPUs)" >&2; exit 2; }
-		[[ " $LEVELS " == *" $l "* ]] || LEVELS+="$l "
-	done
-fi
+[ -n "$LEVELS_ASKED" ] && LEVELS=${LEVELS_ASKED% }
 # BENCH_SETUPS: only these of the mode's setups (alone always runs), in the
-# mode's order; a name no mode runs is refused.
-if [ -n "${BENCH_SETUPS:-}" ]; then
-	all="eevdf-weight1 eevdf-idle eevdf-cpumax scx_simple scx_flatcg split-alone split tidemark"
-	for s in $BENCH_SETUPS; do
-		[[ " $all " == *" $s "* ]] ||
-			{ echo "bench: BENCH_SETUPS: unknown setup '$s' (setups: $all)" >&2; exit 2; }
-	done
+# mode's order (knobs.sh refused a name no mode runs)
+if [ -n "$SETUPS_ASKED" ]; then
 	keep=""
-	for s in $SETUPS; do [[ " $BENCH_SETUPS " == *" $s "* ]] && keep+=" $s"; done
+	for s in $SETUPS; do [[ " $SETUPS_ASKED " == *" $s "* ]] && keep+=" $s"; done
 	SETUPS=${keep# }
 fi
 

@@ -59,6 +59,9 @@ if [ "$mode" = host ]; then
 	what=${2:-quick}
 	case $what in quick | full) ;; *) echo "bench: host runs quick or full, got '$what'" >&2; exit 2 ;; esac
 	fail() { echo "bench: host mode: $*" >&2; exit 1; }
+	# a bad BENCH_* knob refused before anything runs, not hours in
+	. tools/bench/knobs.sh
+	bench_knobs || exit 2
 	[ "$(id -u)" = 0 ] || fail "needs root (cgroups, sched_ext)"
 	st=/sys/kernel/sched_ext/state
 	[ -r $st ] || fail "this kernel has no sched_ext ($st missing): boot one built with kernel-config/tidemark.config"
