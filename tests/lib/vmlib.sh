@@ -30,6 +30,16 @@ wait_log_count() { # file pattern n timeout_s: the pattern on at least n lines
 	return 1
 }
 
+wait_file() { # file value timeout_s: until the file reads value (a daemon
+	# audits an action before it writes, so its line can come first)
+	local i
+	for i in $(seq $(($3 * 10))); do
+		[ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # Start build/scx_tidemark ARGS in the background (log /tmp/scx.log, pid in
 # $sched_pid) and wait until sched_ext says it is enabled: 0, or 1 with the
 # test failed and ended (the log as the reason).

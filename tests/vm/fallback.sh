@@ -67,6 +67,7 @@ dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 if awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a <= 1.0) }'; then ok "fallback entered ${dt}s after the scheduler died"; else not_ok "fallback within 1 s" "${dt}s"; fi
 note "$(grep -m1 "strategy=fallback action=enter" /tmp/td.log)"
 expect_eq "sched_ext gone" disabled "$(scx_state)"
+wait_file $cg/be/cpu.idle 1 2
 expect_eq "BE cgroup cpu.idle 1" 1 "$(cat $cg/be/cpu.idle)"
 # the second second after the scheduler died: BE back at the line (+5)
 sleep "$(awk -v a="$t0" -v now="$(date +%s.%N)" 'BEGIN { d = a + 1 - now; print (d > 0 ? d : 0) }')"
