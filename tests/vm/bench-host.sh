@@ -131,6 +131,10 @@ sleep 1
 # the bench's own shell (the oldest): its subshells carry the same name
 victim=$(pgrep -o -f "tools/bench/guest.sh quick")
 expect_eq "stopped half-way: with tidemark loaded" "enabled tidemark" "$(scx_state) $(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"
+# named, so that a run that went on to its end says why (once, pooled, it
+# ended with exit 0, and the log that could tell was gone)
+check "stopped half-way: the quick run's shell found ($victim)" test -n "$victim" ||
+	grep '^bench: ' "$out/run2.log" | tail -5 | sed 's/^/#   /'
 [ -n "$victim" ] && kill -TERM "$victim"
 wait $run
 rc=$?
@@ -138,6 +142,7 @@ wait_state disabled 10
 sleep 1
 expect_eq "stopped half-way: nothing left behind" "" "$(leftovers)" ||
 	sed 's/^/#   /' "$out/run2.log"
-check "stopped half-way: the run says it failed (exit $rc)" test $rc != 0
+check "stopped half-way: the run says it failed (exit $rc)" test $rc != 0 ||
+	grep '^bench: ' "$out/run2.log" | tail -5 | sed 's/^/#   /'
 rm -rf "$out"
 tap_done
