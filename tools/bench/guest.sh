@@ -7,10 +7,10 @@
 #
 # bursty (run on 2 and 4 vCPUs by run.sh): a request-driven ONLINE service
 # whose work comes in bursts across several CPUs (one messenger, one worker
-# per CPU, BENCH_RATE_PER_CPU requests/s per CPU) next to BE saturating, in ROUNDS rounds
-# with the setups interleaved; node busy is measured per 5 ms window from
-# the kernel's sched_switch events (tests/lib/busywin.py), not from the
-# scheduler's own counters. Besides the peers, split (ONLINE on half of the
+# per CPU, BENCH_RATE_PER_CPU requests/s per CPU) next to BE saturating, in
+# ROUNDS rounds with the setups interleaved; node busy is measured per 5 ms
+# window from the kernel's sched_switch events (tests/lib/busywin.py), not
+# from the scheduler's own counters. Besides the peers, split (ONLINE on half of the
 # cores, BE on the rest capped at the line) and split-alone (that ONLINE
 # half, no BE): what BE costs ONLINE with no CPU in common.
 #
