@@ -40,6 +40,24 @@ start_load() {
 	done
 }
 
+# ONLINE's threads (what the checks of homes rest on) all up: a probe's main
+# thread, 2 messengers and 8 workers; c's hogs, each timeout and its bash.
+# Not BE's: held to the line under tidemark, its 16 hogs on 2l3 took 90 s
+# more to start. Counted by bash itself ($(...) forks, each costs seconds).
+load_up() { # timeout_s
+	local i t c up
+	for i in $(seq $(($1 * 10))); do
+		up=1
+		for c in online/a:11 online/b:11 online/c:$((2 * dom_cpus)); do
+			mapfile -t t <"$cg/${c%:*}/cgroup.threads"
+			[ ${#t[@]} -ge "${c#*:}" ] || { up=0; break; }
+		done
+		[ $up = 1 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 stop_load() {
 	kill $pa $pb "${hogs[@]}" 2>/dev/null
 	wait $pa $pb "${hogs[@]}" 2>/dev/null
@@ -58,6 +76,12 @@ measure() { # out
 		sleep 0.1
 	done
 	start_load
+	# ONLINE's threads up before the window: under tidemark a's
+	# probe once showed 1 thread of its 11 through the whole window (a
+	# start beside c's hogs in a's home domain, 16 vCPUs on 2 host cores),
+	# so a left its domain to c and c had no need to overflow its home
+	load_up 120 || not_ok "ONLINE's threads start within 120 s" \
+		"$(wc -l $cg/online/a/cgroup.threads $cg/online/b/cgroup.threads $cg/online/c/cgroup.threads)"
 	touch /tmp/migr.go
 	wait $m
 }
