@@ -432,13 +432,12 @@ grep -q "action=eviction_refused .*pod=batch/job-0 .*status=429" "$tmp/d3.log" &
 	not_ok "429 asked again, then evicted" "$(grep -E "evict" "$tmp/d3.log" | tail -4)"
 wait_for 5 grep -qs "^TidemarkEvicted batch/job-0 " "$tmp/api/events.log" &&
 	ok "an Event on the pod says it" || not_ok "an Event on the pod" "$(cat "$tmp/api/events.log" 2>&1)"
-# the kill is audited before cgroup.kill is written, and each kill after a
+# a kill is audited before cgroup.kill is written, and each kill after a
 # back-off truncates the file again: both polled together, not read once
-killed6() {
-	grep -qs "strategy=memevict action=kill .*cgroup=/$p6 via=cgroup.kill" "$tmp/d3.log" &&
-		[ "$(cat "$cg/$p6/cgroup.kill" 2>/dev/null)" = 1 ]
+killed() { # log pattern cgroup
+	grep -qs "$2" "$1" && [ "$(cat "$cg/$3/cgroup.kill" 2>/dev/null)" = 1 ]
 }
-if wait_for 10 killed6; then
+if wait_for 10 killed "$tmp/d3.log" "strategy=memevict action=kill .*cgroup=/$p6 via=cgroup.kill" "$p6"; then
 	ok "a pod not in the list killed by cgroup.kill"
 else
 	not_ok "a pod not in the list killed by cgroup.kill" "$(grep "$u6\|${u6//-/_}" "$tmp/d3.log" | tail -3)"
@@ -479,11 +478,7 @@ python3 -c 'import json; print(json.dumps({"evict_pod": ["429"] * 50}))' >"$tmp/
 rm -f "$cg/$p3/cgroup.kill" "$cg/$p6/cgroup.kill"
 "$bin" --config "$tmp/d3.json" --cgroup-root "$cg" --state-dir "$tmp/state4" >/dev/null 2>"$tmp/d4.log" &
 d=$!
-fellback3() { # audited before the write, as above
-	grep -qs "action=kill_fallback .*cgroup=/$p3 " "$tmp/d4.log" &&
-		[ "$(cat "$cg/$p3/cgroup.kill" 2>/dev/null)" = 1 ]
-}
-if wait_for 20 fellback3; then
+if wait_for 20 killed "$tmp/d4.log" "action=kill_fallback .*cgroup=/$p3 " "$p3"; then
 	ok "refused for eviction_timeout_s: killed by the fallback"
 else
 	not_ok "refused past the time-out: the fallback kills" "$(grep -E "evict|kill" "$tmp/d4.log" | tail -5)"
