@@ -81,7 +81,7 @@ for s in eevdf-weight1 eevdf-idle eevdf-cpumax scx_simple scx_flatcg tidemark; d
 	fi
 	missing+=" latency:$s"
 done
-for s in alone eevdf-idle eevdf-cpumax scx_simple split-alone split tidemark; do
+for s in alone eevdf-idle eevdf-cpumax eevdf-room scx_simple split-alone split tidemark; do
 	grep -q "^| $s | [0-9.]* |" "$md" || missing+=" bursty:$s"
 done
 for s in EEVDF scx_simple tidemark; do

@@ -12,7 +12,10 @@
 # window from the kernel's sched_switch events (tests/lib/busywin.py), not
 # from the scheduler's own counters. Besides the peers, split (ONLINE on half of the
 # cores, BE on the rest capped at the line) and split-alone (that ONLINE
-# half, no BE): what BE costs ONLINE with no CPU in common.
+# half, no BE): what BE costs ONLINE with no CPU in common; and eevdf-room,
+# BE at cpu.idle under a cpu.max of the room (the line less what ONLINE
+# alone used in the same round): the best an agent with the cgroup knobs
+# of EEVDF can do on this service, holding the line on average.
 #
 # preempt (run by run.sh on 2 vCPUs): the kernel's preemption model, switched
 # at run time (CONFIG_PREEMPT_DYNAMIC, /sys/kernel/debug/sched/preempt)
@@ -96,7 +99,7 @@ pmu=$(python3 -c 'import json,sys; print(int(json.loads(sys.argv[1])["pmu"]))' "
 PERF_EVENTS=cycles,instructions,LLC-loads,LLC-load-misses
 
 if [ "$mode" = bursty ]; then
-	SETUPS="eevdf-idle eevdf-cpumax scx_simple split-alone split tidemark"
+	SETUPS="eevdf-idle eevdf-cpumax eevdf-room scx_simple split-alone split tidemark"
 	SECONDS_RUN=10
 	ROUNDS=${ROUNDS_ASKED:-3}
 elif [ "$mode" = preempt ]; then
@@ -248,6 +251,8 @@ print(",".join(map(str, on)), ",".join(map(str, be)), len(on))') || return 1
 
 # Configure /online and /be (and load a scheduler) for a setup; undo with teardown.
 sched_pid="" sched_log="" split_json=""
+# ONLINE's CPU alone in the last alone round, 0.1% of the node (eevdf-room)
+ALONE_ON_PM=""
 setup() {
 	echo 0 >$cg$BEG/cpu.idle	# first: an idle group refuses a weight
 	echo 100 >$cg$BEG/cpu.weight
@@ -277,6 +282,15 @@ setup() {
 	eevdf-weight1) echo 1 >$cg$BEG/cpu.weight ;;
 	eevdf-idle) echo 1 >$cg$BEG/cpu.idle ;;
 	eevdf-cpumax) echo "$((SUPPRESS * 1000 * n)) 100000" >$cg$BEG/cpu.max ;;
+	eevdf-room)
+		# the room under the line, as ONLINE alone left it this round
+		[ -n "$ALONE_ON_PM" ] || { fail_why="no alone round before it to size the room"; return 1; }
+		local quota=$(((SUPPRESS * 10 - ALONE_ON_PM) * n * 100))
+		[ $quota -ge 1000 ] || quota=1000
+		echo 1 >$cg$BEG/cpu.idle
+		echo "$quota 100000" >$cg$BEG/cpu.max || { fail_why="cpu.max $quota refused"; return 1; }
+		split_json=",\"be_quota_us\":$quota"
+		;;
 	scx_flatcg | scx_simple)
 		# flatcg honours cgroup weights: use them
 		[ "$1" = scx_flatcg ] && echo 1 >$cg$BEG/cpu.weight
@@ -421,6 +435,7 @@ bursty_run() { # setup round
 	finish "$s" "bursty round $round" "${p:+$bw}" \
 		"no result (probe: ${p:-none}; busywin: $(cat $tmp/bw.err))" || return
 	# cpu.stat shares in 0.1% of the node
+	[ "$s" = alone ] && ALONE_ON_PM=$(((o1 - o0) * 1000 / ((t1 - t0) * n)))
 	emit "{\"kind\":\"bursty\",\"setup\":\"$s\",\"round\":$round,\"cpus\":$n,\"line\":$SUPPRESS,\"probe\":$p,\"windows\":$bw,\"online_pm\":$(((o1 - o0) * 1000 / ((t1 - t0) * n))),\"be_pm\":$(((b1 - b0) * 1000 / ((t1 - t0) * n))),\"node_pm\":$(((r1 - r0) * 1000 / ((t1 - t0) * n))),\"be_ops\":$(no_be "$s" && echo 0 || be_ops)$split_json$(perf_json)}"
 	# busywin.py's own json.dumps: "node" and its "mean" lead (no python
 	# started for a log line: a start costs about a second under TCG)

@@ -5,7 +5,7 @@
 # bad value prints what is wrong and returns 2.
 
 # every setup some mode runs (guest.sh keeps a mode's own order)
-BENCH_ALL_SETUPS="eevdf-weight1 eevdf-idle eevdf-cpumax scx_simple scx_flatcg split-alone split tidemark"
+BENCH_ALL_SETUPS="eevdf-weight1 eevdf-idle eevdf-cpumax eevdf-room scx_simple scx_flatcg split-alone split tidemark"
 
 bench_knob_bad() { # name value want
 	echo "bench: $1 must be $3, not '$2'" >&2

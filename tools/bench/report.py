@@ -162,6 +162,12 @@ def bursty_section(w, rows, host=False):
                 sp["be_quota_us"] / 1000 / cpus))
             w("ONLINE does; `split-alone` is the same ONLINE half without BE, the reference that shows what BE")
             w("costs ONLINE when no CPU is shared.")
+        rm_q = [r["be_quota_us"] for r in by.get("eevdf-room", []) if "be_quota_us" in r]
+        if rm_q:
+            w("`eevdf-room` is EEVDF with BE at `cpu.idle` 1 under a `cpu.max` of the room: the line less what")
+            w("ONLINE used alone in the same round (%s%% of the node over the rounds), the best a cgroup-based" % (
+                spread([q / 1000 / cpus for q in rm_q])))
+            w("agent can set for this service.")
         w("")
         w("| setup | node busy, mean of windows % | windows above line+2 | p99 window % | ONLINE % | BE % |"
           " BE / capacity under line | request p50 us | request p99 us | p50 / p99 vs alone | served req/s |")
