@@ -20,5 +20,7 @@ $(BUILD)/peers/%: $(BUILD)/peers/%.bpf.skel.h
 # in the test VM; host or host-full on this machine, booted with a sched_ext
 # kernel (no VM, no test kernel built; report in build/bench-host/).
 BENCH_MODE ?= quick
-bench: all $(PEERS) $(if $(filter host%,$(BENCH_MODE)),,kernel)
+# the VM modes also measure the decision trace's cost against the build with
+# it compiled out (tests/bench/trace-cost.sh)
+bench: all $(PEERS) $(if $(filter host%,$(BENCH_MODE)),,kernel $(BUILD)/scx_tidemark_notrace)
 	tools/bench/run.sh $(if $(filter host%,$(BENCH_MODE)),host $(or $(subst host-,,$(filter host-%,$(BENCH_MODE))),quick),$(BENCH_MODE))
