@@ -21,6 +21,7 @@ $(BUILD)/peers/%: $(BUILD)/peers/%.bpf.skel.h
 # kernel (no VM, no test kernel built; report in build/bench-host/).
 BENCH_MODE ?= quick
 # the VM modes also measure the decision trace's cost against the build with
-# it compiled out (tests/bench/trace-cost.sh)
-bench: all $(PEERS) $(if $(filter host%,$(BENCH_MODE)),,kernel $(BUILD)/scx_tidemark_notrace)
+# it compiled out (tests/bench/trace-cost.sh, which reads the BPF statistics
+# with tm-insns)
+bench: all $(PEERS) $(if $(filter host%,$(BENCH_MODE)),,kernel $(BUILD)/scx_tidemark_notrace $(BUILD)/tm-insns)
 	tools/bench/run.sh $(if $(filter host%,$(BENCH_MODE)),host $(or $(subst host-,,$(filter host-%,$(BENCH_MODE))),quick),$(BENCH_MODE))
