@@ -435,8 +435,9 @@ bursty_run() { # setup round
 	finish "$s" "bursty round $round" "${p:+$bw}" \
 		"no result (probe: ${p:-none}; busywin: $(cat $tmp/bw.err))" || return
 	# cpu.stat shares in 0.1% of the node
-	[ "$s" = alone ] && ALONE_ON_PM=$(((o1 - o0) * 1000 / ((t1 - t0) * n)))
-	emit "{\"kind\":\"bursty\",\"setup\":\"$s\",\"round\":$round,\"cpus\":$n,\"line\":$SUPPRESS,\"probe\":$p,\"windows\":$bw,\"online_pm\":$(((o1 - o0) * 1000 / ((t1 - t0) * n))),\"be_pm\":$(((b1 - b0) * 1000 / ((t1 - t0) * n))),\"node_pm\":$(((r1 - r0) * 1000 / ((t1 - t0) * n))),\"be_ops\":$(no_be "$s" && echo 0 || be_ops)$split_json$(perf_json)}"
+	local on_pm=$(((o1 - o0) * 1000 / ((t1 - t0) * n)))
+	[ "$s" = alone ] && ALONE_ON_PM=$on_pm
+	emit "{\"kind\":\"bursty\",\"setup\":\"$s\",\"round\":$round,\"cpus\":$n,\"line\":$SUPPRESS,\"probe\":$p,\"windows\":$bw,\"online_pm\":$on_pm,\"be_pm\":$(((b1 - b0) * 1000 / ((t1 - t0) * n))),\"node_pm\":$(((r1 - r0) * 1000 / ((t1 - t0) * n))),\"be_ops\":$(no_be "$s" && echo 0 || be_ops)$split_json$(perf_json)}"
 	# busywin.py's own json.dumps: "node" and its "mean" lead (no python
 	# started for a log line: a start costs about a second under TCG)
 	log "bursty $s round $round: node $(sed -n 's/.*"node": {"mean": \([0-9.]*\).*/\1/p' <<<"$bw")% of $n CPUs"
