@@ -23,17 +23,6 @@
 #ifndef __TM_BANDWIDTH_BPF_H
 #define __TM_BANDWIDTH_BPF_H
 
-/* from budget.bpf.h, which moves BE through bw_move_to_local */
-static __always_inline bool be_budget_left(void);
-static __always_inline bool floor_owed(void);
-static s32 claim_be_in(struct task_struct *p, const struct cpumask *allowed, u64 home);
-static __always_inline void grant_timer_at(u64 at, u64 now);
-
-static __always_inline bool bw_on(void)
-{
-	return bw_nr > 0;
-}
-
 /* The limited ancestors of @p's cgroup (itself first), looked up again when
  * its cgroup or the set of limited cgroups changed. */
 static void bw_refresh(struct task_struct *p, struct task_ctx *tctx)

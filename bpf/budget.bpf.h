@@ -8,69 +8,6 @@
 #ifndef __TM_BUDGET_BPF_H
 #define __TM_BUDGET_BPF_H
 
-static __always_inline bool be_budget_left(void)
-{
-	return be_budget > 0;
-}
-
-/* Does this window still owe BE part of its floor? */
-static __always_inline bool floor_owed(void)
-{
-	return floor_on && be_floor_left > 0;
-}
-
-/*
- * Claim @cpu if it runs BE and @p may use it (@allowed: its p->cpus_ptr):
- * its class goes BE -> NONE, so two wakers never pick the same victim.
- */
-static __always_inline bool claim_be_cpu_mask(struct task_struct *p, const struct cpumask *allowed,
-					      u32 cpu)
-{
-	struct tm_cpu_ctx *c;
-
-	if (!bpf_cpumask_test_cpu(cpu, allowed))
-		return false;
-	c = cpu_ctx(cpu);
-	if (!c || c->class != TM_CLASS_BE)
-		return false;
-	if (__sync_val_compare_and_swap(&c->class, TM_CLASS_BE, TM_CLASS_NONE) != TM_CLASS_BE)
-		return false;
-	stat_inc(TM_STAT_BE_PREEMPTED);
-	trace_task(TM_TR_PREEMPT, p, cpu, 0, 0);
-	return true;
-}
-
-static __always_inline bool claim_be_cpu_only(struct task_struct *p, u32 cpu)
-{
-	return claim_be_cpu_mask(p, p->cpus_ptr, cpu);
-}
-
-static __always_inline bool claim_be_cpu(struct task_struct *p, u32 cpu)
-{
-	if (!claim_be_cpu_only(p, cpu))
-		return false;
-	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
-	return true;
-}
-
-/*
- * Claim a CPU running BE among those @p may use (@allowed: its p->cpus_ptr,
- * read once by the caller: see tidemark_enqueue) within @home (0: any), this
- * CPU first (no IPI needed). The caller kicks it. -1 if none.
- */
-static s32 claim_be_in(struct task_struct *p, const struct cpumask *allowed, u64 home)
-{
-	u32 i, self = bpf_get_smp_processor_id();
-
-	if (tm_home_has(home, dom_of(self)) && claim_be_cpu_mask(p, allowed, self))
-		return self;
-	bpf_for (i, 0, nr_cpus) {
-		if (i != self && tm_home_has(home, dom_of(i)) && claim_be_cpu_mask(p, allowed, i))
-			return i;
-	}
-	return -1;
-}
-
 /* How long the oldest queued BE task has waited, 0 if none. */
 static u64 be_head_wait(u64 now)
 {
@@ -245,19 +182,6 @@ static int grant_timer_fn(void *map, int *key, struct grant_timer *gt)
 		scx_bpf_kick_cpu(*key, SCX_KICK_PREEMPT);
 	}
 	return 0;
-}
-
-/* Arm this CPU's grant timer for @at, or leave it when it fires earlier. */
-static __always_inline void grant_timer_at(u64 at, u64 now)
-{
-	u32 key = bpf_get_smp_processor_id();
-	struct grant_timer *gt = bpf_map_lookup_elem(&grant_timers, &key);
-
-	if (!gt) {
-		scx_bpf_error("grant_timers lookup failed for CPU %u", key);
-		return;
-	}
-	bpf_timer_start(&gt->timer, time_before(now, at) ? at - now : 0, BPF_F_TIMER_CPU_PIN);
 }
 
 /*

@@ -247,46 +247,6 @@ static __always_inline bool soft_wait_over(struct task_ctx *tctx, u64 now)
 }
 
 /*
- * A soft-homed task that has waited home_wait_ns for its home may run on
- * this CPU of domain @d: the oldest head of another domain's soft queue.
- */
-/* from bandwidth.bpf.h: a stolen task is checked against its CPU limits too */
-static __always_inline bool bw_on(void);
-__noinline u64 bw_held(struct task_struct *p __arg_trusted, u64 now);
-static __always_inline void bw_note_held(struct task_ctx *tctx, u64 thr, u64 now);
-
-static bool steal_soft(u32 d)
-{
-	u64 now = bpf_ktime_get_ns();
-	u32 e;
-
-	bpf_for (e, 0, nr_doms) {
-		struct task_struct *p;
-		u64 dsq = tm_dom_dsq(e, true);
-		bool moved = false;
-
-		if (e == d || !domq_has(domq_soft, e) || !scx_bpf_dsq_nr_queued(dsq))
-			continue;
-		bpf_for_each (scx_dsq, p, dsq, 0) {
-			struct task_ctx *tctx = task_ctx(p);
-			u64 thr;
-
-			if (bw_on() && tctx && (thr = bw_held(p, now))) {
-				bw_note_held(tctx, thr, now);
-				tm_move(BPF_FOR_EACH_ITER, p, TM_DSQ_BW_BASE | thr);
-				continue;
-			}
-			if (soft_wait_over(tctx, now))
-				moved = tm_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL);
-			break;
-		}
-		if (moved)
-			return true;
-	}
-	return false;
-}
-
-/*
  * A soft-homed task that waited home_wait_ns may run anywhere: wake an idle
  * CPU for it (a busy one finds it at its next dispatch).
  */

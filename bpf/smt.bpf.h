@@ -95,9 +95,7 @@ static void smt_release_siblings(s32 cpu)
 {
 	u32 i;
 
-	/* budget.bpf.h's be_budget_left() and floor_owed(), read directly */
-	if (!smt_on() || !scx_bpf_dsq_nr_queued(TM_DSQ_BE) ||
-	    (be_budget <= 0 && !(floor_on && be_floor_left > 0)))
+	if (!smt_on() || !scx_bpf_dsq_nr_queued(TM_DSQ_BE) || (!be_budget_left() && !floor_owed()))
 		return;
 	bpf_for (i, 0, TM_MAX_SMT - 1) {
 		s32 s = smt_sib(cpu, i);

@@ -124,6 +124,17 @@ static s64 be_floor_left;
 static s64 forced_debt;
 /* This window owes BE its floor (ONLINE left it less than that under the line). */
 static bool floor_on;
+static __always_inline bool be_budget_left(void)
+{
+	return be_budget > 0;
+}
+
+/* Does this window still owe BE part of its floor? */
+static __always_inline bool floor_owed(void)
+{
+	return floor_on && be_floor_left > 0;
+}
+
 /* When the current window ends (the window timer's next expiry). */
 static u64 window_end;
 /* The oldest queued BE task has waited half of max_be_wait_ms (set by the
@@ -246,6 +257,11 @@ static s32 bw_nr;
 /* Bumped when cg_bw gains or loses an entry: tasks look up their limited
  * ancestors again. */
 static u32 bw_gen = 1;
+
+static __always_inline bool bw_on(void)
+{
+	return bw_nr > 0;
+}
 
 /* The runtime the task on each CPU reserved from its limited ancestors. */
 struct bw_cpu {

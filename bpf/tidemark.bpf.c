@@ -74,15 +74,53 @@
 
 char _license[] SEC("license") = "GPL";
 
-/* The parts, by concern; each may use the ones before it. */
+/* The parts, by concern; each uses only the ones before it and declares
+ * nothing it does not define (tests/host/layering.sh). */
 #include "state.bpf.h"
 #include "trace.bpf.h"
 #include "smt.bpf.h"
 #include "placement.bpf.h"
 #include "classes.bpf.h"
+#include "claim.bpf.h"
 #include "bandwidth.bpf.h"
 #include "budget.bpf.h"
 #include "tunables.bpf.h"
+
+/*
+ * A soft-homed task that has waited home_wait_ns for its home may run on
+ * this CPU of domain @d: the oldest head of another domain's soft queue,
+ * checked against its CPU limits too (bandwidth.bpf.h).
+ */
+static bool steal_soft(u32 d)
+{
+	u64 now = bpf_ktime_get_ns();
+	u32 e;
+
+	bpf_for (e, 0, nr_doms) {
+		struct task_struct *p;
+		u64 dsq = tm_dom_dsq(e, true);
+		bool moved = false;
+
+		if (e == d || !domq_has(domq_soft, e) || !scx_bpf_dsq_nr_queued(dsq))
+			continue;
+		bpf_for_each (scx_dsq, p, dsq, 0) {
+			struct task_ctx *tctx = task_ctx(p);
+			u64 thr;
+
+			if (bw_on() && tctx && (thr = bw_held(p, now))) {
+				bw_note_held(tctx, thr, now);
+				tm_move(BPF_FOR_EACH_ITER, p, TM_DSQ_BW_BASE | thr);
+				continue;
+			}
+			if (soft_wait_over(tctx, now))
+				moved = tm_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL);
+			break;
+		}
+		if (moved)
+			return true;
+	}
+	return false;
+}
 
 s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
