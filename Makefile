@@ -88,6 +88,10 @@ DAEMON_SRCS := $(wildcard userspace/daemon/*.c userspace/daemon/strategies/*.c)
 CTL_SRCS    := $(wildcard userspace/ctl/*.c)
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 LIBTM := $(BUILD)/libtidemark.a
+# tidemarkd but its main(): what the daemon's unit tests link
+DAEMON_LIB_SRCS := $(filter-out userspace/daemon/main.c,$(DAEMON_SRCS))
+LIBTMD := $(BUILD)/libtidemarkd.a
+DAEMON_LIBS = $(USER_LIBS) -ljansson -lmicrohttpd -lcurl -lyaml -lcrypto -lhwloc $(NL_LIBS) -lm -lsystemd
 
 $(BUILD)/obj/%.o: %.c $(LIBBPF_A)
 	@mkdir -p $(dir $@)
@@ -117,8 +121,11 @@ $(LIBTM): $(call obj,$(LIB_SRCS))
 $(BUILD)/scx_tidemark: $(call obj,$(LOADER_SRCS)) $(LIBTM)
 	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lsystemd
 
-$(BUILD)/tidemarkd: $(call obj,$(DAEMON_SRCS)) $(LIBTM)
-	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -ljansson -lmicrohttpd -lcurl -lyaml -lcrypto -lhwloc $(NL_LIBS) -lm -lsystemd
+$(LIBTMD): $(call obj,$(DAEMON_LIB_SRCS))
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/tidemarkd: $(call obj,userspace/daemon/main.c) $(LIBTMD) $(LIBTM)
+	$(CC) $(CFLAGS) -o $@ $^ $(DAEMON_LIBS)
 
 # tidemarkctl's httpc.o opens libcurl when `status` needs it (curl-dl.h):
 # linked, its ~30 libraries loaded at every start

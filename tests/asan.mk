@@ -32,9 +32,12 @@ $(ASAN)/tidemarkctl: $(call asan_obj,$(CTL_SRCS) $(filter-out userspace/lib/http
 $(ASAN)/scx_tidemark: $(call asan_obj,$(LOADER_SRCS) $(LIB_SRCS))
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lsystemd -lcurl
 
-$(ASAN)/tests/%: tests/unit/%.c $(call asan_obj,$(UNIT_DAEMON) $(LIB_SRCS)) $(BUILD)/ksrc
+$(ASAN)/libtidemarkd.a: $(call asan_obj,$(DAEMON_LIB_SRCS) $(LIB_SRCS))
+	rm -f $@ && ar rcs $@ $^
+
+$(ASAN)/tests/%: tests/unit/%.c $(ASAN)/libtidemarkd.a $(BUILD)/ksrc
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_CFLAGS) -Wno-clobbered -I$(KSRC)/tools/testing/selftests -o $@ $< \
-		$(call asan_obj,$(UNIT_DAEMON) $(LIB_SRCS)) $(USER_LIBS) -lhwloc -ljansson -lcurl -lyaml -lcrypto -lm
+		$(ASAN)/libtidemarkd.a $(DAEMON_LIBS)
 
 asan-build: $(ASAN_BINS) $(ASAN_UNIT_BINS)

@@ -4,16 +4,12 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
 # Built with the programs' own warnings (but -Wclobbered, which the harness's
-# own vfork in TEST_F trips); linked with the daemon's
-# configuration parser and actuators (which the path tests drive).
-UNIT_DAEMON := userspace/daemon/config.c userspace/daemon/actuate.c userspace/daemon/usage.c \
-	userspace/daemon/nodemetric.c userspace/daemon/kube.c userspace/daemon/kubeconfig.c
-
-$(BUILD)/tests/%: tests/unit/%.c $(wildcard bpf/*.h userspace/*/*.h topology/*.h) $(UNIT_DAEMON) $(LIBTM) $(BUILD)/ksrc
+# own vfork in TEST_F trips); linked with the daemon's library (the path
+# tests drive its configuration parser and actuators).
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard bpf/*.h userspace/*/*.h topology/*.h) $(LIBTMD) $(LIBTM) $(BUILD)/ksrc
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(CFLAGS) $(WARN) -Wno-clobbered -std=gnu11 -D_GNU_SOURCE $(USER_INC) -Iuserspace/daemon \
-		-I$(KSRC)/tools/testing/selftests -o $@ $< $(UNIT_DAEMON) $(LIBTM) $(USER_LIBS) \
-		-lhwloc -ljansson -lcurl -lyaml -lcrypto -lm
+		-I$(KSRC)/tools/testing/selftests -o $@ $< $(LIBTMD) $(LIBTM) $(DAEMON_LIBS)
 
 include tests/fuzz/fuzz.mk
 include tests/asan.mk

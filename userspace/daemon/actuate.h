@@ -10,30 +10,9 @@
 #include <stdint.h>
 #include "daemon.h"
 #include "pins.h"
-
-uint64_t tm_now_ms(void);
-
-/*
- * Record an action: one audit line on stderr ("audit ts=... strategy=...
- * action=... dry_run=... <details>") and the action metric. Returns true
- * when the caller must really act (false in dry-run).
- */
-bool tm_audit(struct tm_daemon *d, const char *strategy, const char *action, bool dry_run,
-	      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-/*
- * Kill every task of cgroup @rel (cgroup.kill) for @strategy: one audit line
- * "action=@action ... cgroup=@rel <details>", the metric, and the error on
- * stderr if the write fails. A protected cgroup is refused. A Kubernetes
- * pod (by UID, whatever its container cgroups; kubelet restarts a killed
- * pod's containers in place) killed before and back within its back-off (eviction.backoff_*:
- * doubled each kill) is not killed but capped at eviction.backoff_cap_mcpu, audited once as
- * "action=backoff". True when killed.
- */
-bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, const char *rel,
-	      bool dry_run, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-/* Once a round: caps of ended back-offs removed, quiet records forgotten. */
-void tm_evict_round(struct tm_daemon *d, uint64_t now);
+#include "audit.h"
+#include "evictor.h"
+#include "saved.h"
 
 /* Cap the BE tasks of @rel and every cgroup below at @mcpu in the running
  * scheduler (0 removes the cap), as tidemarkd's. False when no scheduler
@@ -74,31 +53,6 @@ bool tm_protected(const struct tm_daemon *d, const char *rel);
  * errno. */
 int tm_cg_write(const struct tm_daemon *d, const char *rel, const char *file, const char *val);
 
-/*
- * Cgroup writes that must not outlive their reason (a CFS fallback, a
- * lowered memory.high). The first write of @owner to @file of @rel records
- * the value it replaces, in memory and in <state_dir>/saved.json (written
- * whole, then renamed into place), before writing: tm_cg_restore puts back
- * exactly that value, also after tidemarkd was killed and started again.
- * @val NULL only records (a value the kernel changes as a side effect).
- * Restored last first. 0, or -1 with errno (nothing written).
- */
-int tm_cg_write_saved(struct tm_daemon *d, const char *owner, const char *rel, const char *file,
-		      const char *val);
-/* Many at once: tm_cg_record each value about to be replaced (in memory),
- * then tm_saved_sync once (to disk) before any of the writes; a record set
- * that cannot be stored is dropped again, so nothing is written unrecorded. */
-int tm_cg_record(struct tm_daemon *d, const char *owner, const char *rel, const char *file);
-int tm_saved_sync(struct tm_daemon *d);
-/* Put back what @owner changed, in @rel only or everywhere (@rel NULL), and
- * drop those records. Returns how many values were put back; *@gone (may be
- * NULL) gets how many records were dropped because their cgroup is gone. */
-int tm_cg_restore(struct tm_daemon *d, const char *owner, const char *rel, int *gone);
-/* Records @owner holds (loaded at start too). */
-int tm_saved_count(const char *owner);
-/* Load what a previous tidemarkd recorded; -1 with a message if unreadable. */
-int tm_saved_load(struct tm_daemon *d, char *err, size_t len);
-
 /* A BE cgroup the configuration names, globs expanded; never a protected one. */
 struct tm_be_cg {
 	char path[TM_CFG_PATH_MAX];	 /* "/x/y", relative to the cgroup root */
@@ -115,7 +69,4 @@ int tm_be_top_level(struct tm_be_cg *be, int nb);
  * of memory. Nothing is left out: it grows with the node. */
 int tm_be_cgroups(struct tm_daemon *d, struct tm_be_cg **out);
 
-/* Table @what (e.g. "interference.be") holds at most @limit and more were
- * there: logged once per table, counted in tidemark_limit_hits_total. */
-void tm_limit_hit(struct tm_daemon *d, const char *what, unsigned int limit);
 #endif

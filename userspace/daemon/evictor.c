@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The evictor (evictor.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "actuate.h"
+#include "evict.h"
+#include "evictor.h"
+#include "kube.h"
+#include "rules.h"
+
+/*
+ * What the evictor remembers of each cgroup or pod it killed: kubelet
+ * restarts a killed pod's containers in place (new container cgroups, same
+ * pod UID), so a kill alone loops. Until its back-off ends, one that comes
+ * back is capped, not killed; each kill doubles the next back-off.
+ */
+#define TM_EVICT_RECS 256
+
+static struct evict_rec {
+	char key[TM_CFG_PATH_MAX]; /* "pod:<uid>" */
+	char rel[TM_CFG_PATH_MAX]; /* the cgroup capped meanwhile */
+	uint32_t kills;
+	uint64_t until_ms; /* no kill before this */
+	uint64_t backoff_ms;
+	bool capped, told;
+} recs[TM_EVICT_RECS];
+static int nr_recs;
+
+/* A pod's key, "pod:<uid>"; false for a cgroup that is no pod's: outside
+ * Kubernetes new tasks in a killed cgroup are a new job, not a restart. */
+static bool evict_key(const char *rel, char *key, size_t len)
+{
+	char uid[40];
+
+	if (!tm_pod_uid(rel, uid, sizeof(uid)))
+		return false;
+	snprintf(key, len, "pod:%s", uid);
+	return true;
+}
+
+static struct evict_rec *rec_find(const char *key)
+{
+	for (int i = 0; i < nr_recs; i++)
+		if (!strcmp(recs[i].key, key))
+			return &recs[i];
+	return NULL;
+}
+
+bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, const char *rel,
+	      bool dry_run, const char *fmt, ...)
+{
+	const struct tm_config *cfg = &d->cfg;
+	char details[1500], key[TM_CFG_PATH_MAX] = "";
+	uint64_t now = tm_now_ms();
+	struct evict_rec *r;
+	bool via_api;
+	int via;
+	va_list ap;
+
+	if (tm_protected(d, rel)) {
+		fprintf(stderr, "tidemarkd: %s: %s is ONLINE or SYSTEM: not evicted\n", strategy,
+			rel);
+		return false;
+	}
+	r = evict_key(rel, key, sizeof(key)) ? rec_find(key) : NULL;
+	if (r && now < r->until_ms) {
+		/* back within its back-off: capped (again: kubelet makes new
+		 * container cgroups), and said once per back-off */
+		bool capped = cfg->eviction.backoff_cap_mcpu && !dry_run &&
+			      tm_be_cap(d, rel, cfg->eviction.backoff_cap_mcpu);
+
+		if (capped && !r->capped) {
+			r->capped = true;
+			snprintf(r->rel, sizeof(r->rel), "%s", rel);
+		}
+		if (!r->told) {
+			r->told = true;
+			tm_audit(d, strategy, "backoff", dry_run,
+				 "cgroup=%s key=%s kills=%u kill_again_in_ms=%" PRIu64
+				 " cap_mcpu=%u capped=%s wanted=%s",
+				 rel, key, r->kills, r->until_ms - now,
+				 cfg->eviction.backoff_cap_mcpu, capped ? "true" : "false", action);
+		}
+		return false;
+	}
+	va_start(ap, fmt);
+	vsnprintf(details, sizeof(details), fmt, ap);
+	va_end(ap);
+	/* a pod the cluster names is evicted through the API (kubelet would
+	 * restart a killed one in place); capped meanwhile, so it frees the
+	 * CPU at once, and its memory.high already throttles it */
+	via = key[0] ? tm_kube_evict_ready(rel) : TM_EVICT_KILL;
+	if (via == TM_EVICT_WAIT) {
+		/* a pod killed in place comes back: capped until it has a name */
+		if (cfg->eviction.backoff_cap_mcpu && !dry_run)
+			tm_be_cap(d, rel, cfg->eviction.backoff_cap_mcpu);
+		tm_audit(d, strategy, "wait_pod_list", dry_run,
+			 "cgroup=%s wanted=%s why=\"eviction through the API: no pod list yet\"",
+			 rel, action);
+		return false;
+	}
+	via_api = via == TM_EVICT_API;
+	if (!tm_audit(d, strategy, action, dry_run, "cgroup=%s via=%s %s", rel,
+		      via_api ? "eviction-api" : "cgroup.kill", details))
+		return false;
+	if (via_api) {
+		if (cfg->eviction.backoff_cap_mcpu)
+			tm_be_cap(d, rel, cfg->eviction.backoff_cap_mcpu);
+		tm_kube_evict(rel, strategy, action);
+	} else if (tm_cg_write(d, rel, "cgroup.kill", "1")) {
+		fprintf(stderr, "tidemarkd: %s: cannot kill %s: %s\n", strategy, rel,
+			strerror(errno));
+		return false;
+	}
+	if (!r && key[0] && nr_recs < TM_EVICT_RECS) {
+		r = &recs[nr_recs++];
+		memset(r, 0, sizeof(*r));
+		snprintf(r->key, sizeof(r->key), "%s", key);
+	}
+	if (r) {
+		r->kills++;
+		r->backoff_ms =
+			tm_evict_backoff_ms(r->kills, cfg->eviction.backoff_initial_s * 1000ULL,
+					    cfg->eviction.backoff_max_s * 1000ULL);
+		r->until_ms = now + r->backoff_ms;
+		r->told = false;
+	}
+	return true;
+}
+
+void tm_evict_round(struct tm_daemon *d, uint64_t now)
+{
+	char rel[TM_CFG_PATH_MAX], strategy[32], why[256];
+	int k = 0;
+
+	/* pods the API did not evict in time, whose fallback is a kill */
+	while (tm_kube_evict_fallback(rel, sizeof(rel), strategy, sizeof(strategy), why,
+				      sizeof(why))) {
+		if (tm_protected(d, rel))
+			continue;
+		tm_audit(d, "evictor", "kill_fallback", false, "cgroup=%s for=%s why=\"%s\"", rel,
+			 strategy, why);
+		if (tm_cg_write(d, rel, "cgroup.kill", "1") && errno != ENOENT)
+			fprintf(stderr, "tidemarkd: cannot kill %s: %s\n", rel, strerror(errno));
+	}
+
+	for (int i = 0; i < nr_recs; i++) {
+		struct evict_rec *r = &recs[i];
+
+		if (r->capped && now >= r->until_ms) {
+			r->capped = false;
+			tm_audit(d, "evictor", "backoff_end", false,
+				 "cgroup=%s key=%s kills=%u cap=%s", r->rel, r->key, r->kills,
+				 tm_be_cap(d, r->rel, 0) ? "removed"
+							 : "gone (no cgroup or scheduler)");
+		}
+		/* forgotten after a quiet back-off as long again: counts restart */
+		if (now >= r->until_ms + r->backoff_ms)
+			continue;
+		recs[k++] = *r;
+	}
+	nr_recs = k;
+}
