@@ -305,12 +305,12 @@ static void refresh_pods(struct tm_kube *k)
 		snprintf(why, sizeof(why), "pods from the %s: %s", k->pods, err);
 		goto fail;
 	}
-	tm_nm_set_pods(pods, n, api ? "API server" : "kubelet", NULL);
+	tm_pods_set(pods, n, api ? "API server" : "kubelet", NULL);
 	free(resp);
 	return;
 fail:
 	fprintf(stderr, "tidemarkd: %s\n", why);
-	tm_nm_set_pods(NULL, 0, NULL, why);
+	tm_pods_set(NULL, 0, NULL, why);
 	free(resp);
 }
 
@@ -513,10 +513,10 @@ int tm_kube_evict_ready(const char *rel)
 	pthread_mutex_unlock(&K.lock);
 	if (!on || tm_pod_uid(rel, uid, sizeof(uid)) != 1)
 		return TM_EVICT_KILL;
-	if (tm_nm_pod_name(uid, ns, sizeof(ns), name, sizeof(name)))
+	if (tm_pod_name(uid, ns, sizeof(ns), name, sizeof(name)))
 		return TM_EVICT_API;
 	/* not yet named: wait for the first list, not longer than 30 s */
-	return !tm_nm_pods_listed() && tm_now_ms() - since < 30000 ? TM_EVICT_WAIT : TM_EVICT_KILL;
+	return !tm_pods_listed() && tm_now_ms() - since < 30000 ? TM_EVICT_WAIT : TM_EVICT_KILL;
 }
 
 void tm_kube_evict(const char *rel, const char *strategy, const char *action)
@@ -525,7 +525,7 @@ void tm_kube_evict(const char *rel, const char *strategy, const char *action)
 	bool full = false;
 
 	if (tm_pod_uid(rel, e.uid, sizeof(e.uid)) != 1 ||
-	    !tm_nm_pod_name(e.uid, e.ns, sizeof(e.ns), e.name, sizeof(e.name)))
+	    !tm_pod_name(e.uid, e.ns, sizeof(e.ns), e.name, sizeof(e.name)))
 		return;
 	snprintf(e.rel, sizeof(e.rel), "%s", rel);
 	snprintf(e.strategy, sizeof(e.strategy), "%s", strategy);

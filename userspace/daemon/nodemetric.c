@@ -66,11 +66,6 @@ static struct {
 	int nr, cap;
 	uint32_t gen;
 	uint64_t at_realtime;
-	struct tm_pod *pods;
-	int nr_pods;
-	char source[16];  /* where pods came from: "api", "kubelet", "" */
-	char why[256];	  /* why no pod has a name */
-	uint64_t pods_at; /* wall clock of the list, s */
 	double scratch[NODE_RING];
 	char msg[512];
 	bool full; /* a cgroup found no track this sample (MAX_TRACKS) */
@@ -200,147 +195,6 @@ static json_t *path_str(const char *s)
 static const char *const mem_policy_name[] = {"usageWithoutPageCache", "usageWithHotPageCache",
 					      "usageWithPageCache"};
 
-/* ---- pod identity ---- */
-
-static const char *jstr(json_t *o, const char *k)
-{
-	json_t *v = o ? json_object_get(o, k) : NULL;
-
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-/* The effective request of a pod: its containers' sum, or its largest init
- * container's when that is more (the kubelet's rule), plus overhead. */
-static void pod_requests(json_t *spec, struct tm_pod *p)
-{
-	uint64_t sum[2] = {0, 0}, init[2] = {0, 0}, v;
-	static const char *const res[2] = {"cpu", "memory"};
-	static const uint64_t scale[2] = {1000, 1};
-	json_t *c, *cs;
-	size_t i;
-
-	for (int pass = 0; pass < 2; pass++) {
-		cs = json_object_get(spec, pass ? "initContainers" : "containers");
-		json_array_foreach(cs, i, c)
-		{
-			json_t *req = json_object_get(json_object_get(c, "resources"), "requests");
-
-			for (int r = 0; r < 2; r++) {
-				const char *q = jstr(req, res[r]);
-
-				if (!q || tm_qty_parse(q, scale[r], &v))
-					continue;
-				if (pass)
-					init[r] = v > init[r] ? v : init[r];
-				else
-					sum[r] += v;
-			}
-		}
-	}
-	for (int r = 0; r < 2; r++) {
-		const char *q = jstr(json_object_get(spec, "overhead"), res[r]);
-
-		if (init[r] > sum[r])
-			sum[r] = init[r];
-		if (q && !tm_qty_parse(q, scale[r], &v))
-			sum[r] += v;
-	}
-	p->req_mcpu = sum[0];
-	p->req_bytes = sum[1];
-}
-
-/*
- * Koordinator's classes: the koordinator.sh/qosClass label, else LS for a
- * Guaranteed or Burstable pod and BE for a BestEffort one; the priority
- * class from spec.priority's band (prod 9000-9999, mid 7000-7999, batch
- * 5000-5999, free 3000-3999), else koordinator.sh/priority-class, else
- * batch for BE and prod for the rest.
- */
-static void pod_classes(json_t *labels, json_t *spec, struct tm_pod *p)
-{
-	static const char *const qos[] = {"LSE", "LSR", "LS", "BE", "SYSTEM", NULL};
-	static const char *const prio[] = {"koord-prod", "koord-mid", "koord-batch", "koord-free",
-					   NULL};
-	const char *l = jstr(labels, "koordinator.sh/qosClass");
-	json_t *pr = json_object_get(spec, "priority");
-
-	p->qos[0] = p->prio[0] = 0;
-	for (int i = 0; l && qos[i]; i++)
-		if (!strcmp(l, qos[i]))
-			snprintf(p->qos, sizeof(p->qos), "%s", qos[i]);
-	if (!p->qos[0])
-		snprintf(p->qos, sizeof(p->qos), "%s",
-			 !strcmp(p->kube_qos, "BestEffort") ? "BE" : "LS");
-	if (json_is_integer(pr)) {
-		json_int_t v = json_integer_value(pr);
-
-		if (v >= 9000 && v <= 9999)
-			snprintf(p->prio, sizeof(p->prio), "koord-prod");
-		else if (v >= 7000 && v <= 7999)
-			snprintf(p->prio, sizeof(p->prio), "koord-mid");
-		else if (v >= 5000 && v <= 5999)
-			snprintf(p->prio, sizeof(p->prio), "koord-batch");
-		else if (v >= 3000 && v <= 3999)
-			snprintf(p->prio, sizeof(p->prio), "koord-free");
-	}
-	l = jstr(labels, "koordinator.sh/priority-class");
-	for (int i = 0; !p->prio[0] && l && prio[i]; i++)
-		if (!strcmp(l, prio[i]))
-			snprintf(p->prio, sizeof(p->prio), "%s", prio[i]);
-	if (!p->prio[0])
-		snprintf(p->prio, sizeof(p->prio), "%s",
-			 !strcmp(p->qos, "BE") ? "koord-batch" : "koord-prod");
-}
-
-static int pod_by_uid(const void *a, const void *b)
-{
-	return strcmp(((const struct tm_pod *)a)->uid, ((const struct tm_pod *)b)->uid);
-}
-
-int tm_pods_parse(json_t *list, struct tm_pod **pods, char *err, size_t errlen)
-{
-	json_t *items = json_is_object(list) ? json_object_get(list, "items") : NULL, *it;
-	struct tm_pod *v;
-	size_t i;
-	int n = 0;
-
-	*pods = NULL;
-	if (!json_is_array(items)) {
-		snprintf(err, errlen, "not a pod list (no items)");
-		return -1;
-	}
-	v = calloc(json_array_size(items) + 1, sizeof(*v));
-	if (!v) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	json_array_foreach(items, i, it)
-	{
-		json_t *md = json_object_get(it, "metadata"), *spec = json_object_get(it, "spec");
-		const char *uid = jstr(md, "uid"), *ns = jstr(md, "namespace"),
-			   *name = jstr(md, "name");
-		const char *kq = jstr(json_object_get(it, "status"), "qosClass");
-		struct tm_pod *p = &v[n];
-
-		/* a pod without these cannot be matched or named: left out */
-		if (!uid || !ns || !name || !*uid || !*ns || !*name ||
-		    strlen(uid) >= sizeof(p->uid) || strlen(ns) >= sizeof(p->ns) ||
-		    strlen(name) >= sizeof(p->name))
-			continue;
-		snprintf(p->uid, sizeof(p->uid), "%s", uid);
-		snprintf(p->ns, sizeof(p->ns), "%s", ns);
-		snprintf(p->name, sizeof(p->name), "%s", name);
-		snprintf(p->kube_qos, sizeof(p->kube_qos), "%s", kq ? kq : "");
-		if (json_is_object(spec))
-			pod_requests(spec, p);
-		pod_classes(json_object_get(md, "labels"), spec, p);
-		n++;
-	}
-	qsort(v, n, sizeof(*v), pod_by_uid);
-	*pods = v;
-	return n;
-}
-
 /* ---- sampling ---- */
 
 const char *tm_nm_node(void)
@@ -361,30 +215,7 @@ void tm_nm_init(struct tm_daemon *d)
 		for (size_t i = 0; host[i] && i < sizeof(N.node) - 1; i++)
 			N.node[i] = (char)tolower((unsigned char)host[i]);
 	tm_nm_policy_default(&N.pol);
-	if (!strcmp(d->cfg.kube.pods, "none") || !d->cfg.kube.pods[0])
-		snprintf(N.why, sizeof(N.why),
-			 "no pod list: kubernetes.pods is none (no API server or kubelet "
-			 "configured)");
-	else
-		snprintf(N.why, sizeof(N.why), "no pod list yet from the %s", d->cfg.kube.pods);
-}
-
-void tm_nm_set_pods(struct tm_pod *pods, int n, const char *source, const char *why)
-{
-	pthread_mutex_lock(&N.lock);
-	if (pods) {
-		free(N.pods);
-		N.pods = pods;
-		N.nr_pods = n;
-		snprintf(N.source, sizeof(N.source), "%s", source);
-		N.pods_at = (uint64_t)time(NULL);
-		N.why[0] = 0;
-	} else if (why) {
-		/* the last list stays: pods change slowly, a failed refresh is
-		 * said in the report */
-		snprintf(N.why, sizeof(N.why), "%s", why);
-	}
-	pthread_mutex_unlock(&N.lock);
+	tm_pods_init(d->cfg.kube.pods);
 }
 
 void tm_nm_set_policy(const struct tm_nm_policy *p)
@@ -399,34 +230,6 @@ void tm_nm_get_policy(struct tm_nm_policy *p)
 	pthread_mutex_lock(&N.lock);
 	*p = N.pol;
 	pthread_mutex_unlock(&N.lock);
-}
-
-static const struct tm_pod *pod_of(const char *uid);
-
-bool tm_nm_pods_listed(void)
-{
-	bool l;
-
-	pthread_mutex_lock(&N.lock);
-	l = N.source[0] != 0;
-	pthread_mutex_unlock(&N.lock);
-	return l;
-}
-
-bool tm_nm_pod_name(const char *uid, char *ns, size_t nslen, char *name, size_t namelen)
-{
-	const struct tm_pod *p;
-	bool ok = false;
-
-	pthread_mutex_lock(&N.lock);
-	p = pod_of(uid);
-	if (p) {
-		snprintf(ns, nslen, "%s", p->ns);
-		snprintf(name, namelen, "%s", p->name);
-		ok = true;
-	}
-	pthread_mutex_unlock(&N.lock);
-	return ok;
 }
 
 /* MemTotal - MemAvailable, - MemFree, and the first plus Active(file). */
@@ -698,14 +501,6 @@ static void rfc3339(char *out, size_t len, uint64_t t)
 	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tmv);
 }
 
-static const struct tm_pod *pod_of(const char *uid)
-{
-	struct tm_pod key;
-
-	snprintf(key.uid, sizeof(key.uid), "%s", uid);
-	return N.nr_pods ? bsearch(&key, N.pods, N.nr_pods, sizeof(*N.pods), pod_by_uid) : NULL;
-}
-
 /* The node's samples over the last @win_s: their CPU and memory values. */
 static uint32_t node_window(uint32_t win_s, double *cpu, double *mem, int pol, uint64_t *span_us)
 {
@@ -731,9 +526,10 @@ json_t *tm_nm_object(struct tm_daemon *d)
 	static double cpu[NODE_RING], mem[NODE_RING];
 	json_t *o, *st, *nm, *pods, *hosts, *aggs, *pol, *durs, *ann;
 	double pods_mcpu = 0, pods_mem = 0, rec_mcpu = 0, rec_mem = 0;
-	char when[32], buf[32];
+	char when[32], buf[32], source[16], why[256];
 	struct tm_wstat sc, sm;
-	uint64_t span;
+	struct tm_pod pod;
+	uint64_t span, pods_at;
 	uint32_t k, ds;
 	int named = 0;
 
@@ -795,9 +591,9 @@ json_t *tm_nm_object(struct tm_daemon *d)
 		}
 		pods_mcpu += c;
 		pods_mem += m;
-		p = pod_of(t->uid);
-		if (!p)
+		if (!tm_pod_get(t->uid, &pod))
 			continue; /* not (yet) in the pod list: in systemUsage's sum only */
+		p = &pod;
 		named++;
 		if (!strcmp(p->prio, "koord-prod")) {
 			rec_mcpu += p->req_mcpu > pc ? p->req_mcpu - pc : 0;
@@ -821,16 +617,17 @@ json_t *tm_nm_object(struct tm_daemon *d)
 	}
 	json_object_set_new(st, "podsMetric", pods);
 	json_object_set_new(st, "hostApplicationMetric", hosts);
-	if (N.source[0])
+	tm_pods_origin(source, sizeof(source), &pods_at, why, sizeof(why));
+	if (source[0])
 		json_object_set_new(st, "prodReclaimableMetric",
 				    json_pack("{s:o}", "resource", resources(rec_mcpu, rec_mem)));
 	ann = json_object();
-	if (N.source[0]) {
-		rfc3339(buf, sizeof(buf), N.pods_at);
+	if (source[0]) {
+		rfc3339(buf, sizeof(buf), pods_at);
 		snprintf(N.msg, sizeof(N.msg), "%d pods named from the %s's list of %s%s%s", named,
-			 N.source, buf, N.why[0] ? "; last refresh failed: " : "", N.why);
+			 source, buf, why[0] ? "; last refresh failed: " : "", why);
 	} else {
-		snprintf(N.msg, sizeof(N.msg), "%s", N.why);
+		snprintf(N.msg, sizeof(N.msg), "%s", why);
 	}
 	json_object_set_new(ann, "tidemark.io/pod-identity", json_string(N.msg));
 	o = json_pack("{s:s,s:s,s:{s:s,s:o},s:{s:o},s:o}", "apiVersion",

@@ -4,13 +4,14 @@
  * node, system and per-pod usage averaged over the collect policy's window,
  * aggregated node usage per duration, ONLINE host applications, what prod
  * pods leave unused. Pods are found in the kubelet's cgroup tree (either
- * driver) and named from the pod list the cluster gives (kube.c).
+ * driver) and named from the pod table (pods.h).
  */
 #ifndef __TM_NODEMETRIC_H
 #define __TM_NODEMETRIC_H
 #include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
+#include "pods.h"
 
 struct tm_daemon;
 
@@ -31,17 +32,6 @@ enum {
 	TM_NM_MEM_CACHE,     /* usageWithPageCache */
 };
 
-/* One pod of this node as the cluster lists it. */
-struct tm_pod {
-	char uid[40];
-	char ns[64];
-	char name[254];
-	char qos[8];	   /* Koordinator's: LSE, LSR, LS, BE, SYSTEM */
-	char prio[16];	   /* koord-prod, koord-mid, koord-batch, koord-free */
-	char kube_qos[16]; /* Guaranteed, Burstable, BestEffort */
-	uint64_t req_mcpu, req_bytes;
-};
-
 /* Koordinator's defaults: 300 s, 60 s, 5m/10m/30m, without page cache. */
 void tm_nm_policy_default(struct tm_nm_policy *p);
 
@@ -52,13 +42,6 @@ void tm_nm_policy_default(struct tm_nm_policy *p);
  */
 int tm_nm_policy_from_spec(json_t *spec, struct tm_nm_policy *p, char *err, size_t errlen);
 
-/*
- * A PodList (the API's or the kubelet's /pods) into *pods, sorted by UID;
- * Koordinator's QoS and priority class from its labels and priority, else
- * from the Kubernetes QoS class. How many, -1 with @err on a malformed list.
- */
-int tm_pods_parse(json_t *list, struct tm_pod **pods, char *err, size_t errlen);
-
 /* Set up (main thread, before the HTTP and cluster threads start): the
  * node's name from kubernetes.node_name, $NODE_NAME or the host name. */
 void tm_nm_init(struct tm_daemon *d);
@@ -67,16 +50,6 @@ const char *tm_nm_node(void);
 /* One sample of the node and of every pod and ONLINE host cgroup (main
  * thread, with the report's sample). */
 void tm_nm_sample(struct tm_daemon *d, uint64_t now_us, double node_mcpu);
-
-/* The pods the cluster lists now (kube.c); @source "api" or "kubelet". The
- * table is taken over. @why: why there is none (NULL when listed). */
-void tm_nm_set_pods(struct tm_pod *pods, int n, const char *source, const char *why);
-
-/* A pod list arrived since start. */
-bool tm_nm_pods_listed(void);
-
-/* The namespace and name of pod @uid in the last list; false when unknown. */
-bool tm_nm_pod_name(const char *uid, char *ns, size_t nslen, char *name, size_t namelen);
 
 /* The collect policy NodeMetric's spec asks for (kube.c). */
 void tm_nm_set_policy(const struct tm_nm_policy *p);
