@@ -84,7 +84,10 @@ NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null || echo -lnl-gen
 # userspace/lib and topology: one static library every program links.
 LIB_SRCS    := $(wildcard userspace/lib/*.c topology/*.c)
 LOADER_SRCS := $(wildcard userspace/loader/*.c)
-DAEMON_SRCS := $(wildcard userspace/daemon/*.c userspace/daemon/strategies/*.c)
+DAEMON_SRCS := $(wildcard userspace/daemon/*.c userspace/daemon/strategies/*.c \
+		 userspace/daemon/cluster/*.c)
+# the daemon's own headers: its core, and the cluster wing behind a wall
+DAEMON_INC  := -Iuserspace/daemon -Iuserspace/daemon/cluster
 CTL_SRCS    := $(wildcard userspace/ctl/*.c)
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 LIBTM := $(BUILD)/libtidemark.a
@@ -100,7 +103,7 @@ $(BUILD)/obj/%.o: %.c $(LIBBPF_A)
 # The loader includes the skeleton.
 $(call obj,$(LOADER_SRCS)): $(BUILD)/tidemark.skel.h
 $(call obj,$(LOADER_SRCS)): USER_CFLAGS += -Iuserspace/loader
-$(call obj,$(DAEMON_SRCS)): USER_CFLAGS += -Iuserspace/daemon $(NL_CFLAGS)
+$(call obj,$(DAEMON_SRCS)): USER_CFLAGS += $(DAEMON_INC) $(NL_CFLAGS)
 $(call obj,$(CTL_SRCS)): USER_CFLAGS += -Iuserspace/ctl
 
 -include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d $(BUILD)/obj/*/*/*/*.d)
@@ -204,7 +207,7 @@ clean:
 
 # Every C file and header of the project (bpf/vmlinux.h is generated).
 FORMAT_FILES = $(filter-out bpf/vmlinux.h,$(wildcard bpf/*.c bpf/*.h userspace/*/*.c \
-	       userspace/*/*.h userspace/*/*/*.c topology/*.c topology/*.h tests/unit/*.c \
+	       userspace/*/*.h userspace/*/*/*.c userspace/*/*/*.h topology/*.c topology/*.h tests/unit/*.c \
 	       tests/fuzz/*.c tests/fuzz/*.h \
 	       tools/*/*.c))
 

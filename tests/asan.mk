@@ -6,7 +6,7 @@
 ASAN := $(BUILD)/asan
 ASAN_CFLAGS = -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 	      -fno-sanitize-recover=undefined $(WARN) -std=gnu11 -D_GNU_SOURCE \
-	      -DTM_VERSION='"$(TM_VERSION)"' $(USER_INC) -Iuserspace/daemon -Iuserspace/ctl \
+	      -DTM_VERSION='"$(TM_VERSION)"' $(USER_INC) $(DAEMON_INC) -Iuserspace/ctl \
 	      -Iuserspace/loader $(NL_CFLAGS)
 asan_obj = $(patsubst %.c,$(ASAN)/obj/%.o,$(1))
 ASAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(ASAN)/tests/%,$(UNIT_SRCS))

@@ -8,7 +8,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 # tests drive its configuration parser and actuators).
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard bpf/*.h userspace/*/*.h topology/*.h) $(LIBTMD) $(LIBTM) $(BUILD)/ksrc
 	@mkdir -p $(BUILD)/tests
-	$(CC) $(CFLAGS) $(WARN) -Wno-clobbered -std=gnu11 -D_GNU_SOURCE $(USER_INC) -Iuserspace/daemon \
+	$(CC) $(CFLAGS) $(WARN) -Wno-clobbered -std=gnu11 -D_GNU_SOURCE $(USER_INC) $(DAEMON_INC) \
 		-I$(KSRC)/tools/testing/selftests -o $@ $< $(LIBTMD) $(LIBTM) $(DAEMON_LIBS)
 
 include tests/fuzz/fuzz.mk

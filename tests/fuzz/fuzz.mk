@@ -12,7 +12,7 @@ FUZZ_BINS    := $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS))
 FUZZ_SECONDS ?= 60
 comma := ,
 FUZZ_CFLAGS   = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-std=gnu11 -D_GNU_SOURCE -DTM_VERSION='"fuzz"' $(USER_INC) -Iuserspace/daemon \
+		-std=gnu11 -D_GNU_SOURCE -DTM_VERSION='"fuzz"' $(USER_INC) $(DAEMON_INC) \
 		$(NL_CFLAGS) -Itests/fuzz
 FUZZ_SRCS    := $(LIB_SRCS) $(filter-out userspace/daemon/main.c,$(DAEMON_SRCS))
 FUZZ_OBJS    := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_SRCS))

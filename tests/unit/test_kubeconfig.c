@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kubeconfig files (userspace/daemon/kubeconfig.c): the context's cluster
+ * kubeconfig files (userspace/daemon/cluster/kubeconfig.c): the context's cluster
  * and user picked as kubectl picks them, paths taken from the file's
  * directory, inline PEM decoded, and everything tidemarkd cannot honour
  * refused with the field named.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * NodeMetric's inputs (userspace/daemon/nodemetric.c): the pod list into Koordinator's QoS and
+ * NodeMetric's inputs (userspace/daemon/cluster/nodemetric.c): the pod list into Koordinator's QoS and
  * priority classes with effective requests, and spec.metricCollectPolicy with each bad value named.
  */
 #include <stdlib.h>
