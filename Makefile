@@ -38,7 +38,8 @@ BINS := $(BUILD)/scx_tidemark $(BUILD)/tidemarkd $(BUILD)/tidemarkctl $(BUILD)/t
 
 .SECONDARY:
 
-.PHONY: install all deps kernel vmlinux-h test test-needs test-needs-host test-unit test-vm demo clean format format-check format-files bench verifier soak fuzz asan-build
+PHONY_EXTRA := layering-objs
+.PHONY: $(PHONY_EXTRA) install all deps kernel vmlinux-h test test-needs test-needs-host test-unit test-vm demo clean format format-check format-files bench verifier soak fuzz asan-build
 
 all: $(BINS)
 
@@ -155,6 +156,13 @@ $(NOTRACE)/obj/%.o: userspace/loader/%.c $(NOTRACE)/tidemark.skel.h
 -include $(wildcard $(NOTRACE)/obj/*.d)
 $(BUILD)/scx_tidemark_notrace: $(patsubst userspace/loader/%.c,$(NOTRACE)/obj/%.o,$(LOADER_SRCS)) $(LIBTM)
 	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lsystemd
+
+# Each program's object files, a line each, for tests/host/layering.sh
+# (built first: .SECONDARY lets make skip objects a program is newer than).
+layering-objs: $(call obj,$(LOADER_SRCS) $(DAEMON_SRCS) $(CTL_SRCS) $(LIB_SRCS)) $(CTL_HTTPC)
+	@echo scx_tidemark $(call obj,$(LOADER_SRCS) $(LIB_SRCS))
+	@echo tidemarkd $(call obj,$(DAEMON_SRCS) $(LIB_SRCS))
+	@echo tidemarkctl $(call obj,$(CTL_SRCS) $(filter-out userspace/lib/httpc.c,$(LIB_SRCS))) $(CTL_HTTPC)
 
 # The verifier's instruction count per program (make verifier).
 $(BUILD)/tm-insns: tools/verifier/insns.c $(LIBBPF_A)
