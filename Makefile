@@ -131,15 +131,8 @@ $(LIBTMD): $(call obj,$(DAEMON_LIB_SRCS))
 $(BUILD)/tidemarkd: $(call obj,userspace/daemon/main.c) $(LIBTMD) $(LIBTM)
 	$(CC) $(CFLAGS) -o $@ $^ $(DAEMON_LIBS)
 
-# tidemarkctl's httpc.o opens libcurl when `status` needs it (curl-dl.h):
-# linked, its ~30 libraries loaded at every start
-CTL_HTTPC := $(BUILD)/obj/ctl/httpc-dl.o
-$(CTL_HTTPC): userspace/lib/httpc.c $(LIBBPF_A)
-	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -DTM_HTTPC_DLOPEN -c -o $@ $<
-
-$(BUILD)/tidemarkctl: $(call obj,$(CTL_SRCS)) $(CTL_HTTPC) $(LIBTM)
-	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson
+$(BUILD)/tidemarkctl: $(call obj,$(CTL_SRCS)) $(LIBTM)
+	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lcurl
 
 # scx_tidemark with every trace point compiled out: what the trace's
 # zero-cost measurement compares with (tests/vm/trace.sh).
@@ -159,10 +152,10 @@ $(BUILD)/scx_tidemark_notrace: $(patsubst userspace/loader/%.c,$(NOTRACE)/obj/%.
 
 # Each program's object files, a line each, for tests/host/layering.sh
 # (built first: .SECONDARY lets make skip objects a program is newer than).
-layering-objs: $(call obj,$(LOADER_SRCS) $(DAEMON_SRCS) $(CTL_SRCS) $(LIB_SRCS)) $(CTL_HTTPC)
+layering-objs: $(call obj,$(LOADER_SRCS) $(DAEMON_SRCS) $(CTL_SRCS) $(LIB_SRCS))
 	@echo scx_tidemark $(call obj,$(LOADER_SRCS) $(LIB_SRCS))
 	@echo tidemarkd $(call obj,$(DAEMON_SRCS) $(LIB_SRCS))
-	@echo tidemarkctl $(call obj,$(CTL_SRCS) $(filter-out userspace/lib/httpc.c,$(LIB_SRCS))) $(CTL_HTTPC)
+	@echo tidemarkctl $(call obj,$(CTL_SRCS) $(LIB_SRCS))
 
 # The verifier's instruction count per program (make verifier).
 $(BUILD)/tm-insns: tools/verifier/insns.c $(LIBBPF_A)

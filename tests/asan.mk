@@ -20,14 +20,8 @@ $(ASAN)/tidemarkd: $(call asan_obj,$(DAEMON_SRCS) $(LIB_SRCS))
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(USER_LIBS) -ljansson -lmicrohttpd -lcurl \
 		-lyaml -lcrypto -lhwloc $(NL_LIBS) -lm -lsystemd
 
-# as the plain build: libcurl opened by `status` (userspace/lib/curl-dl.h)
-$(ASAN)/obj/ctl/httpc-dl.o: userspace/lib/httpc.c $(LIBBPF_A) $(wildcard userspace/lib/*.h)
-	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_CFLAGS) -DTM_HTTPC_DLOPEN -c -o $@ $<
-
-$(ASAN)/tidemarkctl: $(call asan_obj,$(CTL_SRCS) $(filter-out userspace/lib/httpc.c,$(LIB_SRCS))) \
-		$(ASAN)/obj/ctl/httpc-dl.o
-	$(CC) -fsanitize=address,undefined -o $@ $^ $(USER_LIBS) -lhwloc -ljansson
+$(ASAN)/tidemarkctl: $(call asan_obj,$(CTL_SRCS) $(LIB_SRCS))
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lcurl
 
 $(ASAN)/scx_tidemark: $(call asan_obj,$(LOADER_SRCS) $(LIB_SRCS))
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lsystemd -lcurl

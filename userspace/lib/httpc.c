@@ -6,12 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "httpc.h"
-#ifdef TM_HTTPC_DLOPEN
-#include "curl-dl.h"
-#define CURL_NEED(err, errlen) tm_curl_load(err, errlen)
-#else
-#define CURL_NEED(err, errlen) 0
-#endif
 
 #define RESP_MAX (4u << 20)
 
@@ -19,8 +13,6 @@ int tm_http_global_init(char *err, size_t errlen)
 {
 	CURLcode rc;
 
-	if (CURL_NEED(err, errlen))
-		return -1;
 	rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (rc) {
 		snprintf(err, errlen, "libcurl: %s", curl_easy_strerror(rc));
@@ -36,8 +28,6 @@ int tm_http_url_check(const char *url, char *err, size_t errlen)
 	CURLUcode rc;
 	int ret = -1;
 
-	if (CURL_NEED(err, errlen))
-		return -1;
 	if (!*url) {
 		snprintf(err, errlen, "empty URL");
 		return -1;
@@ -119,8 +109,6 @@ int tm_http_exchange(const struct tm_http_req *r, char **resp, long *status, cha
 	CURL *c;
 
 	*resp = NULL;
-	if (CURL_NEED(err, errlen))
-		return -1;
 	c = curl_easy_init();
 	if (!c) {
 		snprintf(err, errlen, "libcurl: cannot make a handle");
