@@ -43,10 +43,11 @@ PHONY_EXTRA := layering-objs
 
 all: $(BINS)
 
+# Debian packages, as root: make demo and make test run this first.
 deps:
 	@tools/deps.sh
 
-$(BUILD)/ksrc: | deps
+$(BUILD)/ksrc:
 	@mkdir -p $(BUILD)
 	tools/ksrc.sh > $@.tmp && mv $@.tmp $@
 
@@ -65,11 +66,11 @@ $(BPFTOOL): $(BUILD)/ksrc | $(LIBBPF_A)
 		bootstrap >/dev/null
 	@touch $@
 
-kernel: | deps
+kernel:
 	@tools/kernel.sh >/dev/null
 
 # Regenerate the committed bpf/vmlinux.h from the test kernel's BTF.
-vmlinux-h: $(BPFTOOL) | deps
+vmlinux-h: $(BPFTOOL)
 	tools/gen-vmlinux-h.sh $(BPFTOOL) > bpf/vmlinux.h.tmp && mv bpf/vmlinux.h.tmp bpf/vmlinux.h
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) bpf/vmlinux.h $(LIBBPF_A) $(BPFTOOL)
@@ -200,7 +201,11 @@ install: $(BUILD)/scx_tidemark $(BUILD)/tidemarkd $(BUILD)/tidemarkctl
 	[ -e $(DESTDIR)$(SYSCONFDIR)/tidemark/tidemarkd.json ] || \
 		install -m 0644 dist/tidemarkd.json.sample $(DESTDIR)$(SYSCONFDIR)/tidemark/tidemarkd.json
 
-demo: all kernel
+# The two entry points install what is missing first; every other target
+# only builds (a missing package is named, with `make deps`).
+demo:
+	@tools/deps.sh
+	$(MAKE) all kernel
 	tools/demo.sh
 
 clean:

@@ -25,6 +25,7 @@ TEST_NEEDS_HOST := all $(UNIT_BINS) fuzz-build asan-build $(BUILD)/scx_tidemark_
 	$(BUILD)/peers/scx_simple $(BUILD)/peers/scx_flatcg
 TEST_NEEDS := $(TEST_NEEDS_HOST) kernel
 test:
+	@tools/deps.sh
 	$(MAKE) -j$(shell nproc) test-needs-host
 	tests/run $(UNIT_BINS) $(wildcard tests/host/*.sh) $(wildcard tests/vm/*.sh)
 

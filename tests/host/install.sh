@@ -76,4 +76,12 @@ else
 	out=$(verify "$tmp/p/broken.service")
 	if grep -q "notifyy" <<<"$out"; then ok "the verify check catches a bad unit"; else not_ok "the verify check catches a bad unit" "$out"; fi
 fi
+# make all builds and never installs: on a tree never built (an empty
+# BUILD), what it would run names neither tools/deps.sh nor apt
+plan=$(make -n --no-print-directory all BUILD="$tmp/never-built" 2>&1)
+if grep -q "tools/ksrc.sh" <<<"$plan" && ! grep -qE "deps\.sh|apt-get|apt " <<<"$plan"; then
+	ok "make all on a fresh tree builds from the kernel tree and installs nothing"
+else
+	not_ok "make all on a fresh tree builds and installs nothing" "$(grep -E "deps|apt|ksrc" <<<"$plan" | head -5)"
+fi
 tap_done
