@@ -53,4 +53,4 @@ PY
 kill -INT $pid
 wait $pid
 echo "demo: scheduler exit: $(grep '^EXIT' /tmp/scx.log)"
-echo "demo: (timings under multi-threaded TCG follow host noise; tests/vm/priority.sh measures priority in icount mode, see README)"
+echo "demo: (timings under multi-threaded TCG follow host noise; tests/vm/priority.sh measures priority in icount mode, see docs/testing.md)"

@@ -46,13 +46,13 @@ if grep -q "home-wait-us US" <<<"$out" && grep -q "default 2000" <<<"$out"; then
 else
 	not_ok "--help documents home_wait_us with its default" "$out"
 fi
-# The README's table of tunables is the one tidemarkctl prints from the ABI's table.
+# docs/scheduler.md's table of tunables is the one tidemarkctl prints from the ABI's table.
 ctl=${TIDEMARK_BUILD:-build}/tidemarkctl
 md=$("$ctl" tunables --markdown)
 expect_eq "tidemarkctl tunables --markdown: a row per tunable and load-time setting" 16 "$(grep -c '^|' <<<"$md")"
-if grep -qxF -f <(printf '%s\n' "$md") README.md && [ "$(grep -cxF -f <(printf '%s\n' "$md") README.md)" -eq 16 ]; then
-	ok "README's table of tunables matches tidemarkctl tunables --markdown"
+if grep -qxF -f <(printf '%s\n' "$md") docs/scheduler.md && [ "$(grep -cxF -f <(printf '%s\n' "$md") docs/scheduler.md)" -eq 16 ]; then
+	ok "docs/scheduler.md's table of tunables matches tidemarkctl tunables --markdown"
 else
-	not_ok "README's table of tunables matches" "$(diff <(printf '%s\n' "$md") <(grep -A15 '^| tunable | unit' README.md))"
+	not_ok "docs/scheduler.md's table of tunables matches" "$(diff <(printf '%s\n' "$md") <(grep -A15 '^| tunable | unit' docs/scheduler.md))"
 fi
 tap_done

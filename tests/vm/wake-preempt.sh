@@ -10,7 +10,7 @@
 # set), twice each. The preemptions are the scheduler's own count (at the
 # wakeup, or at the hog's tick for a wakeup early in its slice); the
 # latencies are the service's. On 1 vCPU: on 2 the emulator's pace splits
-# boots in two (README, ONLINE sharing). Measured (5 s per setting and
+# boots in two (docs/scheduler.md, ONLINE sharing). Measured (5 s per setting and
 # round, 6 runs): p50 request 737 us with it, 10.8-11.3 ms off (EEVDF 697);
 # p99 3.8-4.9 ms against 21.7-21.9 ms (EEVDF 3.6-4.6). 10 s gave the same.
 . "$(dirname "$0")/../lib/lib.sh"

@@ -20,7 +20,7 @@
 #
 # One vCPU: with -icount QEMU runs vCPUs round-robin on one host thread, so a
 # remote wakeup waits for the target vCPU's turn (1-8 ms measured) and would
-# swamp every scheduler's latency; see README "Why the priority test uses one
+# swamp every scheduler's latency; see docs/testing.md "Why the priority test uses one
 # vCPU". Full mode also boots the CCX test (16 vCPUs in 4 L3, no icount) and
 # the daemon test for the memory reaction, and takes their measurements.
 set -euo pipefail
