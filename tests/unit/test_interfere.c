@@ -112,37 +112,37 @@ TEST(pearson_basics)
 }
 
 /*
- * The victim's wait jumps when an antagonist starts at sample 6. The
+ * The sufferer's wait jumps when an antagonist starts at sample 6. The
  * innocent BE cgroup is the biggest all along but flat (it even loses some
  * CPU to the antagonist); a second small one is noise.
  */
 TEST(culprit_is_the_one_that_correlates_not_the_biggest)
 {
-	double victim[12], innocent[12], antagonist[12], small[12];
+	double sufferer[12], innocent[12], antagonist[12], small[12];
 	const double *be[3] = {innocent, antagonist, small};
 	double r;
 
 	for (int i = 0; i < 12; i++) {
 		bool on = i >= 6;
 
-		victim[i] = on ? 700 + (i % 3) * 40 : 100 + (i % 2) * 5;
+		sufferer[i] = on ? 700 + (i % 3) * 40 : 100 + (i % 2) * 5;
 		innocent[i] = on ? 1100 : 1400;
 		antagonist[i] = on ? 500 + (i % 2) * 30 : 0;
 		small[i] = 50 + (i % 4) * 10;
 	}
-	EXPECT_EQ(1, tm_pick_culprit(victim, be, 3, 12, 0.5, 50, &r));
+	EXPECT_EQ(1, tm_pick_culprit(sufferer, be, 3, 12, 0.5, 50, &r));
 	EXPECT_GT(r, 0.9);
 }
 
 TEST(no_culprit_when_nothing_correlates_or_is_active)
 {
-	double victim[8] = {100, 100, 100, 100, 600, 650, 620, 640};
+	double sufferer[8] = {100, 100, 100, 100, 600, 650, 620, 640};
 	double flat[8] = {900, 900, 900, 900, 900, 900, 900, 900};
 	double stopped[8] = {0, 0, 0, 0, 400, 400, 400, 10}; /* correlates, gone now */
 	const double *be[2] = {flat, stopped};
 	double r = 1;
 
-	EXPECT_EQ(-1, tm_pick_culprit(victim, be, 2, 8, 0.5, 50, &r));
+	EXPECT_EQ(-1, tm_pick_culprit(sufferer, be, 2, 8, 0.5, 50, &r));
 	EXPECT_EQ(0, r);
 }
 
@@ -187,7 +187,7 @@ TEST(ladder_holds_a_step_that_helped_and_relaxes_after_recover_time)
 }
 
 /*
- * Against the victim's outliers (1/0): the wait's size jumps around while
+ * Against the sufferer's outliers (1/0): the wait's size jumps around while
  * the antagonist runs, and an earlier noise outlier or two do not hide it.
  */
 TEST(culprit_from_outlier_indicator)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * NodeMetric's inputs (userspace/daemon/cluster/nodemetric.c): the pod list into Koordinator's QoS and
- * priority classes with effective requests, and spec.metricCollectPolicy with each bad value named.
+ * NodeMetric's inputs (userspace/daemon/cluster/nodemetric.c): the pod list into Koordinator's QoS
+ * and priority classes with effective requests, and spec.metricCollectPolicy with each bad value
+ * named.
  */
 #include <stdlib.h>
 #include <string.h>

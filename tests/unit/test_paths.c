@@ -91,7 +91,7 @@ TEST(protection_the_same_for_every_form)
 
 TEST(interference_watches_every_form)
 {
-	/* the detector takes the cgroups tm_cfg_online names as its victims */
+	/* the detector takes the cgroups tm_cfg_online names as its sufferers */
 	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
 		ASSERT_EQ(0, setup(forms[i], "/be"));
 		EXPECT_TRUE(tm_cfg_online(&d, "/online/x"));

@@ -46,7 +46,7 @@ static struct {
 	double cpu[WIN_MAX], mem[WIN_MAX], on_cpu[WIN_MAX], on_mem[WIN_MAX];
 	uint32_t head, n;
 	double scratch[WIN_MAX];
-} S;
+} samp;
 
 /* Node busy and total jiffies (the "cpu" line of /proc/stat). */
 static void node_stat(int cpu, __u64 busy, __u64 total, void *arg)
@@ -150,12 +150,12 @@ static void record_cg(struct tm_daemon *d, const char *path, int cls, uint64_t u
 	if (prev && now_us > prev->at_us && usage_us >= prev->usage_us) {
 		u->cpu_mcpu = 1000.0 * (usage_us - prev->usage_us) / (now_us - prev->at_us);
 		if (cls >= 0 && cls < TM_NR_CLASSES)
-			S.grow_us[cls] += usage_us - prev->usage_us;
-	} else if (S.at_us && now_us > S.at_us && cls >= 0 && cls < TM_NR_CLASSES) {
+			samp.grow_us[cls] += usage_us - prev->usage_us;
+	} else if (samp.at_us && now_us > samp.at_us && cls >= 0 && cls < TM_NR_CLASSES) {
 		/* new since the last sample: what it ran is all from this interval */
-		uint64_t most = (now_us - S.at_us) * tm_nr_cpus();
+		uint64_t most = (now_us - samp.at_us) * tm_nr_cpus();
 
-		S.grow_us[cls] += usage_us < most ? usage_us : most;
+		samp.grow_us[cls] += usage_us < most ? usage_us : most;
 	}
 }
 
@@ -255,7 +255,7 @@ static struct {
 	struct tm_topology *t;
 	bool tried;
 	uint64_t busy[TM_TOPO_MAX_CPUS], total[TM_TOPO_MAX_CPUS];
-} D;
+} dom_use;
 
 /* One CPU's /proc/stat line: its use since the last sample, to its domain. */
 static void dom_cpu_stat(int cpu, __u64 busy, __u64 total, void *arg)
@@ -264,13 +264,14 @@ static void dom_cpu_stat(int cpu, __u64 busy, __u64 total, void *arg)
 
 	if (cpu < 0 || cpu >= TM_TOPO_MAX_CPUS)
 		return;
-	if (D.total[cpu] && total > D.total[cpu]) {
-		for (int k = 0; k < D.t->nr_domains && k < TM_REPORT_MAX_DOMS; k++)
-			if (tm_cpuset_test(&D.t->d[k].cpus, cpu))
-				used[k] += 1000.0 * (busy - D.busy[cpu]) / (total - D.total[cpu]);
+	if (dom_use.total[cpu] && total > dom_use.total[cpu]) {
+		for (int k = 0; k < dom_use.t->nr_domains && k < TM_REPORT_MAX_DOMS; k++)
+			if (tm_cpuset_test(&dom_use.t->d[k].cpus, cpu))
+				used[k] += 1000.0 * (busy - dom_use.busy[cpu]) /
+					   (total - dom_use.total[cpu]);
 	}
-	D.busy[cpu] = busy;
-	D.total[cpu] = total;
+	dom_use.busy[cpu] = busy;
+	dom_use.total[cpu] = total;
 }
 
 /* Free capacity per cache domain: its online CPUs minus what they used
@@ -280,22 +281,22 @@ static void dom_usage(struct tm_snapshot *s)
 	char err[256];
 	double used[TM_REPORT_MAX_DOMS] = {};
 
-	if (!D.tried) {
-		D.tried = true;
-		D.t = calloc(1, sizeof(*D.t));
-		if (D.t && tm_topo_load(NULL, D.t, err, sizeof(err))) {
+	if (!dom_use.tried) {
+		dom_use.tried = true;
+		dom_use.t = calloc(1, sizeof(*dom_use.t));
+		if (dom_use.t && tm_topo_load(NULL, dom_use.t, err, sizeof(err))) {
 			fprintf(stderr, "tidemarkd: no per-domain report: %s\n", err);
-			free(D.t);
-			D.t = NULL;
+			free(dom_use.t);
+			dom_use.t = NULL;
 		}
 	}
-	if (!D.t)
+	if (!dom_use.t)
 		return;
 	tm_proc_stat(dom_cpu_stat, used);
-	snprintf(s->dom_kind, sizeof(s->dom_kind), "%s", tm_domain_kind_name(D.t->kind));
-	for (int k = 0; k < D.t->nr_domains && k < TM_REPORT_MAX_DOMS; k++) {
-		tm_cpuset_format(&D.t->d[k].online, s->dom[k].cpus, sizeof(s->dom[k].cpus));
-		s->dom[k].cap_mcpu = tm_cpuset_count(&D.t->d[k].online) * 1000;
+	snprintf(s->dom_kind, sizeof(s->dom_kind), "%s", tm_domain_kind_name(dom_use.t->kind));
+	for (int k = 0; k < dom_use.t->nr_domains && k < TM_REPORT_MAX_DOMS; k++) {
+		tm_cpuset_format(&dom_use.t->d[k].online, s->dom[k].cpus, sizeof(s->dom[k].cpus));
+		s->dom[k].cap_mcpu = tm_cpuset_count(&dom_use.t->d[k].online) * 1000;
 		s->dom[k].used_mcpu = used[k];
 		s->nr_dom = k + 1;
 	}
@@ -317,19 +318,19 @@ static struct {
 	struct tm_cg_path *paths;
 	size_t np;
 	bool rewalked; /* in this sample */
-} P;
+} idpaths;
 
 static const char *id_path(struct tm_daemon *d, __u64 id)
 {
-	const char *path = tm_cgroup_path_of(P.paths, P.np, id);
+	const char *path = tm_cgroup_path_of(idpaths.paths, idpaths.np, id);
 
-	if (!path && !P.rewalked) {
-		P.rewalked = true;
-		tm_cgroup_paths_free(P.paths, P.np);
-		P.paths = NULL;
-		if (tm_cgroup_walk(d->cgroup_root, &P.paths, &P.np))
-			P.np = 0;
-		path = tm_cgroup_path_of(P.paths, P.np, id);
+	if (!path && !idpaths.rewalked) {
+		idpaths.rewalked = true;
+		tm_cgroup_paths_free(idpaths.paths, idpaths.np);
+		idpaths.paths = NULL;
+		if (tm_cgroup_walk(d->cgroup_root, &idpaths.paths, &idpaths.np))
+			idpaths.np = 0;
+		path = tm_cgroup_path_of(idpaths.paths, idpaths.np, id);
 	}
 	return path; /* NULL: removed, its entry goes with it */
 }
@@ -517,27 +518,27 @@ void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 	if (read_proc_stat(&busy, &total) || tm_read_meminfo(&mtot, &mavail))
 		return;
 	cur.n = 0;
-	memset(S.grow_us, 0, sizeof(S.grow_us));
+	memset(samp.grow_us, 0, sizeof(samp.grow_us));
 	cg_sum(d, TM_CLASS_ONLINE, c->online, c->nr_online, NULL, 0, &on_us, &on_mem, now_us);
 	cg_sum(d, TM_CLASS_BE, NULL, 0, c->be, c->nr_be, &be_us, &be_mem, now_us);
 	dom_usage(&s);
-	if (S.cpu_total && total > S.cpu_total)
-		used_mcpu = 1000.0 * s.nr_cpus * (busy - S.cpu_busy) / (total - S.cpu_total);
-	dt = S.at_us && now_us > S.at_us ? (double)(now_us - S.at_us) : 0;
+	if (samp.cpu_total && total > samp.cpu_total)
+		used_mcpu = 1000.0 * s.nr_cpus * (busy - samp.cpu_busy) / (total - samp.cpu_total);
+	dt = samp.at_us && now_us > samp.at_us ? (double)(now_us - samp.at_us) : 0;
 	if (dt > 0) {
-		on_mcpu = 1000.0 * S.grow_us[TM_CLASS_ONLINE] / dt;
-		be_mcpu = 1000.0 * S.grow_us[TM_CLASS_BE] / dt;
-		S.total_s[TM_CLASS_ONLINE] += S.grow_us[TM_CLASS_ONLINE] / 1e6;
-		S.total_s[TM_CLASS_BE] += S.grow_us[TM_CLASS_BE] / 1e6;
+		on_mcpu = 1000.0 * samp.grow_us[TM_CLASS_ONLINE] / dt;
+		be_mcpu = 1000.0 * samp.grow_us[TM_CLASS_BE] / dt;
+		samp.total_s[TM_CLASS_ONLINE] += samp.grow_us[TM_CLASS_ONLINE] / 1e6;
+		samp.total_s[TM_CLASS_BE] += samp.grow_us[TM_CLASS_BE] / 1e6;
 		if (used_mcpu > on_mcpu + be_mcpu)
-			S.total_s[TM_CLASS_SYSTEM] += (used_mcpu - on_mcpu - be_mcpu) * dt / 1e9;
+			samp.total_s[TM_CLASS_SYSTEM] += (used_mcpu - on_mcpu - be_mcpu) * dt / 1e9;
 	}
-	bool first = !S.at_us;
+	bool first = !samp.at_us;
 
-	S.cpu_busy = busy;
-	S.cpu_total = total;
-	S.at_us = now_us;
-	memcpy(s.cpu_total_s, S.total_s, sizeof(s.cpu_total_s));
+	samp.cpu_busy = busy;
+	samp.cpu_total = total;
+	samp.at_us = now_us;
+	memcpy(s.cpu_total_s, samp.total_s, sizeof(s.cpu_total_s));
 	s.at_realtime = time(NULL);
 	s.at_ms = now_ms;
 	s.cpu_used_mcpu = used_mcpu;
@@ -549,37 +550,37 @@ void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 	s.mem_online = on_mem;
 	s.mem_be = be_mem;
 	if (!first) {
-		S.cpu[S.head] = used_mcpu;
-		S.mem[S.head] = s.mem_used;
-		S.on_cpu[S.head] = on_mcpu;
-		S.on_mem[S.head] = on_mem;
-		S.head = (S.head + 1) % WIN_MAX;
-		if (S.n < WIN_MAX)
-			S.n++;
+		samp.cpu[samp.head] = used_mcpu;
+		samp.mem[samp.head] = s.mem_used;
+		samp.on_cpu[samp.head] = on_mcpu;
+		samp.on_mem[samp.head] = on_mem;
+		samp.head = (samp.head + 1) % WIN_MAX;
+		if (samp.n < WIN_MAX)
+			samp.n++;
 	}
 	/* windows: the most recent samples covering 5, 10, 30 minutes */
 	for (int w = 0; w < 3; w++) {
 		uint32_t k = win_s[w] / (c->report.sample_s ? c->report.sample_s : 1);
 		double v[WIN_MAX], m[WIN_MAX];
 
-		if (k > S.n)
-			k = S.n;
+		if (k > samp.n)
+			k = samp.n;
 		if (k < 1)
-			k = S.n ? 1 : 0;
+			k = samp.n ? 1 : 0;
 		for (uint32_t i = 0; i < k; i++) {
-			uint32_t idx = (S.head + WIN_MAX - 1 - i) % WIN_MAX;
+			uint32_t idx = (samp.head + WIN_MAX - 1 - i) % WIN_MAX;
 
-			v[i] = S.cpu[idx];
-			m[i] = S.mem[idx];
+			v[i] = samp.cpu[idx];
+			m[i] = samp.mem[idx];
 			if (w == 2) {
-				if (S.on_cpu[idx] > s.online_peak_mcpu)
-					s.online_peak_mcpu = S.on_cpu[idx];
-				if (S.on_mem[idx] > s.online_peak_mem)
-					s.online_peak_mem = S.on_mem[idx];
+				if (samp.on_cpu[idx] > s.online_peak_mcpu)
+					s.online_peak_mcpu = samp.on_cpu[idx];
+				if (samp.on_mem[idx] > s.online_peak_mem)
+					s.online_peak_mem = samp.on_mem[idx];
 			}
 		}
-		s.cpu_win[w] = tm_window_stats(v, k, S.scratch);
-		s.mem_win[w] = tm_window_stats(m, k, S.scratch);
+		s.cpu_win[w] = tm_window_stats(v, k, samp.scratch);
+		s.mem_win[w] = tm_window_stats(m, k, samp.scratch);
 	}
 	s.be_alloc_mcpu =
 		tm_be_allocatable(1000.0 * s.nr_cpus, c->report.reclaim_pct, s.cpu_system_mcpu,
@@ -597,7 +598,7 @@ void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 	memcpy(s.wait_sum_ns, st.wait_sum_ns, sizeof(s.wait_sum_ns));
 	s.enable_seq = read_enable_seq();
 	s.line_pct = tm_line_pct(d, &s.line_owner);
-	P.rewalked = false;
+	idpaths.rewalked = false;
 	bw = s.sched_up ? bw_section(d) : NULL;
 	waits = s.sched_up ? wait_section(d) : NULL;
 	pthread_mutex_lock(&d->lock);

@@ -119,14 +119,14 @@ static inline double tm_pearson(const double *x, const double *y, uint32_t n)
 /*
  * The culprit among @nbe BE cgroups: the one whose activity series (CPU
  * used per sample, be[i][0..n-1], oldest first) correlates best with the
- * victim's series @victim[0..n-1] (its outliers as 1/0: a point-biserial
+ * sufferer's series @sufferer[0..n-1] (its outliers as 1/0: a point-biserial
  * correlation), if at least @min_corr, and which is
  * active now (last sample >= @min_active). Not simply the biggest: a BE
  * cgroup that ran all along at the same rate explains no change. Ties go to
  * the larger rise over the window. Returns the index, or -1; *r_out gets
  * the winner's correlation.
  */
-static inline int tm_pick_culprit(const double *victim, const double *const *be, uint32_t nbe,
+static inline int tm_pick_culprit(const double *sufferer, const double *const *be, uint32_t nbe,
 				  uint32_t n, double min_corr, double min_active, double *r_out)
 {
 	int best = -1;
@@ -137,7 +137,7 @@ static inline int tm_pick_culprit(const double *victim, const double *const *be,
 
 		if (n < 3 || be[i][n - 1] < min_active)
 			continue;
-		r = tm_pearson(victim, be[i], n);
+		r = tm_pearson(sufferer, be[i], n);
 		rise = be[i][n - 1] - be[i][0];
 		if (r < min_corr)
 			continue;
@@ -154,7 +154,7 @@ static inline int tm_pick_culprit(const double *victim, const double *const *be,
 }
 
 /*
- * The action ladder. The first step when the victim turns interfered; each
+ * The action ladder. The first step when the sufferer turns interfered; each
  * further step after @cooldown_ms if the last did not help, that is while
  * any of the last of_m samples is still an outlier (@lingering; not just
  * while n of m are: half a relief is no relief). Every step is undone

@@ -89,7 +89,8 @@ static struct {
 	uint64_t started_ms;
 	uint32_t evict_timeout_s;
 	bool fallback_kill;
-} K = {.lock = PTHREAD_MUTEX_INITIALIZER, .slo_state = "not read (kubernetes.api is none)"};
+} kube_state = {.lock = PTHREAD_MUTEX_INITIALIZER,
+		.slo_state = "not read (kubernetes.api is none)"};
 
 struct tm_kube {
 	struct tm_daemon *d;
@@ -111,20 +112,20 @@ struct tm_kube {
 
 static void count(enum call c, bool ok, unsigned int retries)
 {
-	pthread_mutex_lock(&K.lock);
+	pthread_mutex_lock(&kube_state.lock);
 	if (ok) {
-		K.ok[c]++;
-		K.last_ok_s[c] = (uint64_t)time(NULL);
+		kube_state.ok[c]++;
+		kube_state.last_ok_s[c] = (uint64_t)time(NULL);
 	} else {
-		K.failed[c]++;
+		kube_state.failed[c]++;
 	}
-	K.retries[c] += retries;
-	pthread_mutex_unlock(&K.lock);
+	kube_state.retries[c] += retries;
+	pthread_mutex_unlock(&kube_state.lock);
 }
 
 void tm_kube_prom(struct tm_buf *b)
 {
-	pthread_mutex_lock(&K.lock);
+	pthread_mutex_lock(&kube_state.lock);
 	tm_bprintf(b, "# HELP tidemark_kube_requests_total Requests to the cluster (API server "
 		      "or kubelet) by call and result, retries not counted.\n"
 		      "# TYPE tidemark_kube_requests_total counter\n");
@@ -133,13 +134,13 @@ void tm_kube_prom(struct tm_buf *b)
 			   "tidemark_kube_requests_total{call=\"%s\",result=\"ok\"} %" PRIu64 "\n"
 			   "tidemark_kube_requests_total{call=\"%s\",result=\"failed\"} %" PRIu64
 			   "\n",
-			   call_name[c], K.ok[c], call_name[c], K.failed[c]);
+			   call_name[c], kube_state.ok[c], call_name[c], kube_state.failed[c]);
 	tm_bprintf(b, "# HELP tidemark_kube_retries_total Requests to the cluster tried again "
 		      "(connection failure, time-out, 429 or 5xx).\n"
 		      "# TYPE tidemark_kube_retries_total counter\n");
 	for (int c = 0; c < NR_CALLS; c++)
 		tm_bprintf(b, "tidemark_kube_retries_total{call=\"%s\"} %" PRIu64 "\n",
-			   call_name[c], K.retries[c]);
+			   call_name[c], kube_state.retries[c]);
 	tm_bprintf(b, "# HELP tidemark_kube_last_success_timestamp_seconds When each call last "
 		      "succeeded (0: never).\n"
 		      "# TYPE tidemark_kube_last_success_timestamp_seconds gauge\n");
@@ -147,8 +148,8 @@ void tm_kube_prom(struct tm_buf *b)
 		tm_bprintf(b,
 			   "tidemark_kube_last_success_timestamp_seconds{call=\"%s\"} %" PRIu64
 			   "\n",
-			   call_name[c], K.last_ok_s[c]);
-	pthread_mutex_unlock(&K.lock);
+			   call_name[c], kube_state.last_ok_s[c]);
+	pthread_mutex_unlock(&kube_state.lock);
 }
 
 /* Sleep @ms unless told to stop; false when stopping. */
@@ -417,39 +418,39 @@ bool tm_kube_slo_take(struct tm_slo_overlay *o)
 {
 	bool c;
 
-	pthread_mutex_lock(&K.lock);
-	c = K.slo_changed;
-	K.slo_changed = false;
-	*o = K.slo;
-	pthread_mutex_unlock(&K.lock);
+	pthread_mutex_lock(&kube_state.lock);
+	c = kube_state.slo_changed;
+	kube_state.slo_changed = false;
+	*o = kube_state.slo;
+	pthread_mutex_unlock(&kube_state.lock);
 	return c;
 }
 
 void tm_kube_slo_current(struct tm_slo_overlay *o)
 {
-	pthread_mutex_lock(&K.lock);
-	*o = K.slo;
-	pthread_mutex_unlock(&K.lock);
+	pthread_mutex_lock(&kube_state.lock);
+	*o = kube_state.slo;
+	pthread_mutex_unlock(&kube_state.lock);
 }
 
 void tm_kube_slo_said(const char *fmt, ...)
 {
 	va_list ap;
 
-	pthread_mutex_lock(&K.lock);
+	pthread_mutex_lock(&kube_state.lock);
 	va_start(ap, fmt);
-	vsnprintf(K.slo_state, sizeof(K.slo_state), fmt, ap);
+	vsnprintf(kube_state.slo_state, sizeof(kube_state.slo_state), fmt, ap);
 	va_end(ap);
-	pthread_mutex_unlock(&K.lock);
+	pthread_mutex_unlock(&kube_state.lock);
 }
 
 void tm_kube_slo_json(struct tm_buf *b)
 {
-	pthread_mutex_lock(&K.lock);
+	pthread_mutex_lock(&kube_state.lock);
 	tm_bprintf(b, "\"nodeslo\":");
-	tm_bjson_str(b, K.slo_state);
+	tm_bjson_str(b, kube_state.slo_state);
 	tm_bprintf(b, ",");
-	pthread_mutex_unlock(&K.lock);
+	pthread_mutex_unlock(&kube_state.lock);
 }
 
 /* The node's NodeSLO: its resourceUsedThresholdWithBE values, handed to the
@@ -482,23 +483,26 @@ static void read_nodeslo(struct tm_kube *k)
 	free(resp);
 	if (tm_slo_overlay_from_spec(json_object_get(j, "spec"), &o, err, sizeof(err))) {
 		json_decref(j);
-		pthread_mutex_lock(&K.lock);
-		if (strcmp(K.slo_state + (strncmp(K.slo_state, "refused: ", 9) ? 0 : 9), err))
+		pthread_mutex_lock(&kube_state.lock);
+		if (strcmp(kube_state.slo_state +
+				   (strncmp(kube_state.slo_state, "refused: ", 9) ? 0 : 9),
+			   err))
 			fprintf(stderr, "tidemarkd: %s (the values in effect stay)\n", err);
-		snprintf(K.slo_state, sizeof(K.slo_state), "refused: %.400s", err);
-		pthread_mutex_unlock(&K.lock);
+		snprintf(kube_state.slo_state, sizeof(kube_state.slo_state), "refused: %.400s",
+			 err);
+		pthread_mutex_unlock(&kube_state.lock);
 		return;
 	}
 	json_decref(j);
 set:
-	pthread_mutex_lock(&K.lock);
+	pthread_mutex_lock(&kube_state.lock);
 	/* the first answer is news too (it may be "none") */
-	if (!K.slo_known || memcmp(&o, &K.slo, sizeof(o))) {
-		K.slo = o;
-		K.slo_changed = true;
-		K.slo_known = true;
+	if (!kube_state.slo_known || memcmp(&o, &kube_state.slo, sizeof(o))) {
+		kube_state.slo = o;
+		kube_state.slo_changed = true;
+		kube_state.slo_known = true;
 	}
-	pthread_mutex_unlock(&K.lock);
+	pthread_mutex_unlock(&kube_state.lock);
 }
 
 int tm_kube_evict_ready(const char *rel)
@@ -507,10 +511,10 @@ int tm_kube_evict_ready(const char *rel)
 	uint64_t since;
 	bool on;
 
-	pthread_mutex_lock(&K.lock);
-	on = K.evict_on;
-	since = K.started_ms;
-	pthread_mutex_unlock(&K.lock);
+	pthread_mutex_lock(&kube_state.lock);
+	on = kube_state.evict_on;
+	since = kube_state.started_ms;
+	pthread_mutex_unlock(&kube_state.lock);
 	if (!on || tm_pod_uid(rel, uid, sizeof(uid)) != 1)
 		return TM_EVICT_KILL;
 	if (tm_pod_name(uid, ns, sizeof(ns), name, sizeof(name)))
@@ -531,16 +535,16 @@ void tm_kube_evict(const char *rel, const char *strategy, const char *action)
 	snprintf(e.strategy, sizeof(e.strategy), "%s", strategy);
 	snprintf(e.action, sizeof(e.action), "%s", action);
 	e.first_ms = e.next_ms = tm_now_ms();
-	pthread_mutex_lock(&K.lock);
-	for (int i = 0; i < K.nq; i++)
-		if (!strcmp(K.q[i].uid, e.uid))
+	pthread_mutex_lock(&kube_state.lock);
+	for (int i = 0; i < kube_state.nq; i++)
+		if (!strcmp(kube_state.q[i].uid, e.uid))
 			goto out; /* already on its way */
-	if (K.nq < EVICT_Q)
-		K.q[K.nq++] = e;
+	if (kube_state.nq < EVICT_Q)
+		kube_state.q[kube_state.nq++] = e;
 	else
 		full = true;
 out:
-	pthread_mutex_unlock(&K.lock);
+	pthread_mutex_unlock(&kube_state.lock);
 	if (full) /* never silent: the cgroup is capped, the next round asks again */
 		fprintf(stderr, "tidemarkd: eviction queue full (%d): %s/%s not queued\n", EVICT_Q,
 			e.ns, e.name);
@@ -551,17 +555,17 @@ bool tm_kube_evict_fallback(char *rel, size_t rlen, char *strategy, size_t slen,
 {
 	bool got = false;
 
-	pthread_mutex_lock(&K.lock);
-	for (int i = 0; i < K.nq && !got; i++) {
-		if (!K.q[i].fallback)
+	pthread_mutex_lock(&kube_state.lock);
+	for (int i = 0; i < kube_state.nq && !got; i++) {
+		if (!kube_state.q[i].fallback)
 			continue;
-		snprintf(rel, rlen, "%s", K.q[i].rel);
-		snprintf(strategy, slen, "%s", K.q[i].strategy);
-		snprintf(why, wlen, "%s", K.q[i].why);
-		K.q[i] = K.q[--K.nq];
+		snprintf(rel, rlen, "%s", kube_state.q[i].rel);
+		snprintf(strategy, slen, "%s", kube_state.q[i].strategy);
+		snprintf(why, wlen, "%s", kube_state.q[i].why);
+		kube_state.q[i] = kube_state.q[--kube_state.nq];
 		got = true;
 	}
-	pthread_mutex_unlock(&K.lock);
+	pthread_mutex_unlock(&kube_state.lock);
 	return got;
 }
 
@@ -618,16 +622,16 @@ static void evictions(struct tm_kube *k)
 		int i, rc;
 		json_t *j;
 
-		pthread_mutex_lock(&K.lock);
-		for (i = 0; i < K.nq; i++)
-			if (!K.q[i].fallback && now >= K.q[i].next_ms)
+		pthread_mutex_lock(&kube_state.lock);
+		for (i = 0; i < kube_state.nq; i++)
+			if (!kube_state.q[i].fallback && now >= kube_state.q[i].next_ms)
 				break;
-		if (i == K.nq) {
-			pthread_mutex_unlock(&K.lock);
+		if (i == kube_state.nq) {
+			pthread_mutex_unlock(&kube_state.lock);
 			return;
 		}
-		e = K.q[i];
-		pthread_mutex_unlock(&K.lock);
+		e = kube_state.q[i];
+		pthread_mutex_unlock(&kube_state.lock);
 
 		j = json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "policy/v1", "kind",
 			      "Eviction", "metadata", "name", e.name, "namespace", e.ns);
@@ -654,32 +658,33 @@ static void evictions(struct tm_kube *k)
 					e.strategy, e.action, k->node);
 				pod_event(k, &e, "Warning", "TidemarkEvicted", msg);
 			}
-			pthread_mutex_lock(&K.lock);
-			for (i = 0; i < K.nq; i++)
-				if (!strcmp(K.q[i].uid, e.uid))
-					K.q[i] = K.q[--K.nq];
-			pthread_mutex_unlock(&K.lock);
+			pthread_mutex_lock(&kube_state.lock);
+			for (i = 0; i < kube_state.nq; i++)
+				if (!strcmp(kube_state.q[i].uid, e.uid))
+					kube_state.q[i] = kube_state.q[--kube_state.nq];
+			pthread_mutex_unlock(&kube_state.lock);
 		} else if (!rc && status == 429 &&
-			   now - e.first_ms < (uint64_t)K.evict_timeout_s * 1000) {
+			   now - e.first_ms < (uint64_t)kube_state.evict_timeout_s * 1000) {
 			/* a PodDisruptionBudget says not now: asked again later */
-			pthread_mutex_lock(&K.lock);
-			for (i = 0; i < K.nq; i++)
-				if (!strcmp(K.q[i].uid, e.uid)) {
-					K.q[i].refusals++;
-					K.q[i].next_ms = now + 5000;
+			pthread_mutex_lock(&kube_state.lock);
+			for (i = 0; i < kube_state.nq; i++)
+				if (!strcmp(kube_state.q[i].uid, e.uid)) {
+					kube_state.q[i].refusals++;
+					kube_state.q[i].next_ms = now + 5000;
 				}
-			pthread_mutex_unlock(&K.lock);
+			pthread_mutex_unlock(&kube_state.lock);
 			if (!e.refusals)
 				tm_audit(k->d, "evictor", "eviction_refused", false,
 					 "cgroup=%s pod=%s/%s for=%s status=429 retry_for_s=%u",
-					 e.rel, e.ns, e.name, e.strategy, K.evict_timeout_s);
+					 e.rel, e.ns, e.name, e.strategy,
+					 kube_state.evict_timeout_s);
 		} else {
 			if (rc)
 				snprintf(msg, sizeof(msg), "%.400s", err);
 			else if (status == 429)
 				snprintf(msg, sizeof(msg),
 					 "refused (429, a disruption budget) for %u s",
-					 K.evict_timeout_s);
+					 kube_state.evict_timeout_s);
 			else {
 				char m[256];
 
@@ -688,20 +693,22 @@ static void evictions(struct tm_kube *k)
 			}
 			tm_audit(k->d, "evictor", "eviction_failed", false,
 				 "cgroup=%s pod=%s/%s for=%s why=\"%s\" fallback=%s", e.rel, e.ns,
-				 e.name, e.strategy, msg, K.fallback_kill ? "kill" : "none");
-			pthread_mutex_lock(&K.lock);
-			for (i = 0; i < K.nq; i++)
-				if (!strcmp(K.q[i].uid, e.uid)) {
-					if (K.fallback_kill) {
-						K.q[i].fallback = true;
-						snprintf(K.q[i].why, sizeof(K.q[i].why), "%.200s",
+				 e.name, e.strategy, msg,
+				 kube_state.fallback_kill ? "kill" : "none");
+			pthread_mutex_lock(&kube_state.lock);
+			for (i = 0; i < kube_state.nq; i++)
+				if (!strcmp(kube_state.q[i].uid, e.uid)) {
+					if (kube_state.fallback_kill) {
+						kube_state.q[i].fallback = true;
+						snprintf(kube_state.q[i].why,
+							 sizeof(kube_state.q[i].why), "%.200s",
 							 msg);
 					} else {
-						K.q[i] = K.q[--K.nq];
+						kube_state.q[i] = kube_state.q[--kube_state.nq];
 					}
 				}
-			pthread_mutex_unlock(&K.lock);
-			if (K.fallback_kill) {
+			pthread_mutex_unlock(&kube_state.lock);
+			if (kube_state.fallback_kill) {
 				char m2[1024];
 
 				snprintf(m2, sizeof(m2),
@@ -892,12 +899,12 @@ struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
 	snprintf(k->taint_key, sizeof(k->taint_key), "%s", c->kube.taint_key);
 	k->taint_after_s = c->kube.taint_after_s;
 	k->untaint_after_s = c->kube.untaint_after_s;
-	pthread_mutex_lock(&K.lock);
-	K.evict_on = k->api && c->kube.evict_via_api;
-	K.started_ms = tm_now_ms();
-	K.evict_timeout_s = c->kube.eviction_timeout_s;
-	K.fallback_kill = !strcmp(c->kube.eviction_fallback, "kill");
-	pthread_mutex_unlock(&K.lock);
+	pthread_mutex_lock(&kube_state.lock);
+	kube_state.evict_on = k->api && c->kube.evict_via_api;
+	kube_state.started_ms = tm_now_ms();
+	kube_state.evict_timeout_s = c->kube.eviction_timeout_s;
+	kube_state.fallback_kill = !strcmp(c->kube.eviction_fallback, "kill");
+	pthread_mutex_unlock(&kube_state.lock);
 	if (k->api && k->slo)
 		tm_kube_slo_said("not read yet");
 	else if (k->api)
@@ -968,9 +975,9 @@ void tm_kube_stop(struct tm_kube *k)
 {
 	if (!k)
 		return;
-	pthread_mutex_lock(&K.lock);
-	K.evict_on = false; /* strategies' stops kill, not queue */
-	pthread_mutex_unlock(&K.lock);
+	pthread_mutex_lock(&kube_state.lock);
+	kube_state.evict_on = false; /* strategies' stops kill, not queue */
+	pthread_mutex_unlock(&kube_state.lock);
 	k->stop = true;
 	pthread_join(k->th, NULL);
 	tm_kubeconfig_free(&k->cred);

@@ -69,7 +69,7 @@ static struct {
 	double scratch[NODE_RING];
 	char msg[512];
 	bool full; /* a cgroup found no track this sample (MAX_TRACKS) */
-} N = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} metric = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 void tm_nm_policy_default(struct tm_nm_policy *p)
 {
@@ -199,7 +199,7 @@ static const char *const mem_policy_name[] = {"usageWithoutPageCache", "usageWit
 
 const char *tm_nm_node(void)
 {
-	return N.node;
+	return metric.node;
 }
 
 void tm_nm_init(struct tm_daemon *d)
@@ -208,28 +208,28 @@ void tm_nm_init(struct tm_daemon *d)
 	char host[256] = "";
 
 	if (d->cfg.kube.node_name[0])
-		snprintf(N.node, sizeof(N.node), "%s", d->cfg.kube.node_name);
+		snprintf(metric.node, sizeof(metric.node), "%s", d->cfg.kube.node_name);
 	else if (env && *env)
-		snprintf(N.node, sizeof(N.node), "%s", env);
+		snprintf(metric.node, sizeof(metric.node), "%s", env);
 	else if (!gethostname(host, sizeof(host) - 1))
-		for (size_t i = 0; host[i] && i < sizeof(N.node) - 1; i++)
-			N.node[i] = (char)tolower((unsigned char)host[i]);
-	tm_nm_policy_default(&N.pol);
+		for (size_t i = 0; host[i] && i < sizeof(metric.node) - 1; i++)
+			metric.node[i] = (char)tolower((unsigned char)host[i]);
+	tm_nm_policy_default(&metric.pol);
 	tm_pods_init(d->cfg.kube.pods);
 }
 
 void tm_nm_set_policy(const struct tm_nm_policy *p)
 {
-	pthread_mutex_lock(&N.lock);
-	N.pol = *p;
-	pthread_mutex_unlock(&N.lock);
+	pthread_mutex_lock(&metric.lock);
+	metric.pol = *p;
+	pthread_mutex_unlock(&metric.lock);
 }
 
 void tm_nm_get_policy(struct tm_nm_policy *p)
 {
-	pthread_mutex_lock(&N.lock);
-	*p = N.pol;
-	pthread_mutex_unlock(&N.lock);
+	pthread_mutex_lock(&metric.lock);
+	*p = metric.pol;
+	pthread_mutex_unlock(&metric.lock);
 }
 
 /* MemTotal - MemAvailable, - MemFree, and the first plus Active(file). */
@@ -281,35 +281,35 @@ static uint64_t cg_mem(const char *dir, int pol)
  * lookup per cgroup per sample: a scan was O(n^2) at many pods). */
 static struct track *track_get(const char *path)
 {
-	int lo = 0, hi = N.nr - 1;
+	int lo = 0, hi = metric.nr - 1;
 	struct track *t;
 
 	while (lo <= hi) {
-		int mid = (lo + hi) / 2, c = strcmp(N.tr[mid].path, path);
+		int mid = (lo + hi) / 2, c = strcmp(metric.tr[mid].path, path);
 
 		if (!c)
-			return &N.tr[mid];
+			return &metric.tr[mid];
 		if (c < 0)
 			lo = mid + 1;
 		else
 			hi = mid - 1;
 	}
-	if (N.nr >= MAX_TRACKS) {
-		N.full = true;
+	if (metric.nr >= MAX_TRACKS) {
+		metric.full = true;
 		return NULL;
 	}
-	if (N.nr == N.cap) {
-		int nc = N.cap ? N.cap * 2 : 64;
-		struct track *nv = realloc(N.tr, sizeof(*nv) * nc);
+	if (metric.nr == metric.cap) {
+		int nc = metric.cap ? metric.cap * 2 : 64;
+		struct track *nv = realloc(metric.tr, sizeof(*nv) * nc);
 
 		if (!nv)
 			return NULL;
-		N.tr = nv;
-		N.cap = nc;
+		metric.tr = nv;
+		metric.cap = nc;
 	}
-	memmove(&N.tr[lo + 1], &N.tr[lo], sizeof(*N.tr) * (N.nr - lo));
-	N.nr++;
-	t = &N.tr[lo];
+	memmove(&metric.tr[lo + 1], &metric.tr[lo], sizeof(*metric.tr) * (metric.nr - lo));
+	metric.nr++;
+	t = &metric.tr[lo];
 	memset(t, 0, sizeof(*t));
 	snprintf(t->path, sizeof(t->path), "%s", path);
 	return t;
@@ -367,7 +367,7 @@ static void sample_dir(const char *root, const char *rel, const char *kube_qos, 
 			continue;
 		snprintf(t->uid, sizeof(t->uid), "%s", uid);
 		snprintf(t->kube_qos, sizeof(t->kube_qos), "%s", kube_qos);
-		t->gen = N.gen;
+		t->gen = metric.gen;
 		track_add(t, cap, now_us, cpu, cg_mem(pdir, pol));
 	}
 	closedir(dd);
@@ -395,19 +395,19 @@ void tm_nm_sample(struct tm_daemon *d, uint64_t now_us, double node_mcpu)
 
 	if (node_mem(mem))
 		return;
-	pthread_mutex_lock(&N.lock);
-	N.gen++;
-	N.at_realtime = (uint64_t)time(NULL);
-	N.ring[N.head] = (struct node_pt){.t_us = now_us, .mcpu = node_mcpu};
-	memcpy(N.ring[N.head].mem, mem, sizeof(mem));
-	N.head = (N.head + 1) % NODE_RING;
-	if (N.n < NODE_RING)
-		N.n++;
+	pthread_mutex_lock(&metric.lock);
+	metric.gen++;
+	metric.at_realtime = (uint64_t)time(NULL);
+	metric.ring[metric.head] = (struct node_pt){.t_us = now_us, .mcpu = node_mcpu};
+	memcpy(metric.ring[metric.head].mem, mem, sizeof(mem));
+	metric.head = (metric.head + 1) % NODE_RING;
+	if (metric.n < NODE_RING)
+		metric.n++;
 	/* enough samples for the window, and one more for its start */
-	cap = N.pol.aggregate_s / (d->cfg.report.sample_s ? d->cfg.report.sample_s : 1) + 2;
+	cap = metric.pol.aggregate_s / (d->cfg.report.sample_s ? d->cfg.report.sample_s : 1) + 2;
 	cap = cap > TRACK_RING ? TRACK_RING : cap;
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		sample_dir(d->cgroup_root, dirs[i].rel, dirs[i].qos, cap, now_us, N.pol.mem);
+		sample_dir(d->cgroup_root, dirs[i].rel, dirs[i].qos, cap, now_us, metric.pol.mem);
 	/* ONLINE cgroups outside the kubelet's tree: host applications (the
 	 * report's sample just read them; d->cg is this thread's) */
 	for (int i = 0; i < d->nr_cg; i++) {
@@ -422,21 +422,21 @@ void tm_nm_sample(struct tm_daemon *d, uint64_t now_us, double node_mcpu)
 		if (!t)
 			continue;
 		t->uid[0] = t->kube_qos[0] = 0;
-		t->gen = N.gen;
-		track_add(t, cap, now_us, u->usage_us, cg_mem(dir, N.pol.mem));
+		t->gen = metric.gen;
+		track_add(t, cap, now_us, u->usage_us, cg_mem(dir, metric.pol.mem));
 	}
 	/* gone: dropped */
-	for (int i = 0; i < N.nr; i++) {
-		if (N.tr[i].gen == N.gen) {
-			N.tr[w++] = N.tr[i];
+	for (int i = 0; i < metric.nr; i++) {
+		if (metric.tr[i].gen == metric.gen) {
+			metric.tr[w++] = metric.tr[i];
 			continue;
 		}
-		free(N.tr[i].ring);
+		free(metric.tr[i].ring);
 	}
-	N.nr = w;
-	full = N.full;
-	N.full = false;
-	pthread_mutex_unlock(&N.lock);
+	metric.nr = w;
+	full = metric.full;
+	metric.full = false;
+	pthread_mutex_unlock(&metric.lock);
 	if (full) /* logged and counted: never a silent cap */
 		tm_limit_hit(d, "nodemetric.cgroups", MAX_TRACKS);
 }
@@ -504,12 +504,13 @@ static void rfc3339(char *out, size_t len, uint64_t t)
 /* The node's samples over the last @win_s: their CPU and memory values. */
 static uint32_t node_window(uint32_t win_s, double *cpu, double *mem, int pol, uint64_t *span_us)
 {
-	const struct node_pt *last = &N.ring[(N.head + NODE_RING - 1) % NODE_RING];
+	const struct node_pt *last = &metric.ring[(metric.head + NODE_RING - 1) % NODE_RING];
 	uint32_t k = 0;
 
 	*span_us = 0;
-	for (uint32_t i = 0; i < N.n; i++) {
-		const struct node_pt *p = &N.ring[(N.head + NODE_RING - 1 - i) % NODE_RING];
+	for (uint32_t i = 0; i < metric.n; i++) {
+		const struct node_pt *p =
+			&metric.ring[(metric.head + NODE_RING - 1 - i) % NODE_RING];
 
 		if (last->t_us - p->t_us > (uint64_t)win_s * 1000000)
 			break;
@@ -533,34 +534,34 @@ json_t *tm_nm_object(struct tm_daemon *d)
 	uint32_t k, ds;
 	int named = 0;
 
-	pthread_mutex_lock(&N.lock);
-	rfc3339(when, sizeof(when), N.at_realtime ? N.at_realtime : (uint64_t)time(NULL));
+	pthread_mutex_lock(&metric.lock);
+	rfc3339(when, sizeof(when), metric.at_realtime ? metric.at_realtime : (uint64_t)time(NULL));
 	durs = json_array();
-	for (int i = 0; i < N.pol.nr_durations; i++) {
-		tm_duration_fmt(buf, sizeof(buf), N.pol.durations[i]);
+	for (int i = 0; i < metric.pol.nr_durations; i++) {
+		tm_duration_fmt(buf, sizeof(buf), metric.pol.durations[i]);
 		json_array_append_new(durs, json_string(buf));
 	}
 	pol = json_pack("{s:I,s:I,s:{s:o},s:s}", "aggregateDurationSeconds",
-			(json_int_t)N.pol.aggregate_s, "reportIntervalSeconds",
-			(json_int_t)N.pol.report_s, "nodeAggregatePolicy", "durations", durs,
-			"nodeMemoryCollectPolicy", mem_policy_name[N.pol.mem]);
+			(json_int_t)metric.pol.aggregate_s, "reportIntervalSeconds",
+			(json_int_t)metric.pol.report_s, "nodeAggregatePolicy", "durations", durs,
+			"nodeMemoryCollectPolicy", mem_policy_name[metric.pol.mem]);
 	/* node usage: the mean over the aggregate window */
-	k = node_window(N.pol.aggregate_s, cpu, mem, N.pol.mem, &span);
-	sc = tm_window_stats(cpu, k, N.scratch);
-	sm = tm_window_stats(mem, k, N.scratch);
+	k = node_window(metric.pol.aggregate_s, cpu, mem, metric.pol.mem, &span);
+	sc = tm_window_stats(cpu, k, metric.scratch);
+	sm = tm_window_stats(mem, k, metric.scratch);
 	nm = json_object();
 	if (k)
 		json_object_set_new(nm, "nodeUsage", resources(sc.avg, sm.avg));
 	aggs = json_array();
-	for (int i = 0; i < N.pol.nr_durations; i++) {
-		ds = N.pol.durations[i];
-		k = node_window(ds, cpu, mem, N.pol.mem, &span);
+	for (int i = 0; i < metric.pol.nr_durations; i++) {
+		ds = metric.pol.durations[i];
+		k = node_window(ds, cpu, mem, metric.pol.mem, &span);
 		/* only when the samples cover the duration (less one interval) */
 		if (!k ||
 		    span + (uint64_t)d->cfg.report.sample_s * 1000000 < (uint64_t)ds * 1000000)
 			continue;
-		sc = tm_window_stats(cpu, k, N.scratch);
-		sm = tm_window_stats(mem, k, N.scratch);
+		sc = tm_window_stats(cpu, k, metric.scratch);
+		sm = tm_window_stats(mem, k, metric.scratch);
 		tm_duration_fmt(buf, sizeof(buf), ds);
 		json_array_append_new(
 			aggs,
@@ -575,12 +576,12 @@ json_t *tm_nm_object(struct tm_daemon *d)
 		json_decref(aggs);
 	pods = json_array();
 	hosts = json_array();
-	for (int i = 0; i < N.nr; i++) {
-		const struct track *t = &N.tr[i];
+	for (int i = 0; i < metric.nr; i++) {
+		const struct track *t = &metric.tr[i];
 		double c, m, pc, pm;
 		const struct tm_pod *p;
 
-		if (!track_avg(t, N.pol.aggregate_s, &c, &m, &pc, &pm))
+		if (!track_avg(t, metric.pol.aggregate_s, &c, &m, &pc, &pm))
 			continue;
 		if (!t->uid[0]) {
 			json_array_append_new(hosts,
@@ -608,9 +609,9 @@ json_t *tm_nm_object(struct tm_daemon *d)
 	}
 	st = json_pack("{s:s,s:o}", "updateTime", when, "nodeMetric", nm);
 	if (json_object_get(nm, "nodeUsage")) {
-		k = node_window(N.pol.aggregate_s, cpu, mem, N.pol.mem, &span);
-		sc = tm_window_stats(cpu, k, N.scratch);
-		sm = tm_window_stats(mem, k, N.scratch);
+		k = node_window(metric.pol.aggregate_s, cpu, mem, metric.pol.mem, &span);
+		sc = tm_window_stats(cpu, k, metric.scratch);
+		sm = tm_window_stats(mem, k, metric.scratch);
 		json_object_set_new(nm, "systemUsage",
 				    resources(sc.avg > pods_mcpu ? sc.avg - pods_mcpu : 0,
 					      sm.avg > pods_mem ? sm.avg - pods_mem : 0));
@@ -624,16 +625,18 @@ json_t *tm_nm_object(struct tm_daemon *d)
 	ann = json_object();
 	if (source[0]) {
 		rfc3339(buf, sizeof(buf), pods_at);
-		snprintf(N.msg, sizeof(N.msg), "%d pods named from the %s's list of %s%s%s", named,
-			 source, buf, why[0] ? "; last refresh failed: " : "", why);
+		snprintf(metric.msg, sizeof(metric.msg),
+			 "%d pods named from the %s's list of %s%s%s", named, source, buf,
+			 why[0] ? "; last refresh failed: " : "", why);
 	} else {
-		snprintf(N.msg, sizeof(N.msg), "%s", why);
+		snprintf(metric.msg, sizeof(metric.msg), "%s", why);
 	}
-	json_object_set_new(ann, "tidemark.io/pod-identity", json_string(N.msg));
+	json_object_set_new(ann, "tidemark.io/pod-identity", json_string(metric.msg));
 	o = json_pack("{s:s,s:s,s:{s:s,s:o},s:{s:o},s:o}", "apiVersion",
 		      "slo.koordinator.sh/v1alpha1", "kind", "NodeMetric", "metadata", "name",
-		      N.node, "annotations", ann, "spec", "metricCollectPolicy", pol, "status", st);
-	pthread_mutex_unlock(&N.lock);
+		      metric.node, "annotations", ann, "spec", "metricCollectPolicy", pol, "status",
+		      st);
+	pthread_mutex_unlock(&metric.lock);
 	return o;
 }
 

@@ -19,7 +19,7 @@ static struct {
 	char source[16];  /* where pods came from: "api", "kubelet", "" */
 	char why[256];	  /* why no pod has a name */
 	uint64_t pods_at; /* wall clock of the list, s */
-} P = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} podtab = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const char *jstr(json_t *o, const char *k)
 {
@@ -162,32 +162,32 @@ int tm_pods_parse(json_t *list, struct tm_pod **pods, char *err, size_t errlen)
 
 void tm_pods_init(const char *pods_cfg)
 {
-	pthread_mutex_lock(&P.lock);
+	pthread_mutex_lock(&podtab.lock);
 	if (!strcmp(pods_cfg, "none") || !pods_cfg[0])
-		snprintf(P.why, sizeof(P.why),
+		snprintf(podtab.why, sizeof(podtab.why),
 			 "no pod list: kubernetes.pods is none (no API server or kubelet "
 			 "configured)");
 	else
-		snprintf(P.why, sizeof(P.why), "no pod list yet from the %s", pods_cfg);
-	pthread_mutex_unlock(&P.lock);
+		snprintf(podtab.why, sizeof(podtab.why), "no pod list yet from the %s", pods_cfg);
+	pthread_mutex_unlock(&podtab.lock);
 }
 
 void tm_pods_set(struct tm_pod *pods, int n, const char *source, const char *why)
 {
-	pthread_mutex_lock(&P.lock);
+	pthread_mutex_lock(&podtab.lock);
 	if (pods) {
-		free(P.pods);
-		P.pods = pods;
-		P.nr_pods = n;
-		snprintf(P.source, sizeof(P.source), "%s", source);
-		P.pods_at = (uint64_t)time(NULL);
-		P.why[0] = 0;
+		free(podtab.pods);
+		podtab.pods = pods;
+		podtab.nr_pods = n;
+		snprintf(podtab.source, sizeof(podtab.source), "%s", source);
+		podtab.pods_at = (uint64_t)time(NULL);
+		podtab.why[0] = 0;
 	} else if (why) {
 		/* the last list stays: pods change slowly, a failed refresh is
 		 * said in the report */
-		snprintf(P.why, sizeof(P.why), "%s", why);
+		snprintf(podtab.why, sizeof(podtab.why), "%s", why);
 	}
-	pthread_mutex_unlock(&P.lock);
+	pthread_mutex_unlock(&podtab.lock);
 }
 
 static const struct tm_pod *pod_of(const char *uid)
@@ -195,16 +195,18 @@ static const struct tm_pod *pod_of(const char *uid)
 	struct tm_pod key;
 
 	snprintf(key.uid, sizeof(key.uid), "%s", uid);
-	return P.nr_pods ? bsearch(&key, P.pods, P.nr_pods, sizeof(*P.pods), pod_by_uid) : NULL;
+	return podtab.nr_pods ? bsearch(&key, podtab.pods, podtab.nr_pods, sizeof(*podtab.pods),
+					pod_by_uid)
+			      : NULL;
 }
 
 bool tm_pods_listed(void)
 {
 	bool l;
 
-	pthread_mutex_lock(&P.lock);
-	l = P.source[0] != 0;
-	pthread_mutex_unlock(&P.lock);
+	pthread_mutex_lock(&podtab.lock);
+	l = podtab.source[0] != 0;
+	pthread_mutex_unlock(&podtab.lock);
 	return l;
 }
 
@@ -213,14 +215,14 @@ bool tm_pod_name(const char *uid, char *ns, size_t nslen, char *name, size_t nam
 	const struct tm_pod *p;
 	bool ok = false;
 
-	pthread_mutex_lock(&P.lock);
+	pthread_mutex_lock(&podtab.lock);
 	p = pod_of(uid);
 	if (p) {
 		snprintf(ns, nslen, "%s", p->ns);
 		snprintf(name, namelen, "%s", p->name);
 		ok = true;
 	}
-	pthread_mutex_unlock(&P.lock);
+	pthread_mutex_unlock(&podtab.lock);
 	return ok;
 }
 
@@ -228,19 +230,19 @@ bool tm_pod_get(const char *uid, struct tm_pod *out)
 {
 	const struct tm_pod *p;
 
-	pthread_mutex_lock(&P.lock);
+	pthread_mutex_lock(&podtab.lock);
 	p = pod_of(uid);
 	if (p)
 		*out = *p;
-	pthread_mutex_unlock(&P.lock);
+	pthread_mutex_unlock(&podtab.lock);
 	return p != NULL;
 }
 
 void tm_pods_origin(char *source, size_t slen, uint64_t *at, char *why, size_t wlen)
 {
-	pthread_mutex_lock(&P.lock);
-	snprintf(source, slen, "%s", P.source);
-	*at = P.pods_at;
-	snprintf(why, wlen, "%s", P.why);
-	pthread_mutex_unlock(&P.lock);
+	pthread_mutex_lock(&podtab.lock);
+	snprintf(source, slen, "%s", podtab.source);
+	*at = podtab.pods_at;
+	snprintf(why, wlen, "%s", podtab.why);
+	pthread_mutex_unlock(&podtab.lock);
 }

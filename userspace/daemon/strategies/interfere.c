@@ -11,7 +11,7 @@
  * Each has its own baseline (interfere.h); a cgroup is interfered while
  * need_n of its last of_m samples of one signal are outliers. The culprit is
  * the configured BE cgroup whose CPU use over the last corr_samples follows
- * the victim's signal best. Then a ladder, one step per cooldown_s while the
+ * the sufferer's signal best. Then a ladder, one step per cooldown_s while the
  * interference lasts: lower the node's BE line, cap the culprit's CPU
  * (the scheduler's be_caps), kill the culprit. After recover_s without
  * interference the line and the cap are given back.
@@ -43,8 +43,8 @@
 enum { SIG_WAIT, SIG_DELAY, SIG_PSI_CPU, SIG_PSI_MEM, SIG_CPI };
 
 /* What the reports show, copied at the end of every tick under d->lock. */
-#define TM_IF_SIGNALS	  5
-#define TM_IF_MAX_VICTIMS 1024
+#define TM_IF_SIGNALS	    5
+#define TM_IF_MAX_SUFFERERS 1024
 struct if_row {
 	char path[160];
 	double value[TM_IF_SIGNALS];	/* last sample; NAN when not measured */
@@ -53,11 +53,11 @@ struct if_row {
 };
 
 static struct {
-	struct if_row row[TM_IF_MAX_VICTIMS];
+	struct if_row row[TM_IF_MAX_SUFFERERS];
 	int nr;
 	int step;		  /* enum tm_if_step */
 	char culprit[160];	  /* last culprit named, "" if none */
-	uint64_t detections;	  /* times a victim turned interfered */
+	uint64_t detections;	  /* times a sufferer turned interfered */
 	const char *delay_source; /* "taskstats", "schedstat" */
 	bool cpi;		  /* a PMU counts cycles */
 } shown;
@@ -75,7 +75,7 @@ static const char *step_name(int step)
 	return step >= 0 && step <= TM_IF_EVICT ? step_names[step] : "?";
 }
 
-struct victim {
+struct sufferer {
 	bool used;
 	uint64_t id;
 	char path[TM_CFG_PATH_MAX];
@@ -104,7 +104,7 @@ struct be_track {
 };
 
 static struct {
-	struct victim v[TM_IF_MAX_VICTIMS];
+	struct sufferer v[TM_IF_MAX_SUFFERERS];
 	struct be_track b[MAX_BE];
 	uint64_t k; /* samples taken */
 	struct tm_ladder ladder;
@@ -141,11 +141,11 @@ static void cgdir(const struct tm_daemon *d, const char *rel, char *out, size_t 
 		*out = 0;
 }
 
-static struct victim *victim_get(uint64_t id, const char *path)
+static struct sufferer *sufferer_get(uint64_t id, const char *path)
 {
-	struct victim *free_slot = NULL;
+	struct sufferer *free_slot = NULL;
 
-	for (int i = 0; i < TM_IF_MAX_VICTIMS; i++) {
+	for (int i = 0; i < TM_IF_MAX_SUFFERERS; i++) {
 		if (st.v[i].used && st.v[i].id == id)
 			return &st.v[i];
 		if (!st.v[i].used && !free_slot)
@@ -163,7 +163,7 @@ static struct victim *victim_get(uint64_t id, const char *path)
 	return free_slot;
 }
 
-static void victim_drop(struct victim *v)
+static void sufferer_drop(struct sufferer *v)
 {
 	if (v->cpi_open)
 		tm_cpi_close(&v->cpi);
@@ -186,7 +186,7 @@ static double hist_mean_us(const uint64_t *now, const uint64_t *prev)
 }
 
 /* One sample of every signal of @v into v->value (NAN: not measured). */
-static void sample_victim(struct tm_daemon *d, struct victim *v, int waits_fd, uint64_t now)
+static void sample_sufferer(struct tm_daemon *d, struct sufferer *v, int waits_fd, uint64_t now)
 {
 	char dir[PATH_MAX];
 	struct tm_cg_wait w = {};
@@ -231,34 +231,34 @@ static void sample_victim(struct tm_daemon *d, struct victim *v, int waits_fd, u
 }
 
 /* The ONLINE cgroups: every id in cg_waits, and the configured paths. */
-static void find_victims(struct tm_daemon *d, int waits_fd, struct tm_cg_path *paths, size_t np)
+static void find_sufferers(struct tm_daemon *d, int waits_fd, struct tm_cg_path *paths, size_t np)
 {
 	uint64_t key, next, *prev = NULL;
 
 	while (waits_fd >= 0 && !bpf_map_get_next_key(waits_fd, prev, &next)) {
 		const char *p = tm_cgroup_path_of(paths, np, next);
-		struct victim *v;
+		struct sufferer *v;
 
 		key = next;
 		prev = &key;
 		if (!p)
 			continue;
-		v = victim_get(key, p);
+		v = sufferer_get(key, p);
 		if (v)
 			v->seen_k = st.k;
 		else
-			tm_limit_hit(d, "interference.online", TM_IF_MAX_VICTIMS);
+			tm_limit_hit(d, "interference.online", TM_IF_MAX_SUFFERERS);
 	}
 	for (size_t j = 0; j < np; j++) {
-		struct victim *v;
+		struct sufferer *v;
 
 		if (!tm_cfg_online(d, paths[j].path))
 			continue;
-		v = victim_get(paths[j].id, paths[j].path);
+		v = sufferer_get(paths[j].id, paths[j].path);
 		if (v)
 			v->seen_k = st.k;
 		else
-			tm_limit_hit(d, "interference.online", TM_IF_MAX_VICTIMS);
+			tm_limit_hit(d, "interference.online", TM_IF_MAX_SUFFERERS);
 	}
 }
 
@@ -355,8 +355,8 @@ static void series(const double *r, uint32_t n, double *out)
 		out[i] = r[(st.k - (n - 1 - i)) % RING];
 }
 
-/* The culprit of victim @v for signal @s; "" if none. */
-static const char *culprit_of(const struct tm_daemon *d, const struct victim *v, int s, double *r)
+/* The culprit of sufferer @v for signal @s; "" if none. */
+static const char *culprit_of(const struct tm_daemon *d, const struct sufferer *v, int s, double *r)
 {
 	static double vs[RING], bs[MAX_BE][RING];
 	const double *bp[MAX_BE];
@@ -378,7 +378,7 @@ static const char *culprit_of(const struct tm_daemon *d, const struct victim *v,
 		who[nb++] = t;
 	}
 	/*
-	 * Against the victim's outliers (1/0), not its raw values: how far a
+	 * Against the sufferer's outliers (1/0), not its raw values: how far a
 	 * signal rises varies from sample to sample and says nothing about who
 	 * caused it; when it is out of line is what a culprit's activity follows.
 	 */
@@ -444,7 +444,7 @@ static void relax(struct tm_daemon *d, const char *why)
 	st.ladder.calm_since_ms = 0;
 }
 
-static void escalate(struct tm_daemon *d, const struct victim *v, int sig, const char *culprit,
+static void escalate(struct tm_daemon *d, const struct sufferer *v, int sig, const char *culprit,
 		     double r, uint64_t now)
 {
 	const struct tm_config *cfg = &d->cfg;
@@ -453,7 +453,7 @@ static void escalate(struct tm_daemon *d, const struct victim *v, int sig, const
 	char facts[1400];
 
 	snprintf(facts, sizeof(facts),
-		 "victim=%s signal=%s value=%.1f baseline=%.1f culprit=%s corr=%.2f", v->path,
+		 "sufferer=%s signal=%s value=%.1f baseline=%.1f culprit=%s corr=%.2f", v->path,
 		 signal_names[sig], v->value[sig], v->base[sig].mean, *culprit ? culprit : "-", r);
 	if (next == TM_IF_SUPPRESS) {
 		uint32_t line = cfg->cpu.suppress_pct, to = cfg->interfere.suppress_min_pct;
@@ -512,7 +512,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		.frozen = st.ladder.step == TM_IF_SUPPRESS || st.ladder.step == TM_IF_THROTTLE,
 	};
 	struct tm_cg_path *paths = NULL;
-	struct victim *worst = NULL;
+	struct sufferer *worst = NULL;
 	const char *culprit = "";
 	int waits_fd, worst_sig = 0;
 	double r = 0;
@@ -548,20 +548,20 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	}
 	paths = st.paths;
 	np = st.np;
-	find_victims(d, waits_fd, paths, np);
+	find_sufferers(d, waits_fd, paths, np);
 	sample_be(d, now);
-	for (int i = 0; i < TM_IF_MAX_VICTIMS; i++) {
-		struct victim *v = &st.v[i];
+	for (int i = 0; i < TM_IF_MAX_SUFFERERS; i++) {
+		struct sufferer *v = &st.v[i];
 		bool was;
 
 		if (!v->used)
 			continue;
 		/* gone from the scheduler's map and the configuration, or removed */
 		if (v->seen_k != st.k || !tm_cgroup_path_of(paths, np, v->id)) {
-			victim_drop(v);
+			sufferer_drop(v);
 			continue;
 		}
-		sample_victim(d, v, waits_fd, now);
+		sample_sufferer(d, v, waits_fd, now);
 		was = v->interfered;
 		v->interfered = false;
 		for (int s = 0; s < NSIG; s++) {
@@ -592,7 +592,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 			st.detections++;
 			c = culprit_of(d, v, worst == v ? worst_sig : SIG_WAIT, &r);
 			tm_audit(d, NAME, "detect", cfg->interfere.dry_run,
-				 "victim=%s signal=%s value=%.1f baseline=%.1f threshold=%.1f "
+				 "sufferer=%s signal=%s value=%.1f baseline=%.1f threshold=%.1f "
 				 "culprit=%s corr=%.2f",
 				 v->path, signal_names[worst == v ? worst_sig : SIG_WAIT],
 				 v->value[worst == v ? worst_sig : SIG_WAIT],
@@ -601,8 +601,8 @@ static void tick(struct tm_daemon *d, uint64_t now)
 				 *c ? c : "-", r);
 		}
 	}
-	for (int i = 0; i < TM_IF_MAX_VICTIMS && !worst && st.ladder.step != TM_IF_NONE; i++) {
-		/* no victim interfered, one still with outliers: it leads the ladder */
+	for (int i = 0; i < TM_IF_MAX_SUFFERERS && !worst && st.ladder.step != TM_IF_NONE; i++) {
+		/* no sufferer interfered, one still with outliers: it leads the ladder */
 		for (int s = 0; s < NSIG && st.v[i].used && !worst; s++)
 			if (tm_baseline_lingering(&st.v[i].base[s], since_step)) {
 				worst = &st.v[i];
@@ -612,7 +612,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	if (worst && st.throttled[0] && be_tracked(st.throttled)) {
 		/*
 		 * The capped culprit stays the culprit of this episode: capped,
-		 * its CPU use no longer follows the victim (nor reaches
+		 * its CPU use no longer follows the sufferer (nor reaches
 		 * min_active_mcpu), yet it is who the next step is for.
 		 */
 		culprit = st.throttled;
@@ -634,8 +634,8 @@ static void tick(struct tm_daemon *d, uint64_t now)
 
 	pthread_mutex_lock(&d->lock);
 	shown.nr = 0;
-	for (int i = 0; i < TM_IF_MAX_VICTIMS; i++) {
-		const struct victim *v = &st.v[i];
+	for (int i = 0; i < TM_IF_MAX_SUFFERERS; i++) {
+		const struct sufferer *v = &st.v[i];
 		struct if_row *row = &shown.row[shown.nr];
 
 		if (!v->used)
@@ -665,9 +665,9 @@ static void stop(struct tm_daemon *d)
 	if (st.ladder.step != TM_IF_NONE)
 		relax(d, "daemon stopping");
 	tm_delay_close(&st.delay);
-	for (int i = 0; i < TM_IF_MAX_VICTIMS; i++)
+	for (int i = 0; i < TM_IF_MAX_SUFFERERS; i++)
 		if (st.v[i].used)
-			victim_drop(&st.v[i]);
+			sufferer_drop(&st.v[i]);
 	tm_cgroup_paths_free(st.paths, st.np);
 	st.paths = NULL;
 	st.np = 0;
