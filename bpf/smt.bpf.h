@@ -7,7 +7,7 @@
  * sibling runs ONLINE or is about to, and is kicked when that ends. The bounded wait
  * (max_be_wait_ms) and the floor ahead of ONLINE still run: they are guarantees. Siblings come from
  * the loader (the topology's cores), never from CPU numbering. Part of tidemark.bpf.c (one
- * translation unit), in order: after state.bpf.h, before placement.bpf.h (which picks idle cores).
+ * translation unit), in order: after state.bpf.h, before domains.bpf.h (which picks idle cores).
  */
 #ifndef __TM_SMT_BPF_H
 #define __TM_SMT_BPF_H

@@ -79,7 +79,7 @@ char _license[] SEC("license") = "GPL";
 #include "state.bpf.h"
 #include "trace.bpf.h"
 #include "smt.bpf.h"
-#include "placement.bpf.h"
+#include "domains.bpf.h"
 #include "classes.bpf.h"
 #include "claim.bpf.h"
 #include "bandwidth.bpf.h"

@@ -10,7 +10,7 @@
 #define __VMLINUX_H__
 
 #ifndef BPF_NO_PRESERVE_ACCESS_INDEX
-#pragma clang attribute push (__attribute__((preserve_access_index)), apply_to = record)
+#pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 #endif
 
 #ifndef __ksym
@@ -8250,7 +8250,8 @@ enum ethtool_c33_pse_ext_substate_ovld_detected {
 
 enum ethtool_c33_pse_ext_substate_power_not_available {
 	ETHTOOL_C33_PSE_EXT_SUBSTATE_POWER_NOT_AVAILABLE_BUDGET_EXCEEDED = 1,
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_POWER_NOT_AVAILABLE_PORT_PW_LIMIT_EXCEEDS_CONTROLLER_BUDGET = 2,
+	ETHTOOL_C33_PSE_EXT_SUBSTATE_POWER_NOT_AVAILABLE_PORT_PW_LIMIT_EXCEEDS_CONTROLLER_BUDGET =
+		2,
 	ETHTOOL_C33_PSE_EXT_SUBSTATE_POWER_NOT_AVAILABLE_PD_REQUEST_EXCEEDS_PORT_LIMIT = 3,
 	ETHTOOL_C33_PSE_EXT_SUBSTATE_POWER_NOT_AVAILABLE_HW_PW_LIMIT = 4,
 };
@@ -14786,7 +14787,7 @@ typedef char acpi_device_name[40];
 
 typedef char *acpi_string;
 
-typedef const char (* const ethnl_string_array_t)[32];
+typedef const char (*const ethnl_string_array_t)[32];
 
 typedef int __kernel_clockid_t;
 
@@ -15241,7 +15242,7 @@ typedef struct {
 		void *kernel;
 		void *user;
 	};
-	bool is_kernel: 1;
+	bool is_kernel : 1;
 } sockptr_t;
 
 typedef sockptr_t bpfptr_t;
@@ -15346,7 +15347,8 @@ typedef struct {
 	rwlock_t *lock;
 } class_read_lock_t;
 
-struct pin_cookie {};
+struct pin_cookie {
+};
 
 struct rq_flags {
 	long unsigned int flags;
@@ -15487,15 +15489,21 @@ typedef union {
 		efi_status_t (*set_time)(efi_time_t *);
 		efi_status_t (*get_wakeup_time)(efi_bool_t *, efi_bool_t *, efi_time_t *);
 		efi_status_t (*set_wakeup_time)(efi_bool_t, efi_time_t *);
-		efi_status_t (*set_virtual_address_map)(long unsigned int, long unsigned int, u32, efi_memory_desc_t *);
+		efi_status_t (*set_virtual_address_map)(long unsigned int, long unsigned int, u32,
+							efi_memory_desc_t *);
 		void *convert_pointer;
-		efi_status_t (*get_variable)(efi_char16_t *, efi_guid_t *, u32 *, long unsigned int *, void *);
-		efi_status_t (*get_next_variable)(long unsigned int *, efi_char16_t *, efi_guid_t *);
-		efi_status_t (*set_variable)(efi_char16_t *, efi_guid_t *, u32, long unsigned int, void *);
+		efi_status_t (*get_variable)(efi_char16_t *, efi_guid_t *, u32 *,
+					     long unsigned int *, void *);
+		efi_status_t (*get_next_variable)(long unsigned int *, efi_char16_t *,
+						  efi_guid_t *);
+		efi_status_t (*set_variable)(efi_char16_t *, efi_guid_t *, u32, long unsigned int,
+					     void *);
 		efi_status_t (*get_next_high_mono_count)(u32 *);
 		void (*reset_system)(int, efi_status_t, long unsigned int, efi_char16_t *);
-		efi_status_t (*update_capsule)(efi_capsule_header_t **, long unsigned int, long unsigned int);
-		efi_status_t (*query_capsule_caps)(efi_capsule_header_t **, long unsigned int, u64 *, int *);
+		efi_status_t (*update_capsule)(efi_capsule_header_t **, long unsigned int,
+					       long unsigned int);
+		efi_status_t (*query_capsule_caps)(efi_capsule_header_t **, long unsigned int,
+						   u64 *, int *);
 		efi_status_t (*query_variable_info)(u32, u64 *, u64 *, u64 *);
 	};
 	efi_runtime_services_32_t mixed_mode;
@@ -15560,8 +15568,8 @@ typedef struct {
 	unsigned int irq_tlb_count;
 	unsigned int irq_thermal_count;
 	unsigned int irq_hv_callback_count;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 } irq_cpustat_t;
 
 typedef struct {
@@ -15588,9 +15596,11 @@ typedef struct {
 	local_t a;
 } local64_t;
 
-typedef struct {} local_lock_t;
+typedef struct {
+} local_lock_t;
 
-typedef struct {} lockdep_map_p;
+typedef struct {
+} lockdep_map_p;
 
 struct raw_spinlock {
 	arch_spinlock_t raw_lock;
@@ -15627,9 +15637,11 @@ typedef struct {
 	s16 execute_only_pkey;
 } mm_context_t;
 
-typedef struct {} netdevice_tracker;
+typedef struct {
+} netdevice_tracker;
 
-typedef struct {} netns_tracker;
+typedef struct {
+} netns_tracker;
 
 typedef struct {
 	long unsigned int bits[1];
@@ -15659,7 +15671,8 @@ typedef struct {
 	long unsigned int bits[4];
 } pnp_irq_mask_t;
 
-typedef struct {} possible_net_t;
+typedef struct {
+} possible_net_t;
 
 typedef struct {
 	pteval_t pte;
@@ -15815,70 +15828,70 @@ typedef union {
 union IO_APIC_reg_00 {
 	u32 raw;
 	struct {
-		u32 __reserved_2: 14;
-		u32 LTS: 1;
-		u32 delivery_type: 1;
-		u32 __reserved_1: 8;
-		u32 ID: 8;
+		u32 __reserved_2 : 14;
+		u32 LTS : 1;
+		u32 delivery_type : 1;
+		u32 __reserved_1 : 8;
+		u32 ID : 8;
 	} bits;
 };
 
 union IO_APIC_reg_01 {
 	u32 raw;
 	struct {
-		u32 version: 8;
-		u32 __reserved_2: 7;
-		u32 PRQ: 1;
-		u32 entries: 8;
-		u32 __reserved_1: 8;
+		u32 version : 8;
+		u32 __reserved_2 : 7;
+		u32 PRQ : 1;
+		u32 entries : 8;
+		u32 __reserved_1 : 8;
 	} bits;
 };
 
 union IO_APIC_reg_02 {
 	u32 raw;
 	struct {
-		u32 __reserved_2: 24;
-		u32 arbitration: 4;
-		u32 __reserved_1: 4;
+		u32 __reserved_2 : 24;
+		u32 arbitration : 4;
+		u32 __reserved_1 : 4;
 	} bits;
 };
 
 union IO_APIC_reg_03 {
 	u32 raw;
 	struct {
-		u32 boot_DT: 1;
-		u32 __reserved_1: 31;
+		u32 boot_DT : 1;
+		u32 __reserved_1 : 31;
 	} bits;
 };
 
 struct IO_APIC_route_entry {
 	union {
 		struct {
-			u64 vector: 8;
-			u64 delivery_mode: 3;
-			u64 dest_mode_logical: 1;
-			u64 delivery_status: 1;
-			u64 active_low: 1;
-			u64 irr: 1;
-			u64 is_level: 1;
-			u64 masked: 1;
-			u64 reserved_0: 15;
-			u64 reserved_1: 17;
-			u64 virt_destid_8_14: 7;
-			u64 destid_0_7: 8;
+			u64 vector : 8;
+			u64 delivery_mode : 3;
+			u64 dest_mode_logical : 1;
+			u64 delivery_status : 1;
+			u64 active_low : 1;
+			u64 irr : 1;
+			u64 is_level : 1;
+			u64 masked : 1;
+			u64 reserved_0 : 15;
+			u64 reserved_1 : 17;
+			u64 virt_destid_8_14 : 7;
+			u64 destid_0_7 : 8;
 		};
 		struct {
-			u64 ir_shared_0: 8;
-			u64 ir_zero: 3;
-			u64 ir_index_15: 1;
-			u64 ir_shared_1: 5;
-			u64 ir_reserved_0: 31;
-			u64 ir_format: 1;
-			u64 ir_index_0_14: 15;
+			u64 ir_shared_0 : 8;
+			u64 ir_zero : 3;
+			u64 ir_index_15 : 1;
+			u64 ir_shared_1 : 5;
+			u64 ir_reserved_0 : 31;
+			u64 ir_format : 1;
+			u64 ir_index_0_14 : 15;
 		};
 		struct {
-			u64 w1: 32;
-			u64 w2: 32;
+			u64 w1 : 32;
+			u64 w2 : 32;
 		};
 	};
 };
@@ -15920,7 +15933,8 @@ struct qdisc_skb_head {
 	spinlock_t lock;
 };
 
-struct u64_stats_sync {};
+struct u64_stats_sync {
+};
 
 struct gnet_stats_basic_sync {
 	u64_stats_t bytes;
@@ -15941,7 +15955,8 @@ struct callback_head {
 	void (*func)(struct callback_head *);
 };
 
-struct lock_class_key {};
+struct lock_class_key {
+};
 
 struct Qdisc_ops;
 
@@ -15953,7 +15968,7 @@ struct net_rate_estimator;
 
 struct Qdisc {
 	int (*enqueue)(struct sk_buff *, struct Qdisc *, struct sk_buff **);
-	struct sk_buff * (*dequeue)(struct Qdisc *);
+	struct sk_buff *(*dequeue)(struct Qdisc *);
 	unsigned int flags;
 	u32 limit;
 	const struct Qdisc_ops *ops;
@@ -15968,8 +15983,8 @@ struct Qdisc {
 	struct gnet_stats_queue *cpu_qstats;
 	int pad;
 	refcount_t refcnt;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 	struct sk_buff_head gso_skb;
 	struct qdisc_skb_head q;
 	struct gnet_stats_basic_sync bstats;
@@ -15979,23 +15994,23 @@ struct Qdisc {
 	long unsigned int state2;
 	struct Qdisc *next_sched;
 	struct sk_buff_head skb_bad_txq;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	spinlock_t busylock;
 	spinlock_t seqlock;
 	struct callback_head rcu;
 	netdevice_tracker dev_tracker;
 	struct lock_class_key root_lock_key;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	long int privdata[0];
 };
 
@@ -16013,15 +16028,17 @@ struct gnet_dump;
 
 struct Qdisc_class_ops {
 	unsigned int flags;
-	struct netdev_queue * (*select_queue)(struct Qdisc *, struct tcmsg *);
-	int (*graft)(struct Qdisc *, long unsigned int, struct Qdisc *, struct Qdisc **, struct netlink_ext_ack *);
-	struct Qdisc * (*leaf)(struct Qdisc *, long unsigned int);
+	struct netdev_queue *(*select_queue)(struct Qdisc *, struct tcmsg *);
+	int (*graft)(struct Qdisc *, long unsigned int, struct Qdisc *, struct Qdisc **,
+		     struct netlink_ext_ack *);
+	struct Qdisc *(*leaf)(struct Qdisc *, long unsigned int);
 	void (*qlen_notify)(struct Qdisc *, long unsigned int);
 	long unsigned int (*find)(struct Qdisc *, u32);
-	int (*change)(struct Qdisc *, u32, u32, struct nlattr **, long unsigned int *, struct netlink_ext_ack *);
+	int (*change)(struct Qdisc *, u32, u32, struct nlattr **, long unsigned int *,
+		      struct netlink_ext_ack *);
 	int (*delete)(struct Qdisc *, long unsigned int, struct netlink_ext_ack *);
 	void (*walk)(struct Qdisc *, struct qdisc_walker *);
-	struct tcf_block * (*tcf_block)(struct Qdisc *, long unsigned int, struct netlink_ext_ack *);
+	struct tcf_block *(*tcf_block)(struct Qdisc *, long unsigned int, struct netlink_ext_ack *);
 	long unsigned int (*bind_tcf)(struct Qdisc *, long unsigned int, u32);
 	void (*unbind_tcf)(struct Qdisc *, long unsigned int);
 	int (*dump)(struct Qdisc *, long unsigned int, struct sk_buff *, struct tcmsg *);
@@ -16037,8 +16054,8 @@ struct Qdisc_ops {
 	int priv_size;
 	unsigned int static_flags;
 	int (*enqueue)(struct sk_buff *, struct Qdisc *, struct sk_buff **);
-	struct sk_buff * (*dequeue)(struct Qdisc *);
-	struct sk_buff * (*peek)(struct Qdisc *);
+	struct sk_buff *(*dequeue)(struct Qdisc *);
+	struct sk_buff *(*peek)(struct Qdisc *);
 	int (*init)(struct Qdisc *, struct nlattr *, struct netlink_ext_ack *);
 	void (*reset)(struct Qdisc *);
 	void (*destroy)(struct Qdisc *);
@@ -16181,11 +16198,11 @@ struct __kernel_timex {
 	long long int errcnt;
 	long long int stbcnt;
 	int tai;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct __kfifo {
@@ -16370,29 +16387,29 @@ struct _cache_table {
 
 union _cpuid4_leaf_eax {
 	struct {
-		enum _cache_type type: 5;
-		unsigned int level: 3;
-		unsigned int is_self_initializing: 1;
-		unsigned int is_fully_associative: 1;
-		unsigned int reserved: 4;
-		unsigned int num_threads_sharing: 12;
-		unsigned int num_cores_on_die: 6;
+		enum _cache_type type : 5;
+		unsigned int level : 3;
+		unsigned int is_self_initializing : 1;
+		unsigned int is_fully_associative : 1;
+		unsigned int reserved : 4;
+		unsigned int num_threads_sharing : 12;
+		unsigned int num_cores_on_die : 6;
 	} split;
 	u32 full;
 };
 
 union _cpuid4_leaf_ebx {
 	struct {
-		unsigned int coherency_line_size: 12;
-		unsigned int physical_line_partition: 10;
-		unsigned int ways_of_associativity: 10;
+		unsigned int coherency_line_size : 12;
+		unsigned int physical_line_partition : 10;
+		unsigned int ways_of_associativity : 10;
 	} split;
 	u32 full;
 };
 
 union _cpuid4_leaf_ecx {
 	struct {
-		unsigned int number_of_sets: 32;
+		unsigned int number_of_sets : 32;
 	} split;
 	u32 full;
 };
@@ -16527,7 +16544,8 @@ struct _tlb_table {
 	char info[128];
 };
 
-struct seq_net_private {};
+struct seq_net_private {
+};
 
 struct ac6_iter_state {
 	struct seq_net_private p;
@@ -16558,8 +16576,10 @@ struct power_supply_desc {
 	u32 usb_types;
 	const enum power_supply_property *properties;
 	size_t num_properties;
-	int (*get_property)(struct power_supply *, enum power_supply_property, union power_supply_propval *);
-	int (*set_property)(struct power_supply *, enum power_supply_property, const union power_supply_propval *);
+	int (*get_property)(struct power_supply *, enum power_supply_property,
+			    union power_supply_propval *);
+	int (*set_property)(struct power_supply *, enum power_supply_property,
+			    const union power_supply_propval *);
 	int (*property_is_writeable)(struct power_supply *, enum power_supply_property);
 	void (*external_power_changed)(struct power_supply *);
 	void (*set_charged)(struct power_supply *);
@@ -16689,7 +16709,7 @@ struct acpi_bus_type {
 	struct list_head list;
 	const char *name;
 	bool (*match)(struct device *);
-	struct acpi_device * (*find_companion)(struct device *);
+	struct acpi_device *(*find_companion)(struct device *);
 	void (*setup)(struct device *);
 };
 
@@ -16806,11 +16826,14 @@ struct bin_attribute {
 	struct attribute attr;
 	size_t size;
 	void *private;
-	struct address_space * (*f_mapping)(void);
-	ssize_t (*read)(struct file *, struct kobject *, struct bin_attribute *, char *, loff_t, size_t);
-	ssize_t (*write)(struct file *, struct kobject *, struct bin_attribute *, char *, loff_t, size_t);
+	struct address_space *(*f_mapping)(void);
+	ssize_t (*read)(struct file *, struct kobject *, struct bin_attribute *, char *, loff_t,
+			size_t);
+	ssize_t (*write)(struct file *, struct kobject *, struct bin_attribute *, char *, loff_t,
+			 size_t);
 	loff_t (*llseek)(struct file *, struct kobject *, struct bin_attribute *, loff_t, int);
-	int (*mmap)(struct file *, struct kobject *, struct bin_attribute *, struct vm_area_struct *);
+	int (*mmap)(struct file *, struct kobject *, struct bin_attribute *,
+		    struct vm_area_struct *);
 };
 
 struct acpi_data_attr {
@@ -16859,11 +16882,11 @@ struct kobject {
 	const struct kobj_type *ktype;
 	struct kernfs_node *sd;
 	struct kref kref;
-	unsigned int state_initialized: 1;
-	unsigned int state_in_sysfs: 1;
-	unsigned int state_add_uevent_sent: 1;
-	unsigned int state_remove_uevent_sent: 1;
-	unsigned int uevent_suppress: 1;
+	unsigned int state_initialized : 1;
+	unsigned int state_in_sysfs : 1;
+	unsigned int state_add_uevent_sent : 1;
+	unsigned int state_remove_uevent_sent : 1;
+	unsigned int uevent_suppress : 1;
 };
 
 struct swait_queue_head {
@@ -17205,7 +17228,8 @@ struct acpi_object_notify_handler {
 	union acpi_operand_object *next[2];
 };
 
-typedef acpi_status (*acpi_adr_space_handler)(u32, acpi_physical_address, u32, u64 *, void *, void *);
+typedef acpi_status (*acpi_adr_space_handler)(u32, acpi_physical_address, u32, u64 *, void *,
+					      void *);
 
 typedef acpi_status (*acpi_adr_space_setup)(acpi_handle, u32, void *, void **);
 
@@ -17430,38 +17454,38 @@ struct acpi_dev_walk_context {
 };
 
 struct acpi_device_status {
-	u32 present: 1;
-	u32 enabled: 1;
-	u32 show_in_ui: 1;
-	u32 functional: 1;
-	u32 battery_present: 1;
-	u32 reserved: 27;
+	u32 present : 1;
+	u32 enabled : 1;
+	u32 show_in_ui : 1;
+	u32 functional : 1;
+	u32 battery_present : 1;
+	u32 reserved : 27;
 };
 
 struct acpi_device_flags {
-	u32 dynamic_status: 1;
-	u32 removable: 1;
-	u32 ejectable: 1;
-	u32 power_manageable: 1;
-	u32 match_driver: 1;
-	u32 initialized: 1;
-	u32 visited: 1;
-	u32 hotplug_notify: 1;
-	u32 is_dock_station: 1;
-	u32 of_compatible_ok: 1;
-	u32 coherent_dma: 1;
-	u32 cca_seen: 1;
-	u32 enumeration_by_parent: 1;
-	u32 honor_deps: 1;
-	u32 reserved: 18;
+	u32 dynamic_status : 1;
+	u32 removable : 1;
+	u32 ejectable : 1;
+	u32 power_manageable : 1;
+	u32 match_driver : 1;
+	u32 initialized : 1;
+	u32 visited : 1;
+	u32 hotplug_notify : 1;
+	u32 is_dock_station : 1;
+	u32 of_compatible_ok : 1;
+	u32 coherent_dma : 1;
+	u32 cca_seen : 1;
+	u32 enumeration_by_parent : 1;
+	u32 honor_deps : 1;
+	u32 reserved : 18;
 };
 
 struct acpi_pnp_type {
-	u32 hardware_id: 1;
-	u32 bus_address: 1;
-	u32 platform_id: 1;
-	u32 backlight: 1;
-	u32 reserved: 28;
+	u32 hardware_id : 1;
+	u32 bus_address : 1;
+	u32 platform_id : 1;
+	u32 backlight : 1;
+	u32 reserved : 28;
 };
 
 struct acpi_device_pnp {
@@ -17476,21 +17500,21 @@ struct acpi_device_pnp {
 };
 
 struct acpi_device_power_flags {
-	u32 explicit_get: 1;
-	u32 power_resources: 1;
-	u32 inrush_current: 1;
-	u32 power_removed: 1;
-	u32 ignore_parent: 1;
-	u32 dsw_present: 1;
-	u32 reserved: 26;
+	u32 explicit_get : 1;
+	u32 power_resources : 1;
+	u32 inrush_current : 1;
+	u32 power_removed : 1;
+	u32 ignore_parent : 1;
+	u32 dsw_present : 1;
+	u32 reserved : 26;
 };
 
 struct acpi_device_power_state {
 	struct list_head resources;
 	struct {
-		u8 valid: 1;
-		u8 explicit_set: 1;
-		u8 reserved: 6;
+		u8 valid : 1;
+		u8 explicit_set : 1;
+		u8 reserved : 6;
 	} flags;
 	int power;
 	int latency;
@@ -17504,8 +17528,8 @@ struct acpi_device_power {
 };
 
 struct acpi_device_wakeup_flags {
-	u8 valid: 1;
-	u8 notifier_present: 1;
+	u8 valid : 1;
+	u8 notifier_present : 1;
 };
 
 struct acpi_device_wakeup_context {
@@ -17528,7 +17552,7 @@ struct acpi_device_wakeup {
 };
 
 struct acpi_device_perf_flags {
-	u8 reserved: 8;
+	u8 reserved : 8;
 };
 
 struct acpi_device_perf_state;
@@ -17565,19 +17589,19 @@ struct dev_pm_qos;
 
 struct dev_pm_info {
 	pm_message_t power_state;
-	bool can_wakeup: 1;
-	bool async_suspend: 1;
-	bool in_dpm_list: 1;
-	bool is_prepared: 1;
-	bool is_suspended: 1;
-	bool is_noirq_suspended: 1;
-	bool is_late_suspended: 1;
-	bool no_pm: 1;
-	bool early_init: 1;
-	bool direct_complete: 1;
+	bool can_wakeup : 1;
+	bool async_suspend : 1;
+	bool in_dpm_list : 1;
+	bool is_prepared : 1;
+	bool is_suspended : 1;
+	bool is_noirq_suspended : 1;
+	bool is_late_suspended : 1;
+	bool no_pm : 1;
+	bool early_init : 1;
+	bool direct_complete : 1;
 	u32 driver_flags;
 	spinlock_t lock;
-	bool should_wakeup: 1;
+	bool should_wakeup : 1;
 	struct pm_subsys_data *subsys_data;
 	void (*set_latency_tolerance)(struct device *, s32);
 	struct dev_pm_qos *qos;
@@ -17592,7 +17616,8 @@ struct dev_msi_info {
 	struct msi_device_data *data;
 };
 
-struct dev_archdata {};
+struct dev_archdata {
+};
 
 struct dev_iommu;
 
@@ -17663,12 +17688,12 @@ struct device {
 	struct dev_iommu *iommu;
 	struct device_physical_location *physical_location;
 	enum device_removable removable;
-	bool offline_disabled: 1;
-	bool offline: 1;
-	bool of_node_reused: 1;
-	bool state_synced: 1;
-	bool can_match: 1;
-	bool dma_skip_sync: 1;
+	bool offline_disabled : 1;
+	bool offline : 1;
+	bool of_node_reused : 1;
+	bool state_synced : 1;
+	bool can_match : 1;
+	bool dma_skip_sync : 1;
 	long unsigned int flags[1];
 };
 
@@ -17765,8 +17790,8 @@ struct acpi_device_ops {
 
 struct acpi_device_perf_state {
 	struct {
-		u8 valid: 1;
-		u8 reserved: 7;
+		u8 valid : 1;
+		u8 reserved : 7;
 	} flags;
 	u8 power;
 	u8 performance;
@@ -17777,7 +17802,7 @@ struct acpi_device_physical_node {
 	struct list_head node;
 	struct device *dev;
 	unsigned int node_id;
-	bool put_online: 1;
+	bool put_online : 1;
 };
 
 struct acpi_device_properties {
@@ -18330,8 +18355,8 @@ struct acpi_hotplug_profile {
 	struct kobject kobj;
 	int (*scan_dependent)(struct acpi_device *);
 	void (*notify_online)(struct acpi_device *);
-	bool enabled: 1;
-	bool demand_offline: 1;
+	bool enabled : 1;
+	bool demand_offline : 1;
 };
 
 struct acpi_hp_work {
@@ -18730,12 +18755,12 @@ struct acpi_osc_context {
 
 struct acpi_osi_config {
 	u8 default_disabling;
-	unsigned int linux_enable: 1;
-	unsigned int linux_dmi: 1;
-	unsigned int linux_cmdline: 1;
-	unsigned int darwin_enable: 1;
-	unsigned int darwin_dmi: 1;
-	unsigned int darwin_cmdline: 1;
+	unsigned int linux_enable : 1;
+	unsigned int linux_dmi : 1;
+	unsigned int linux_cmdline : 1;
+	unsigned int darwin_enable : 1;
+	unsigned int darwin_dmi : 1;
+	unsigned int darwin_cmdline : 1;
 };
 
 struct acpi_osi_entry {
@@ -18921,8 +18946,8 @@ struct acpi_pci_link_irq {
 	u8 resource_type;
 	u8 possible_count;
 	u32 possible[16];
-	u8 initialized: 1;
-	u8 reserved: 7;
+	u8 initialized : 1;
+	u8 reserved : 7;
 };
 
 struct acpi_pci_link {
@@ -18974,7 +18999,8 @@ struct acpi_pci_routing_table {
 	union {
 		char pad[4];
 		struct {
-			struct {} __Empty_source;
+			struct {
+			} __Empty_source;
 			char source[0];
 		};
 	};
@@ -19097,7 +19123,8 @@ struct acpi_prmt_module_header {
 
 struct acpi_probe_entry;
 
-typedef bool (*acpi_probe_entry_validate_subtbl)(struct acpi_subtable_header *, struct acpi_probe_entry *);
+typedef bool (*acpi_probe_entry_validate_subtbl)(struct acpi_subtable_header *,
+						 struct acpi_probe_entry *);
 
 struct acpi_table_header;
 
@@ -19119,17 +19146,17 @@ struct acpi_probe_entry {
 };
 
 struct acpi_processor_flags {
-	u8 power: 1;
-	u8 performance: 1;
-	u8 throttling: 1;
-	u8 limit: 1;
-	u8 bm_control: 1;
-	u8 bm_check: 1;
-	u8 has_cst: 1;
-	u8 has_lpi: 1;
-	u8 power_setup_done: 1;
-	u8 bm_rld_set: 1;
-	u8 previously_online: 1;
+	u8 power : 1;
+	u8 performance : 1;
+	u8 throttling : 1;
+	u8 limit : 1;
+	u8 bm_control : 1;
+	u8 bm_check : 1;
+	u8 has_cst : 1;
+	u8 has_lpi : 1;
+	u8 power_setup_done : 1;
+	u8 bm_rld_set : 1;
+	u8 previously_online : 1;
 };
 
 struct acpi_processor_cx {
@@ -19243,9 +19270,9 @@ struct acpi_processor {
 struct acpi_processor_errata {
 	u8 smp;
 	struct {
-		u8 throttle: 1;
-		u8 fdma: 1;
-		u8 reserved: 6;
+		u8 throttle : 1;
+		u8 fdma : 1;
+		u8 reserved : 6;
 		u32 bmisx;
 	} piix4;
 };
@@ -19308,7 +19335,8 @@ struct acpi_reg_walk_info {
 	acpi_adr_space_type space_id;
 };
 
-typedef acpi_status (*acpi_repair_function)(struct acpi_evaluate_info *, union acpi_operand_object **);
+typedef acpi_status (*acpi_repair_function)(struct acpi_evaluate_info *,
+					    union acpi_operand_object **);
 
 struct acpi_repair_info {
 	char name[4];
@@ -19325,7 +19353,8 @@ struct acpi_resource_irq {
 	union {
 		u8 interrupt;
 		struct {
-			struct {} __Empty_interrupts;
+			struct {
+			} __Empty_interrupts;
 			u8 interrupts[0];
 		};
 	};
@@ -19339,7 +19368,8 @@ struct acpi_resource_dma {
 	union {
 		u8 channel;
 		struct {
-			struct {} __Empty_channels;
+			struct {
+			} __Empty_channels;
 			u8 channels[0];
 		};
 	};
@@ -19476,7 +19506,8 @@ struct acpi_resource_extended_irq {
 	union {
 		u32 interrupt;
 		struct {
-			struct {} __Empty_interrupts;
+			struct {
+			} __Empty_interrupts;
 			u32 interrupts[0];
 		};
 	};
@@ -19755,7 +19786,9 @@ struct acpi_signal_fatal_info {
 	u32 argument;
 };
 
-typedef acpi_status (*acpi_object_converter)(struct acpi_namespace_node *, union acpi_operand_object *, union acpi_operand_object **);
+typedef acpi_status (*acpi_object_converter)(struct acpi_namespace_node *,
+					     union acpi_operand_object *,
+					     union acpi_operand_object **);
 
 struct acpi_simple_repair_info {
 	char name[4];
@@ -19835,7 +19868,8 @@ union acpi_subtable_headers {
 	struct acpi_cdat_header cdat;
 };
 
-typedef int (*acpi_tbl_entry_handler_arg)(union acpi_subtable_headers *, void *, const long unsigned int);
+typedef int (*acpi_tbl_entry_handler_arg)(union acpi_subtable_headers *, void *,
+					  const long unsigned int);
 
 struct acpi_subtable_proc {
 	int id;
@@ -20265,14 +20299,17 @@ struct address_space_operations {
 	int (*writepages)(struct address_space *, struct writeback_control *);
 	bool (*dirty_folio)(struct address_space *, struct folio *);
 	void (*readahead)(struct readahead_control *);
-	int (*write_begin)(struct file *, struct address_space *, loff_t, unsigned int, struct folio **, void **);
-	int (*write_end)(struct file *, struct address_space *, loff_t, unsigned int, unsigned int, struct folio *, void *);
+	int (*write_begin)(struct file *, struct address_space *, loff_t, unsigned int,
+			   struct folio **, void **);
+	int (*write_end)(struct file *, struct address_space *, loff_t, unsigned int, unsigned int,
+			 struct folio *, void *);
 	sector_t (*bmap)(struct address_space *, sector_t);
 	void (*invalidate_folio)(struct folio *, size_t, size_t);
 	bool (*release_folio)(struct folio *, gfp_t);
 	void (*free_folio)(struct folio *);
 	ssize_t (*direct_IO)(struct kiocb *, struct iov_iter *);
-	int (*migrate_folio)(struct address_space *, struct folio *, struct folio *, enum migrate_mode);
+	int (*migrate_folio)(struct address_space *, struct folio *, struct folio *,
+			     enum migrate_mode);
 	int (*launder_folio)(struct folio *);
 	bool (*is_partially_uptodate)(struct folio *, size_t, size_t);
 	void (*is_dirty_writeback)(struct folio *, bool *, bool *);
@@ -20532,14 +20569,14 @@ struct alps_fields {
 	int pressure;
 	struct input_mt_pos st;
 	struct input_mt_pos mt[4];
-	unsigned int first_mp: 1;
-	unsigned int is_mp: 1;
-	unsigned int left: 1;
-	unsigned int right: 1;
-	unsigned int middle: 1;
-	unsigned int ts_left: 1;
-	unsigned int ts_right: 1;
-	unsigned int ts_middle: 1;
+	unsigned int first_mp : 1;
+	unsigned int is_mp : 1;
+	unsigned int left : 1;
+	unsigned int right : 1;
+	unsigned int middle : 1;
+	unsigned int ts_left : 1;
+	unsigned int ts_right : 1;
+	unsigned int ts_middle : 1;
 };
 
 struct psmouse;
@@ -20602,8 +20639,8 @@ struct alt_instr {
 	s32 repl_offset;
 	union {
 		struct {
-			u32 cpuid: 16;
-			u32 flags: 16;
+			u32 cpuid : 16;
+			u32 flags : 16;
 		};
 		u32 ft_flags;
 	};
@@ -20870,7 +20907,8 @@ struct aml_resource_extended_irq {
 	union {
 		u32 interrupt;
 		struct {
-			struct {} __Empty_interrupts;
+			struct {
+			} __Empty_interrupts;
 			u32 interrupts[0];
 		};
 	};
@@ -21093,17 +21131,18 @@ struct kobj_uevent_env;
 
 struct kobj_ns_type_operations;
 
-struct class {
+struct class
+{
 	const char *name;
 	const struct attribute_group **class_groups;
 	const struct attribute_group **dev_groups;
 	int (*dev_uevent)(const struct device *, struct kobj_uevent_env *);
-	char * (*devnode)(const struct device *, umode_t *);
+	char *(*devnode)(const struct device *, umode_t *);
 	void (*class_release)(const struct class *);
 	void (*dev_release)(struct device *);
 	int (*shutdown_pre)(struct device *);
 	const struct kobj_ns_type_operations *ns_type;
-	const void * (*namespace)(const struct device *);
+	const void *(*namespace)(const struct device *);
 	void (*get_ownership)(const struct device *, kuid_t *, kgid_t *);
 	const struct dev_pm_ops *pm;
 };
@@ -21202,10 +21241,10 @@ struct apic {
 	void (*send_IPI_allbutself)(int);
 	void (*send_IPI_all)(int);
 	void (*send_IPI_self)(int);
-	u32 disable_esr: 1;
-	u32 dest_mode_logical: 1;
-	u32 x2apic_set_max_apicid: 1;
-	u32 nmi_to_offline_cpu: 1;
+	u32 disable_esr : 1;
+	u32 dest_mode_logical : 1;
+	u32 x2apic_set_max_apicid : 1;
+	u32 nmi_to_offline_cpu : 1;
 	u32 (*calc_dest_apicid)(unsigned int);
 	u64 (*icr_read)(void);
 	void (*icr_write)(u32, u32);
@@ -21233,10 +21272,10 @@ struct apic_chip_data {
 	unsigned int prev_cpu;
 	unsigned int irq;
 	struct hlist_node clist;
-	unsigned int move_in_progress: 1;
-	unsigned int is_managed: 1;
-	unsigned int can_reserve: 1;
-	unsigned int has_reserved: 1;
+	unsigned int move_in_progress : 1;
+	unsigned int is_managed : 1;
+	unsigned int can_reserve : 1;
+	unsigned int has_reserved : 1;
 };
 
 union apic_ir {
@@ -21285,7 +21324,8 @@ struct apply_wqattrs_ctx {
 	struct pool_workqueue *pwq_tbl[0];
 };
 
-struct arch_elf_state {};
+struct arch_elf_state {
+};
 
 struct arch_hw_breakpoint {
 	long unsigned int address;
@@ -21331,7 +21371,7 @@ struct pt_regs;
 
 struct arch_specific_insn {
 	kprobe_opcode_t *insn;
-	unsigned int boostable: 1;
+	unsigned int boostable : 1;
 	unsigned char size;
 	union {
 		unsigned char opcode;
@@ -21386,7 +21426,8 @@ struct arch_uprobe_task {
 	unsigned int saved_tf;
 };
 
-struct arch_vdso_data {};
+struct arch_vdso_data {
+};
 
 struct net;
 
@@ -21416,7 +21457,8 @@ struct sockaddr {
 	union {
 		char sa_data_min[14];
 		struct {
-			struct {} __empty_sa_data;
+			struct {
+			} __empty_sa_data;
 			char sa_data[0];
 		};
 	};
@@ -21453,7 +21495,7 @@ struct asym_cap_data {
 
 struct async_domain {
 	struct list_head pending;
-	unsigned int registered: 1;
+	unsigned int registered : 1;
 };
 
 typedef void (*async_func_t)(void *, async_cookie_t);
@@ -21536,7 +21578,8 @@ struct attribute_group {
 	struct bin_attribute **bin_attrs;
 };
 
-struct audit_ntp_data {};
+struct audit_ntp_data {
+};
 
 struct percpu_counter {
 	raw_spinlock_t lock;
@@ -21886,10 +21929,10 @@ struct blk_mq_hw_ctx {
 		spinlock_t lock;
 		struct list_head dispatch;
 		long unsigned int state;
-		long: 64;
-		long: 64;
-		long: 64;
-		long: 64;
+		long : 64;
+		long : 64;
+		long : 64;
+		long : 64;
 	};
 	struct delayed_work run_work;
 	cpumask_var_t cpumask;
@@ -21918,12 +21961,12 @@ struct blk_mq_hw_ctx {
 	struct hlist_node cpuhp_dead;
 	struct kobject kobj;
 	struct list_head hctx_list;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct blk_mq_queue_data;
@@ -22013,7 +22056,8 @@ struct blk_mq_tags {
 	spinlock_t lock;
 };
 
-struct blk_plug {};
+struct blk_plug {
+};
 
 struct blk_zone {
 	__u64 start;
@@ -22079,7 +22123,7 @@ struct block_device_operations {
 	void (*free_disk)(struct gendisk *);
 	void (*swap_slot_free_notify)(struct block_device *, long unsigned int);
 	int (*report_zones)(struct gendisk *, sector_t, unsigned int, report_zones_cb, void *);
-	char * (*devnode)(struct gendisk *, umode_t *);
+	char *(*devnode)(struct gendisk *, umode_t *);
 	int (*get_unique_id)(struct gendisk *, u8 *, enum blk_unique_id);
 	struct module *owner;
 	const struct pr_ops *pr_ops;
@@ -22469,15 +22513,18 @@ struct bpf_array {
 	struct bpf_array_aux *aux;
 	union {
 		struct {
-			struct {} __empty_value;
+			struct {
+			} __empty_value;
 			char value[0];
 		};
 		struct {
-			struct {} __empty_ptrs;
+			struct {
+			} __empty_ptrs;
 			void *ptrs[0];
 		};
 		struct {
-			struct {} __empty_pptrs;
+			struct {
+			} __empty_pptrs;
 			void *pptrs[0];
 		};
 	};
@@ -22811,7 +22858,7 @@ union bpf_attr {
 
 struct bpf_binary_header {
 	u32 size;
-	long: 0;
+	long : 0;
 	u8 image[0];
 };
 
@@ -22878,7 +22925,8 @@ struct bpf_cand_cache {
 	} cands[0];
 };
 
-struct bpf_run_ctx {};
+struct bpf_run_ctx {
+};
 
 struct bpf_prog_array_item;
 
@@ -22948,13 +22996,13 @@ struct bpf_lru_list {
 	unsigned int counts[2];
 	struct list_head *next_inactive_rotation;
 	raw_spinlock_t lock;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct bpf_lru_locallist;
@@ -22962,13 +23010,13 @@ struct bpf_lru_locallist;
 struct bpf_common_lru {
 	struct bpf_lru_list lru_list;
 	struct bpf_lru_locallist *local_list;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct bpf_core_accessor {
@@ -23105,44 +23153,44 @@ struct sk_buff {
 	__u16 hdr_len;
 	__u16 queue_mapping;
 	__u8 __cloned_offset[0];
-	__u8 cloned: 1;
-	__u8 nohdr: 1;
-	__u8 fclone: 2;
-	__u8 peeked: 1;
-	__u8 head_frag: 1;
-	__u8 pfmemalloc: 1;
-	__u8 pp_recycle: 1;
+	__u8 cloned : 1;
+	__u8 nohdr : 1;
+	__u8 fclone : 2;
+	__u8 peeked : 1;
+	__u8 head_frag : 1;
+	__u8 pfmemalloc : 1;
+	__u8 pp_recycle : 1;
 	union {
 		struct {
 			__u8 __pkt_type_offset[0];
-			__u8 pkt_type: 3;
-			__u8 ignore_df: 1;
-			__u8 dst_pending_confirm: 1;
-			__u8 ip_summed: 2;
-			__u8 ooo_okay: 1;
+			__u8 pkt_type : 3;
+			__u8 ignore_df : 1;
+			__u8 dst_pending_confirm : 1;
+			__u8 ip_summed : 2;
+			__u8 ooo_okay : 1;
 			__u8 __mono_tc_offset[0];
-			__u8 tstamp_type: 2;
-			__u8 tc_at_ingress: 1;
-			__u8 tc_skip_classify: 1;
-			__u8 remcsum_offload: 1;
-			__u8 csum_complete_sw: 1;
-			__u8 csum_level: 2;
-			__u8 inner_protocol_type: 1;
-			__u8 l4_hash: 1;
-			__u8 sw_hash: 1;
-			__u8 wifi_acked_valid: 1;
-			__u8 wifi_acked: 1;
-			__u8 no_fcs: 1;
-			__u8 encapsulation: 1;
-			__u8 encap_hdr_csum: 1;
-			__u8 csum_valid: 1;
-			__u8 ndisc_nodetype: 2;
-			__u8 redirected: 1;
-			__u8 nf_skip_egress: 1;
-			__u8 slow_gro: 1;
-			__u8 unreadable: 1;
-			int: 1;
-			__u8 tc_depth: 2;
+			__u8 tstamp_type : 2;
+			__u8 tc_at_ingress : 1;
+			__u8 tc_skip_classify : 1;
+			__u8 remcsum_offload : 1;
+			__u8 csum_complete_sw : 1;
+			__u8 csum_level : 2;
+			__u8 inner_protocol_type : 1;
+			__u8 l4_hash : 1;
+			__u8 sw_hash : 1;
+			__u8 wifi_acked_valid : 1;
+			__u8 wifi_acked : 1;
+			__u8 no_fcs : 1;
+			__u8 encapsulation : 1;
+			__u8 encap_hdr_csum : 1;
+			__u8 csum_valid : 1;
+			__u8 ndisc_nodetype : 2;
+			__u8 redirected : 1;
+			__u8 nf_skip_egress : 1;
+			__u8 slow_gro : 1;
+			__u8 unreadable : 1;
+			int : 1;
+			__u8 tc_depth : 2;
 			__u16 tc_index;
 			u16 alloc_cpu;
 			union {
@@ -23184,34 +23232,34 @@ struct sk_buff {
 		};
 		struct {
 			__u8 __pkt_type_offset[0];
-			__u8 pkt_type: 3;
-			__u8 ignore_df: 1;
-			__u8 dst_pending_confirm: 1;
-			__u8 ip_summed: 2;
-			__u8 ooo_okay: 1;
+			__u8 pkt_type : 3;
+			__u8 ignore_df : 1;
+			__u8 dst_pending_confirm : 1;
+			__u8 ip_summed : 2;
+			__u8 ooo_okay : 1;
 			__u8 __mono_tc_offset[0];
-			__u8 tstamp_type: 2;
-			__u8 tc_at_ingress: 1;
-			__u8 tc_skip_classify: 1;
-			__u8 remcsum_offload: 1;
-			__u8 csum_complete_sw: 1;
-			__u8 csum_level: 2;
-			__u8 inner_protocol_type: 1;
-			__u8 l4_hash: 1;
-			__u8 sw_hash: 1;
-			__u8 wifi_acked_valid: 1;
-			__u8 wifi_acked: 1;
-			__u8 no_fcs: 1;
-			__u8 encapsulation: 1;
-			__u8 encap_hdr_csum: 1;
-			__u8 csum_valid: 1;
-			__u8 ndisc_nodetype: 2;
-			__u8 redirected: 1;
-			__u8 nf_skip_egress: 1;
-			__u8 slow_gro: 1;
-			__u8 unreadable: 1;
-			int: 1;
-			__u8 tc_depth: 2;
+			__u8 tstamp_type : 2;
+			__u8 tc_at_ingress : 1;
+			__u8 tc_skip_classify : 1;
+			__u8 remcsum_offload : 1;
+			__u8 csum_complete_sw : 1;
+			__u8 csum_level : 2;
+			__u8 inner_protocol_type : 1;
+			__u8 l4_hash : 1;
+			__u8 sw_hash : 1;
+			__u8 wifi_acked_valid : 1;
+			__u8 wifi_acked : 1;
+			__u8 no_fcs : 1;
+			__u8 encapsulation : 1;
+			__u8 encap_hdr_csum : 1;
+			__u8 csum_valid : 1;
+			__u8 ndisc_nodetype : 2;
+			__u8 redirected : 1;
+			__u8 nf_skip_egress : 1;
+			__u8 slow_gro : 1;
+			__u8 unreadable : 1;
+			int : 1;
+			__u8 tc_depth : 2;
 			__u16 tc_index;
 			u16 alloc_cpu;
 			union {
@@ -23331,10 +23379,10 @@ struct sock_common {
 	};
 	short unsigned int skc_family;
 	volatile unsigned char skc_state;
-	unsigned char skc_reuse: 4;
-	unsigned char skc_reuseport: 1;
-	unsigned char skc_ipv6only: 1;
-	unsigned char skc_net_refcnt: 1;
+	unsigned char skc_reuse : 4;
+	unsigned char skc_reuseport : 1;
+	unsigned char skc_ipv6only : 1;
+	unsigned char skc_net_refcnt : 1;
 	int skc_bound_dev_if;
 	union {
 		struct hlist_node skc_bind_node;
@@ -23479,10 +23527,10 @@ struct sock {
 	u8 sk_pacing_shift;
 	bool sk_use_task_frag;
 	__u8 __cacheline_group_end__sock_read_tx[0];
-	u8 sk_gso_disabled: 1;
-	u8 sk_kern_sock: 1;
-	u8 sk_no_check_tx: 1;
-	u8 sk_no_check_rx: 1;
+	u8 sk_gso_disabled : 1;
+	u8 sk_kern_sock : 1;
+	u8 sk_no_check_tx : 1;
+	u8 sk_no_check_rx : 1;
 	u8 sk_shutdown;
 	u16 sk_type;
 	u16 sk_protocol;
@@ -23501,9 +23549,9 @@ struct sock {
 	int sk_disconnects;
 	u8 sk_txrehash;
 	u8 sk_clockid;
-	u8 sk_txtime_deadline_mode: 1;
-	u8 sk_txtime_report_errors: 1;
-	u8 sk_txtime_unused: 6;
+	u8 sk_txtime_deadline_mode : 1;
+	u8 sk_txtime_report_errors : 1;
+	u8 sk_txtime_unused : 6;
 	void *sk_user_data;
 	struct sock_cgroup_data sk_cgrp_data;
 	void (*sk_state_change)(struct sock *);
@@ -23670,26 +23718,26 @@ struct bpf_flow_dissector {
 };
 
 struct fred_cs {
-	u64 cs: 16;
-	u64 sl: 2;
-	u64 wfe: 1;
+	u64 cs : 16;
+	u64 sl : 2;
+	u64 wfe : 1;
 };
 
 struct fred_ss {
-	u64 ss: 16;
-	u64 sti: 1;
-	u64 swevent: 1;
-	u64 nmi: 1;
-	int: 13;
-	u64 vector: 8;
-	short: 8;
-	u64 type: 4;
-	char: 4;
-	u64 enclave: 1;
-	u64 lm: 1;
-	u64 nested: 1;
-	char: 1;
-	u64 insnlen: 4;
+	u64 ss : 16;
+	u64 sti : 1;
+	u64 swevent : 1;
+	u64 nmi : 1;
+	int : 13;
+	u64 vector : 8;
+	short : 8;
+	u64 type : 4;
+	char : 4;
+	u64 enclave : 1;
+	u64 lm : 1;
+	u64 nested : 1;
+	char : 1;
+	u64 insnlen : 4;
 };
 
 struct pt_regs {
@@ -23987,7 +24035,8 @@ struct bpf_dummy_ops_state;
 
 struct bpf_dummy_ops {
 	int (*test_1)(struct bpf_dummy_ops_state *);
-	int (*test_2)(struct bpf_dummy_ops_state *, int, short unsigned int, char, long unsigned int);
+	int (*test_2)(struct bpf_dummy_ops_state *, int, short unsigned int, char,
+		      long unsigned int);
 	int (*test_sleepable)(struct bpf_dummy_ops_state *);
 };
 
@@ -24113,8 +24162,8 @@ struct bpf_func_info {
 struct bpf_func_info_aux {
 	u16 linkage;
 	bool unreliable;
-	bool called: 1;
-	bool verified: 1;
+	bool called : 1;
+	bool verified : 1;
 };
 
 struct bpf_func_proto {
@@ -24185,8 +24234,8 @@ struct bpf_reg_state {
 		struct {
 			struct btf *btf;
 			u32 btf_id;
-			enum bpf_iter_state state: 2;
-			int depth: 30;
+			enum bpf_iter_state state : 2;
+			int depth : 30;
 		} iter;
 		struct {
 			long unsigned int raw1;
@@ -24285,10 +24334,10 @@ struct bpf_lru {
 	unsigned int target_free;
 	unsigned int nr_scans;
 	bool percpu;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct bucket;
@@ -24301,10 +24350,10 @@ struct bpf_htab {
 	struct bpf_mem_alloc pcpu_ma;
 	struct bucket *buckets;
 	void *elems;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	union {
 		struct pcpu_freelist freelist;
 		struct bpf_lru lru;
@@ -24318,13 +24367,13 @@ struct bpf_htab {
 	u32 hashrnd;
 	struct lock_class_key lockdep_key;
 	int *map_locked[8];
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct bpf_id_pair {
@@ -24344,8 +24393,8 @@ struct bpf_idset {
 
 struct bpf_insn {
 	__u8 code;
-	__u8 dst_reg: 4;
-	__u8 src_reg: 4;
+	__u8 dst_reg : 4;
+	__u8 src_reg : 4;
 	__s16 off;
 	__s32 imm;
 };
@@ -24371,8 +24420,8 @@ struct bpf_map_ptr_state {
 };
 
 struct bpf_loop_inline_state {
-	unsigned int initialized: 1;
-	unsigned int fit_for_inline: 1;
+	unsigned int initialized : 1;
+	unsigned int fit_for_inline : 1;
 	u32 callback_subprogno;
 };
 
@@ -24415,8 +24464,8 @@ struct bpf_insn_aux_data {
 	bool is_iter_next;
 	bool call_with_percpu_alloc_ptr;
 	u8 alu_state;
-	u8 fastcall_pattern: 1;
-	u8 fastcall_spills_num: 3;
+	u8 fastcall_pattern : 1;
+	u8 fastcall_spills_num : 3;
 	unsigned int orig_idx;
 	bool jmp_point;
 	bool prune_point;
@@ -24427,9 +24476,9 @@ struct bpf_insn_aux_data {
 
 typedef void (*bpf_insn_print_t)(void *, const char *, ...);
 
-typedef const char * (*bpf_insn_revmap_call_t)(void *, const struct bpf_insn *);
+typedef const char *(*bpf_insn_revmap_call_t)(void *, const struct bpf_insn *);
 
-typedef const char * (*bpf_insn_print_imm_t)(void *, const struct bpf_insn *, __u64);
+typedef const char *(*bpf_insn_print_imm_t)(void *, const struct bpf_insn *, __u64);
 
 struct bpf_insn_cbs {
 	bpf_insn_print_t cb_print;
@@ -24440,8 +24489,8 @@ struct bpf_insn_cbs {
 
 struct bpf_insn_hist_entry {
 	u32 idx;
-	u32 prev_idx: 20;
-	u32 flags: 12;
+	u32 prev_idx : 20;
+	u32 flags : 12;
 	u64 linked_regs;
 };
 
@@ -24620,7 +24669,7 @@ struct bpf_iter__udp {
 		struct udp_sock *udp_sk;
 	};
 	uid_t uid;
-	long: 0;
+	long : 0;
 	int bucket;
 };
 
@@ -24739,11 +24788,12 @@ struct bpf_iter_priv_data {
 	u64 session_id;
 	u64 seq_num;
 	bool done_stop;
-	long: 0;
+	long : 0;
 	u8 target_private[0];
 };
 
-typedef int (*bpf_iter_attach_target_t)(struct bpf_prog *, union bpf_iter_link_info *, struct bpf_iter_aux_info *);
+typedef int (*bpf_iter_attach_target_t)(struct bpf_prog *, union bpf_iter_link_info *,
+					struct bpf_iter_aux_info *);
 
 typedef void (*bpf_iter_detach_target_t)(struct bpf_iter_aux_info *);
 
@@ -24753,7 +24803,8 @@ struct bpf_link_info;
 
 typedef int (*bpf_iter_fill_link_info_t)(const struct bpf_iter_aux_info *, struct bpf_link_info *);
 
-typedef const struct bpf_func_proto * (*bpf_iter_get_func_proto_t)(enum bpf_func_id, const struct bpf_prog *);
+typedef const struct bpf_func_proto *(*bpf_iter_get_func_proto_t)(enum bpf_func_id,
+								  const struct bpf_prog *);
 
 struct bpf_iter_reg {
 	const char *target;
@@ -24895,7 +24946,8 @@ struct pgprot {
 
 typedef struct pgprot pgprot_t;
 
-struct vm_userfaultfd_ctx {};
+struct vm_userfaultfd_ctx {
+};
 
 struct vma_lock;
 
@@ -25208,15 +25260,15 @@ struct bpf_local_storage_elem {
 	struct hlist_node snode;
 	struct bpf_local_storage *local_storage;
 	struct callback_head rcu;
-	long: 64;
+	long : 64;
 	struct bpf_local_storage_data sdata;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct bpf_local_storage_map_bucket;
@@ -25296,30 +25348,33 @@ struct bpf_prog_aux;
 
 struct bpf_map_ops {
 	int (*map_alloc_check)(union bpf_attr *);
-	struct bpf_map * (*map_alloc)(union bpf_attr *);
+	struct bpf_map *(*map_alloc)(union bpf_attr *);
 	void (*map_release)(struct bpf_map *, struct file *);
 	void (*map_free)(struct bpf_map *);
 	int (*map_get_next_key)(struct bpf_map *, void *, void *);
 	void (*map_release_uref)(struct bpf_map *);
-	void * (*map_lookup_elem_sys_only)(struct bpf_map *, void *);
+	void *(*map_lookup_elem_sys_only)(struct bpf_map *, void *);
 	int (*map_lookup_batch)(struct bpf_map *, const union bpf_attr *, union bpf_attr *);
 	int (*map_lookup_and_delete_elem)(struct bpf_map *, void *, void *, u64);
-	int (*map_lookup_and_delete_batch)(struct bpf_map *, const union bpf_attr *, union bpf_attr *);
-	int (*map_update_batch)(struct bpf_map *, struct file *, const union bpf_attr *, union bpf_attr *);
+	int (*map_lookup_and_delete_batch)(struct bpf_map *, const union bpf_attr *,
+					   union bpf_attr *);
+	int (*map_update_batch)(struct bpf_map *, struct file *, const union bpf_attr *,
+				union bpf_attr *);
 	int (*map_delete_batch)(struct bpf_map *, const union bpf_attr *, union bpf_attr *);
-	void * (*map_lookup_elem)(struct bpf_map *, void *);
+	void *(*map_lookup_elem)(struct bpf_map *, void *);
 	long int (*map_update_elem)(struct bpf_map *, void *, void *, u64);
 	long int (*map_delete_elem)(struct bpf_map *, void *);
 	long int (*map_push_elem)(struct bpf_map *, void *, u64);
 	long int (*map_pop_elem)(struct bpf_map *, void *);
 	long int (*map_peek_elem)(struct bpf_map *, void *);
-	void * (*map_lookup_percpu_elem)(struct bpf_map *, void *, u32);
-	void * (*map_fd_get_ptr)(struct bpf_map *, struct file *, int);
+	void *(*map_lookup_percpu_elem)(struct bpf_map *, void *, u32);
+	void *(*map_fd_get_ptr)(struct bpf_map *, struct file *, int);
 	void (*map_fd_put_ptr)(struct bpf_map *, void *, bool);
 	int (*map_gen_lookup)(struct bpf_map *, struct bpf_insn *);
 	u32 (*map_fd_sys_lookup_elem)(void *);
 	void (*map_seq_show_elem)(struct bpf_map *, void *, struct seq_file *);
-	int (*map_check_btf)(const struct bpf_map *, const struct btf *, const struct btf_type *, const struct btf_type *);
+	int (*map_check_btf)(const struct bpf_map *, const struct btf *, const struct btf_type *,
+			     const struct btf_type *);
 	int (*map_poke_track)(struct bpf_map *, struct bpf_prog_aux *);
 	void (*map_poke_untrack)(struct bpf_map *, struct bpf_prog_aux *);
 	void (*map_poke_run)(struct bpf_map *, u32, struct bpf_prog *, struct bpf_prog *);
@@ -25327,13 +25382,16 @@ struct bpf_map_ops {
 	int (*map_direct_value_meta)(const struct bpf_map *, u64, u32 *);
 	int (*map_mmap)(struct bpf_map *, struct vm_area_struct *);
 	__poll_t (*map_poll)(struct bpf_map *, struct file *, struct poll_table_struct *);
-	long unsigned int (*map_get_unmapped_area)(struct file *, long unsigned int, long unsigned int, long unsigned int, long unsigned int);
+	long unsigned int (*map_get_unmapped_area)(struct file *, long unsigned int,
+						   long unsigned int, long unsigned int,
+						   long unsigned int);
 	int (*map_local_storage_charge)(struct bpf_local_storage_map *, void *, u32);
 	void (*map_local_storage_uncharge)(struct bpf_local_storage_map *, void *, u32);
-	struct bpf_local_storage ** (*map_owner_storage_ptr)(void *);
+	struct bpf_local_storage **(*map_owner_storage_ptr)(void *);
 	long int (*map_redirect)(struct bpf_map *, u64, u64);
 	bool (*map_meta_equal)(const struct bpf_map *, const struct bpf_map *);
-	int (*map_set_for_each_callback_args)(struct bpf_verifier_env *, struct bpf_func_state *, struct bpf_func_state *);
+	int (*map_set_for_each_callback_args)(struct bpf_verifier_env *, struct bpf_func_state *,
+					      struct bpf_func_state *);
 	long int (*map_for_each_callback)(struct bpf_map *, bpf_callback_t, void *, u64);
 	u64 (*map_mem_usage)(const struct bpf_map *);
 	int *map_btf_id;
@@ -25544,21 +25602,21 @@ struct sock_fprog_kern;
 
 struct bpf_prog {
 	u16 pages;
-	u16 jited: 1;
-	u16 jit_requested: 1;
-	u16 gpl_compatible: 1;
-	u16 cb_access: 1;
-	u16 dst_needed: 1;
-	u16 blinding_requested: 1;
-	u16 blinded: 1;
-	u16 is_func: 1;
-	u16 kprobe_override: 1;
-	u16 has_callchain_buf: 1;
-	u16 enforce_expected_attach_type: 1;
-	u16 call_get_stack: 1;
-	u16 call_get_func_ip: 1;
-	u16 tstamp_type_access: 1;
-	u16 sleepable: 1;
+	u16 jited : 1;
+	u16 jit_requested : 1;
+	u16 gpl_compatible : 1;
+	u16 cb_access : 1;
+	u16 dst_needed : 1;
+	u16 blinding_requested : 1;
+	u16 blinded : 1;
+	u16 is_func : 1;
+	u16 kprobe_override : 1;
+	u16 has_callchain_buf : 1;
+	u16 enforce_expected_attach_type : 1;
+	u16 call_get_stack : 1;
+	u16 call_get_func_ip : 1;
+	u16 tstamp_type_access : 1;
+	u16 sleepable : 1;
 	enum bpf_prog_type type;
 	enum bpf_attach_type expected_attach_type;
 	u32 len;
@@ -25571,11 +25629,13 @@ struct bpf_prog {
 	struct sock_fprog_kern *orig_prog;
 	union {
 		struct {
-			struct {} __empty_insns;
+			struct {
+			} __empty_insns;
 			struct sock_filter insns[0];
 		};
 		struct {
-			struct {} __empty_insnsi;
+			struct {
+			} __empty_insnsi;
 			struct bpf_insn insnsi[0];
 		};
 	};
@@ -25691,7 +25751,7 @@ struct bpf_prog_info {
 	__u64 map_ids;
 	char name[16];
 	__u32 ifindex;
-	__u32 gpl_compatible: 1;
+	__u32 gpl_compatible : 1;
 	__u64 netns_dev;
 	__u64 netns_ino;
 	__u32 nr_jited_ksyms;
@@ -25770,7 +25830,7 @@ struct bpf_prog_stats {
 	u64_stats_t nsecs;
 	u64_stats_t misses;
 	struct u64_stats_sync syncp;
-	long: 64;
+	long : 64;
 };
 
 struct bpf_queue_stack {
@@ -25789,7 +25849,7 @@ struct bpf_raw_event_map {
 	void *bpf_func;
 	u32 num_args;
 	u32 writable_size;
-	long: 64;
+	long : 64;
 };
 
 struct bpf_raw_tp_link {
@@ -25855,1532 +25915,1532 @@ struct bpf_ringbuf {
 	u64 mask;
 	struct page **pages;
 	int nr_pages;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	raw_spinlock_t spinlock;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	atomic_t busy;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	long unsigned int consumer_pos;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	long unsigned int producer_pos;
 	long unsigned int pending_pos;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	char data[0];
 };
 
@@ -27532,8 +27592,10 @@ struct btf_member;
 struct bpf_struct_ops {
 	const struct bpf_verifier_ops *verifier_ops;
 	int (*init)(struct btf *);
-	int (*check_member)(const struct btf_type *, const struct btf_member *, const struct bpf_prog *);
-	int (*init_member)(const struct btf_type *, const struct btf_member *, void *, const void *);
+	int (*check_member)(const struct btf_type *, const struct btf_member *,
+			    const struct bpf_prog *);
+	int (*init_member)(const struct btf_type *, const struct btf_member *, void *,
+			   const void *);
 	int (*reg)(void *, struct bpf_link *);
 	void (*unreg)(void *, struct bpf_link *);
 	int (*update)(void *, void *, struct bpf_link *);
@@ -27556,19 +27618,19 @@ struct bpf_struct_ops_common_value {
 
 struct bpf_struct_ops_bpf_dummy_ops {
 	struct bpf_struct_ops_common_value common;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct bpf_dummy_ops data;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct bpf_struct_ops_desc {
@@ -27588,13 +27650,13 @@ struct bpf_struct_ops_link {
 
 struct bpf_struct_ops_value {
 	struct bpf_struct_ops_common_value common;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	char data[0];
 };
 
@@ -27610,12 +27672,12 @@ struct bpf_struct_ops_map {
 	void *image_pages[8];
 	struct btf *btf;
 	struct bpf_struct_ops_value *uvalue;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct bpf_struct_ops_value kvalue;
 };
 
@@ -27677,17 +27739,17 @@ struct sched_ext_ops {
 
 struct bpf_struct_ops_sched_ext_ops {
 	struct bpf_struct_ops_common_value common;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct sched_ext_ops data;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct rate_sample;
@@ -27713,22 +27775,22 @@ struct tcp_congestion_ops {
 	u32 flags;
 	void (*init)(struct sock *);
 	void (*release)(struct sock *);
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct bpf_struct_ops_tcp_congestion_ops {
 	struct bpf_struct_ops_common_value common;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct tcp_congestion_ops data;
 };
 
@@ -27746,15 +27808,15 @@ struct bpf_subprog_info {
 	u16 stack_depth;
 	u16 stack_extra;
 	s16 fastcall_stack_off;
-	bool has_tail_call: 1;
-	bool tail_call_reachable: 1;
-	bool has_ld_abs: 1;
-	bool is_cb: 1;
-	bool is_async_cb: 1;
-	bool is_exception_cb: 1;
-	bool args_cached: 1;
-	bool keep_fastcall_stack: 1;
-	bool changes_pkt_data: 1;
+	bool has_tail_call : 1;
+	bool tail_call_reachable : 1;
+	bool has_ld_abs : 1;
+	bool is_cb : 1;
+	bool is_async_cb : 1;
+	bool is_exception_cb : 1;
+	bool args_cached : 1;
+	bool keep_fastcall_stack : 1;
+	bool changes_pkt_data : 1;
 	enum priv_stack_mode priv_stack_mode;
 	u8 arg_cnt;
 	struct bpf_subprog_arg_info args[5];
@@ -27878,17 +27940,17 @@ union perf_sample_weight {
 union perf_mem_data_src {
 	__u64 val;
 	struct {
-		__u64 mem_op: 5;
-		__u64 mem_lvl: 14;
-		__u64 mem_snoop: 5;
-		__u64 mem_lock: 2;
-		__u64 mem_dtlb: 7;
-		__u64 mem_lvl_num: 4;
-		__u64 mem_remote: 1;
-		__u64 mem_snoopx: 2;
-		__u64 mem_blk: 3;
-		__u64 mem_hops: 3;
-		__u64 mem_rsvd: 18;
+		__u64 mem_op : 5;
+		__u64 mem_lvl : 14;
+		__u64 mem_snoop : 5;
+		__u64 mem_lock : 2;
+		__u64 mem_dtlb : 7;
+		__u64 mem_lvl_num : 4;
+		__u64 mem_remote : 1;
+		__u64 mem_snoopx : 2;
+		__u64 mem_blk : 3;
+		__u64 mem_hops : 3;
+		__u64 mem_rsvd : 18;
 	};
 };
 
@@ -27936,10 +27998,10 @@ struct perf_sample_data {
 	u64 data_page_size;
 	u64 code_page_size;
 	u64 aux_size;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct bpf_trace_sample_data {
@@ -28183,12 +28245,14 @@ struct bpf_verifier_env {
 };
 
 struct bpf_verifier_ops {
-	const struct bpf_func_proto * (*get_func_proto)(enum bpf_func_id, const struct bpf_prog *);
-	bool (*is_valid_access)(int, int, enum bpf_access_type, const struct bpf_prog *, struct bpf_insn_access_aux *);
+	const struct bpf_func_proto *(*get_func_proto)(enum bpf_func_id, const struct bpf_prog *);
+	bool (*is_valid_access)(int, int, enum bpf_access_type, const struct bpf_prog *,
+				struct bpf_insn_access_aux *);
 	int (*gen_prologue)(struct bpf_insn *, bool, const struct bpf_prog *);
 	int (*gen_epilogue)(struct bpf_insn *, const struct bpf_prog *, s16);
 	int (*gen_ld_abs)(const struct bpf_insn *, struct bpf_insn *);
-	u32 (*convert_ctx_access)(enum bpf_access_type, const struct bpf_insn *, struct bpf_insn *, struct bpf_prog *, u32 *);
+	u32 (*convert_ctx_access)(enum bpf_access_type, const struct bpf_insn *, struct bpf_insn *,
+				  struct bpf_prog *, u32 *);
 	int (*btf_struct_access)(struct bpf_verifier_log *, const struct bpf_reg_state *, int, int);
 };
 
@@ -28307,19 +28371,19 @@ struct br_port_msg {
 struct branch_entry {
 	union {
 		struct {
-			u64 ip: 58;
-			u64 ip_sign_ext: 5;
-			u64 mispredict: 1;
+			u64 ip : 58;
+			u64 ip_sign_ext : 5;
+			u64 mispredict : 1;
 		} split;
 		u64 full;
 	} from;
 	union {
 		struct {
-			u64 ip: 58;
-			u64 ip_sign_ext: 3;
-			u64 reserved: 1;
-			u64 spec: 1;
-			u64 valid: 1;
+			u64 ip : 58;
+			u64 ip_sign_ext : 3;
+			u64 reserved : 1;
+			u64 spec : 1;
+			u64 valid : 1;
 		} split;
 		u64 full;
 	} to;
@@ -28508,10 +28572,13 @@ struct btf_show;
 struct btf_kind_operations {
 	s32 (*check_meta)(struct btf_verifier_env *, const struct btf_type *, u32);
 	int (*resolve)(struct btf_verifier_env *, const struct resolve_vertex *);
-	int (*check_member)(struct btf_verifier_env *, const struct btf_type *, const struct btf_member *, const struct btf_type *);
-	int (*check_kflag_member)(struct btf_verifier_env *, const struct btf_type *, const struct btf_member *, const struct btf_type *);
+	int (*check_member)(struct btf_verifier_env *, const struct btf_type *,
+			    const struct btf_member *, const struct btf_type *);
+	int (*check_kflag_member)(struct btf_verifier_env *, const struct btf_type *,
+				  const struct btf_member *, const struct btf_type *);
 	void (*log_details)(struct btf_verifier_env *, const struct btf_type *);
-	void (*show)(const struct btf *, const struct btf_type *, u32, void *, u8, struct btf_show *);
+	void (*show)(const struct btf *, const struct btf_type *, u32, void *, u8,
+		     struct btf_show *);
 };
 
 struct btf_member {
@@ -28522,8 +28589,8 @@ struct btf_member {
 
 struct btf_name_info {
 	const char *name;
-	bool needs_size: 1;
-	unsigned int size: 31;
+	bool needs_size : 1;
+	unsigned int size : 31;
 	__u32 id;
 };
 
@@ -28575,8 +28642,8 @@ struct btf_show {
 		u8 depth;
 		u8 depth_to_show;
 		u8 depth_check;
-		u8 array_member: 1;
-		u8 array_terminated: 1;
+		u8 array_member : 1;
+		u8 array_terminated : 1;
 		u16 array_encoding;
 		u32 type_id;
 		int status;
@@ -28681,7 +28748,7 @@ struct perf_output_handle {
 		u64 flags;
 		u64 aux_flags;
 		struct {
-			u64 skip_read: 1;
+			u64 skip_read : 1;
 		};
 	};
 	union {
@@ -28701,1484 +28768,1484 @@ struct debug_store {
 	u64 pebs_absolute_maximum;
 	u64 pebs_interrupt_threshold;
 	u64 pebs_event_reset[48];
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct bts_ctx {
 	struct perf_output_handle handle;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct debug_store ds_back;
 	int state;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct bts_record {
@@ -30196,7 +30263,8 @@ struct bucket {
 	raw_spinlock_t raw_lock;
 };
 
-struct lockdep_map {};
+struct lockdep_map {
+};
 
 struct rhash_lock_head;
 
@@ -30208,7 +30276,7 @@ struct bucket_table {
 	struct callback_head rcu;
 	struct bucket_table *future_tbl;
 	struct lockdep_map dep_map;
-	long: 64;
+	long : 64;
 	struct rhash_lock_head *buckets[0];
 };
 
@@ -30230,8 +30298,8 @@ struct buffer_page {
 	local_t entries;
 	long unsigned int real_end;
 	unsigned int order;
-	u32 id: 30;
-	u32 range: 1;
+	u32 id : 30;
+	u32 range : 1;
 	struct buffer_data_page *page;
 };
 
@@ -30273,7 +30341,7 @@ struct bus_type {
 	void (*sync_state)(struct device *);
 	void (*remove)(struct device *);
 	void (*shutdown)(struct device *);
-	const struct cpumask * (*irq_get_affinity)(struct device *, unsigned int);
+	const struct cpumask *(*irq_get_affinity)(struct device *, unsigned int);
 	int (*online)(struct device *);
 	int (*offline)(struct device *);
 	int (*suspend)(struct device *, pm_message_t);
@@ -30415,10 +30483,10 @@ struct cfs_rq {
 	struct rb_root_cached tasks_timeline;
 	struct sched_entity *curr;
 	struct sched_entity *next;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct sched_avg avg;
 	struct {
 		raw_spinlock_t lock;
@@ -30426,10 +30494,10 @@ struct cfs_rq {
 		long unsigned int load_avg;
 		long unsigned int util_avg;
 		long unsigned int runnable_avg;
-		long: 64;
-		long: 64;
-		long: 64;
-		long: 64;
+		long : 64;
+		long : 64;
+		long : 64;
+		long : 64;
 	} removed;
 	u64 last_update_tg_load_avg;
 	long unsigned int tg_load_avg_contrib;
@@ -30455,13 +30523,13 @@ struct cfs_rq {
 	int throttle_count;
 	struct list_head throttled_list;
 	struct list_head throttled_csd_list;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct cfs_schedulable_data {
@@ -30490,8 +30558,8 @@ struct cftype {
 	u64 (*read_u64)(struct cgroup_subsys_state *, struct cftype *);
 	s64 (*read_s64)(struct cgroup_subsys_state *, struct cftype *);
 	int (*seq_show)(struct seq_file *, void *);
-	void * (*seq_start)(struct seq_file *, loff_t *);
-	void * (*seq_next)(struct seq_file *, void *, loff_t *);
+	void *(*seq_start)(struct seq_file *, loff_t *);
+	void *(*seq_next)(struct seq_file *, void *, loff_t *);
 	void (*seq_stop)(struct seq_file *, void *);
 	int (*write_u64)(struct cgroup_subsys_state *, struct cftype *, u64);
 	int (*write_s64)(struct cgroup_subsys_state *, struct cftype *, s64);
@@ -30594,8 +30662,8 @@ struct cgroup {
 	struct cgroup *old_dom_cgrp;
 	struct cgroup_rstat_cpu *rstat_cpu;
 	struct list_head rstat_css_list;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 	struct cacheline_padding _pad_;
 	struct cgroup *rstat_flush_next;
 	struct cgroup_base_stat last_bstat;
@@ -30610,8 +30678,8 @@ struct cgroup {
 	struct cgroup_freezer_state freezer;
 	struct bpf_local_storage *bpf_cgrp_storage;
 	struct cgroup *ancestors[0];
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 };
 
 struct cgroup__safe_rcu {
@@ -30741,20 +30809,20 @@ struct cgroup_root {
 	int hierarchy_id;
 	struct list_head root_list;
 	struct callback_head rcu;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 	struct cgroup cgrp;
 	struct cgroup *cgrp_ancestor_storage;
 	atomic_t nr_cgrps;
 	unsigned int flags;
 	char release_agent_path[4096];
 	char name[64];
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct cgroup_rstat_cpu {
@@ -30774,7 +30842,7 @@ struct idr {
 };
 
 struct cgroup_subsys {
-	struct cgroup_subsys_state * (*css_alloc)(struct cgroup_subsys_state *);
+	struct cgroup_subsys_state *(*css_alloc)(struct cgroup_subsys_state *);
 	int (*css_online)(struct cgroup_subsys_state *);
 	void (*css_offline)(struct cgroup_subsys_state *);
 	void (*css_released)(struct cgroup_subsys_state *);
@@ -30794,9 +30862,9 @@ struct cgroup_subsys {
 	void (*exit)(struct task_struct *);
 	void (*release)(struct task_struct *);
 	void (*bind)(struct cgroup_subsys_state *);
-	bool early_init: 1;
-	bool implicit_on_dfl: 1;
-	bool threaded: 1;
+	bool early_init : 1;
+	bool implicit_on_dfl : 1;
+	bool threaded : 1;
 	int id;
 	const char *name;
 	const char *legacy_name;
@@ -30890,7 +30958,8 @@ struct cipher_context {
 struct class_attribute {
 	struct attribute attr;
 	ssize_t (*show)(const struct class *, const struct class_attribute *, char *);
-	ssize_t (*store)(const struct class *, const struct class_attribute *, const char *, size_t);
+	ssize_t (*store)(const struct class *, const struct class_attribute *, const char *,
+			 size_t);
 };
 
 struct class_attribute_string {
@@ -30960,12 +31029,12 @@ struct clock_event_device {
 	const struct cpumask *cpumask;
 	struct list_head list;
 	struct module *owner;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct clock_identity {
@@ -31386,8 +31455,8 @@ struct nbcon_context {
 	struct console *console;
 	unsigned int spinwait_max_us;
 	enum nbcon_prio prio;
-	unsigned int allow_unsafe_takeover: 1;
-	unsigned int backlog: 1;
+	unsigned int allow_unsafe_takeover : 1;
+	unsigned int backlog : 1;
 	struct printk_buffers *pbufs;
 	u64 seq;
 };
@@ -31400,7 +31469,7 @@ struct console {
 	char name[16];
 	void (*write)(struct console *, const char *, unsigned int);
 	int (*read)(struct console *, char *, unsigned int);
-	struct tty_driver * (*device)(struct console *, int *);
+	struct tty_driver *(*device)(struct console *, int *);
 	void (*unblank)(void);
 	int (*setup)(struct console *, char *);
 	int (*exit)(struct console *);
@@ -31484,17 +31553,19 @@ struct vc_data;
 
 struct consw {
 	struct module *owner;
-	const char * (*con_startup)(void);
+	const char *(*con_startup)(void);
 	void (*con_init)(struct vc_data *, bool);
 	void (*con_deinit)(struct vc_data *);
 	void (*con_clear)(struct vc_data *, unsigned int, unsigned int, unsigned int);
 	void (*con_putc)(struct vc_data *, u16, unsigned int, unsigned int);
 	void (*con_putcs)(struct vc_data *, const u16 *, unsigned int, unsigned int, unsigned int);
 	void (*con_cursor)(struct vc_data *, bool);
-	bool (*con_scroll)(struct vc_data *, unsigned int, unsigned int, enum con_scroll, unsigned int);
+	bool (*con_scroll)(struct vc_data *, unsigned int, unsigned int, enum con_scroll,
+			   unsigned int);
 	bool (*con_switch)(struct vc_data *);
 	bool (*con_blank)(struct vc_data *, enum vesa_blank_mode, bool);
-	int (*con_font_set)(struct vc_data *, const struct console_font *, unsigned int, unsigned int);
+	int (*con_font_set)(struct vc_data *, const struct console_font *, unsigned int,
+			    unsigned int);
 	int (*con_font_get)(struct vc_data *, struct console_font *, unsigned int);
 	int (*con_font_default)(struct vc_data *, struct console_font *, const char *);
 	int (*con_resize)(struct vc_data *, unsigned int, unsigned int, bool);
@@ -31554,9 +31625,9 @@ struct cpa_data {
 	long unsigned int curpage;
 	long unsigned int pfn;
 	unsigned int flags;
-	unsigned int force_split: 1;
-	unsigned int force_static_prot: 1;
-	unsigned int force_flush_all: 1;
+	unsigned int force_split : 1;
+	unsigned int force_static_prot : 1;
+	unsigned int force_flush_all : 1;
 	struct page **pages;
 };
 
@@ -31661,7 +31732,7 @@ struct cpu {
 
 struct cpu_attr {
 	struct device_attribute attr;
-	const struct cpumask * const map;
+	const struct cpumask *const map;
 };
 
 struct cpu_cacheinfo {
@@ -31722,501 +31793,501 @@ struct x86_io_bitmap {
 struct tss_struct {
 	struct x86_hw_tss x86_tss;
 	struct x86_io_bitmap io_bitmap;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct debug_store_buffers {
@@ -32254,16 +32325,16 @@ struct cpu_fbatches {
 struct perf_branch_entry {
 	__u64 from;
 	__u64 to;
-	__u64 mispred: 1;
-	__u64 predicted: 1;
-	__u64 in_tx: 1;
-	__u64 abort: 1;
-	__u64 cycles: 16;
-	__u64 type: 4;
-	__u64 spec: 2;
-	__u64 new_type: 4;
-	__u64 priv: 3;
-	__u64 reserved: 31;
+	__u64 mispred : 1;
+	__u64 predicted : 1;
+	__u64 in_tx : 1;
+	__u64 abort : 1;
+	__u64 cycles : 16;
+	__u64 type : 4;
+	__u64 spec : 2;
+	__u64 new_type : 4;
+	__u64 priv : 3;
+	__u64 reserved : 31;
 };
 
 struct perf_branch_stack {
@@ -32682,107 +32753,107 @@ struct cpuhp_step {
 
 union cpuid10_eax {
 	struct {
-		unsigned int version_id: 8;
-		unsigned int num_counters: 8;
-		unsigned int bit_width: 8;
-		unsigned int mask_length: 8;
+		unsigned int version_id : 8;
+		unsigned int num_counters : 8;
+		unsigned int bit_width : 8;
+		unsigned int mask_length : 8;
 	} split;
 	unsigned int full;
 };
 
 union cpuid10_ebx {
 	struct {
-		unsigned int no_unhalted_core_cycles: 1;
-		unsigned int no_instructions_retired: 1;
-		unsigned int no_unhalted_reference_cycles: 1;
-		unsigned int no_llc_reference: 1;
-		unsigned int no_llc_misses: 1;
-		unsigned int no_branch_instruction_retired: 1;
-		unsigned int no_branch_misses_retired: 1;
+		unsigned int no_unhalted_core_cycles : 1;
+		unsigned int no_instructions_retired : 1;
+		unsigned int no_unhalted_reference_cycles : 1;
+		unsigned int no_llc_reference : 1;
+		unsigned int no_llc_misses : 1;
+		unsigned int no_branch_instruction_retired : 1;
+		unsigned int no_branch_misses_retired : 1;
 	} split;
 	unsigned int full;
 };
 
 union cpuid10_edx {
 	struct {
-		unsigned int num_counters_fixed: 5;
-		unsigned int bit_width_fixed: 8;
-		unsigned int reserved1: 2;
-		unsigned int anythread_deprecated: 1;
-		unsigned int reserved2: 16;
+		unsigned int num_counters_fixed : 5;
+		unsigned int bit_width_fixed : 8;
+		unsigned int reserved1 : 2;
+		unsigned int anythread_deprecated : 1;
+		unsigned int reserved2 : 16;
 	} split;
 	unsigned int full;
 };
 
 union cpuid28_eax {
 	struct {
-		unsigned int lbr_depth_mask: 8;
-		unsigned int reserved: 22;
-		unsigned int lbr_deep_c_reset: 1;
-		unsigned int lbr_lip: 1;
+		unsigned int lbr_depth_mask : 8;
+		unsigned int reserved : 22;
+		unsigned int lbr_deep_c_reset : 1;
+		unsigned int lbr_lip : 1;
 	} split;
 	unsigned int full;
 };
 
 union cpuid28_ebx {
 	struct {
-		unsigned int lbr_cpl: 1;
-		unsigned int lbr_filter: 1;
-		unsigned int lbr_call_stack: 1;
+		unsigned int lbr_cpl : 1;
+		unsigned int lbr_filter : 1;
+		unsigned int lbr_call_stack : 1;
 	} split;
 	unsigned int full;
 };
 
 union cpuid28_ecx {
 	struct {
-		unsigned int lbr_mispred: 1;
-		unsigned int lbr_timed_lbr: 1;
-		unsigned int lbr_br_type: 1;
-		unsigned int reserved: 13;
-		unsigned int lbr_counters: 4;
+		unsigned int lbr_mispred : 1;
+		unsigned int lbr_timed_lbr : 1;
+		unsigned int lbr_br_type : 1;
+		unsigned int reserved : 13;
+		unsigned int lbr_counters : 4;
 	} split;
 	unsigned int full;
 };
 
 union cpuid35_eax {
 	struct {
-		unsigned int leaf0: 1;
-		unsigned int cntr_subleaf: 1;
-		unsigned int acr_subleaf: 1;
-		unsigned int events_subleaf: 1;
-		unsigned int reserved: 28;
+		unsigned int leaf0 : 1;
+		unsigned int cntr_subleaf : 1;
+		unsigned int acr_subleaf : 1;
+		unsigned int events_subleaf : 1;
+		unsigned int reserved : 28;
 	} split;
 	unsigned int full;
 };
 
 union cpuid35_ebx {
 	struct {
-		unsigned int umask2: 1;
-		unsigned int eq: 1;
-		unsigned int reserved: 30;
+		unsigned int umask2 : 1;
+		unsigned int eq : 1;
+		unsigned int reserved : 30;
 	} split;
 	unsigned int full;
 };
 
 union cpuid_0x80000022_ebx {
 	struct {
-		unsigned int num_core_pmc: 4;
-		unsigned int lbr_v2_stack_sz: 6;
-		unsigned int num_df_pmc: 6;
-		unsigned int num_umc_pmc: 6;
+		unsigned int num_core_pmc : 4;
+		unsigned int lbr_v2_stack_sz : 6;
+		unsigned int num_df_pmc : 6;
+		unsigned int num_umc_pmc : 6;
 	} split;
 	unsigned int full;
 };
 
 union cpuid_1_eax {
 	struct {
-		__u32 stepping: 4;
-		__u32 model: 4;
-		__u32 family: 4;
-		__u32 __reserved0: 4;
-		__u32 ext_model: 4;
-		__u32 ext_fam: 8;
-		__u32 __reserved1: 4;
+		__u32 stepping : 4;
+		__u32 model : 4;
+		__u32 family : 4;
+		__u32 __reserved0 : 4;
+		__u32 ext_model : 4;
+		__u32 ext_fam : 8;
+		__u32 __reserved1 : 4;
 	};
 	__u32 full;
 };
@@ -32829,9 +32900,9 @@ struct cpuidle_state_kobj;
 struct cpuidle_device_kobj;
 
 struct cpuidle_device {
-	unsigned int registered: 1;
-	unsigned int enabled: 1;
-	unsigned int poll_time_limit: 1;
+	unsigned int registered : 1;
+	unsigned int enabled : 1;
+	unsigned int poll_time_limit : 1;
 	unsigned int cpu;
 	ktime_t next_hrtimer;
 	int last_state_idx;
@@ -32870,7 +32941,7 @@ struct cpuidle_state {
 struct cpuidle_driver {
 	const char *name;
 	struct module *owner;
-	unsigned int bctimer: 1;
+	unsigned int bctimer : 1;
 	struct cpuidle_state states[10];
 	int state_count;
 	int safe_state_index;
@@ -32891,7 +32962,8 @@ struct cpuidle_governor {
 struct cpuidle_state_attr {
 	struct attribute attr;
 	ssize_t (*show)(struct cpuidle_state *, struct cpuidle_state_usage *, char *);
-	ssize_t (*store)(struct cpuidle_state *, struct cpuidle_state_usage *, const char *, size_t);
+	ssize_t (*store)(struct cpuidle_state *, struct cpuidle_state_usage *, const char *,
+			 size_t);
 };
 
 struct cpuidle_state_kobj {
@@ -32954,7 +33026,7 @@ struct cpuinfo_x86 {
 	bool smt_active;
 	u32 microcode;
 	u8 x86_cache_bits;
-	unsigned int initialized: 1;
+	unsigned int initialized : 1;
 };
 
 struct cpumap {
@@ -33243,7 +33315,7 @@ struct ctl_table_set {
 
 struct ctl_table_root {
 	struct ctl_table_set default_set;
-	struct ctl_table_set * (*lookup)(struct ctl_table_root *);
+	struct ctl_table_set *(*lookup)(struct ctl_table_root *);
 	void (*set_ownership)(struct ctl_table_header *, kuid_t *, kgid_t *);
 	int (*permissions)(struct ctl_table_header *, const struct ctl_table *);
 };
@@ -33261,8 +33333,8 @@ struct ctrl_dump_policy_ctx {
 	struct module *owner;
 	u32 op;
 	u16 fam_id;
-	u8 dump_map: 1;
-	u8 single_op: 1;
+	u8 dump_map : 1;
+	u8 single_op : 1;
 };
 
 struct ctx_rq_wait {
@@ -33323,10 +33395,10 @@ struct cytp_data {
 struct cytp_report_data {
 	int contact_cnt;
 	struct cytp_contact contacts[2];
-	unsigned int left: 1;
-	unsigned int right: 1;
-	unsigned int middle: 1;
-	unsigned int tap: 1;
+	unsigned int left : 1;
+	unsigned int right : 1;
+	unsigned int middle : 1;
+	unsigned int tap : 1;
 };
 
 struct data_chunk {
@@ -33364,7 +33436,7 @@ struct debugfs_fs_info {
 	unsigned int opts;
 };
 
-typedef struct vfsmount * (*debugfs_automount_t)(struct dentry *, void *);
+typedef struct vfsmount *(*debugfs_automount_t)(struct dentry *, void *);
 
 struct debugfs_fsdata {
 	const struct file_operations *real_fops;
@@ -33481,13 +33553,13 @@ struct dentry_operations {
 	void (*d_release)(struct dentry *);
 	void (*d_prune)(struct dentry *);
 	void (*d_iput)(struct dentry *, struct inode *);
-	char * (*d_dname)(struct dentry *, char *, int);
-	struct vfsmount * (*d_automount)(struct path *);
+	char *(*d_dname)(struct dentry *, char *, int);
+	struct vfsmount *(*d_automount)(struct path *);
 	int (*d_manage)(const struct path *, bool);
-	struct dentry * (*d_real)(struct dentry *, enum d_real_type);
-	long: 64;
-	long: 64;
-	long: 64;
+	struct dentry *(*d_real)(struct dentry *, enum d_real_type);
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct dentry_stat_t {
@@ -33507,17 +33579,17 @@ struct desc_ptr {
 struct desc_struct {
 	u16 limit0;
 	u16 base0;
-	u16 base1: 8;
-	u16 type: 4;
-	u16 s: 1;
-	u16 dpl: 2;
-	u16 p: 1;
-	u16 limit1: 4;
-	u16 avl: 1;
-	u16 l: 1;
-	u16 d: 1;
-	u16 g: 1;
-	u16 base2: 8;
+	u16 base1 : 8;
+	u16 type : 4;
+	u16 s : 1;
+	u16 dpl : 2;
+	u16 p : 1;
+	u16 limit1 : 4;
+	u16 avl : 1;
+	u16 l : 1;
+	u16 d : 1;
+	u16 g : 1;
+	u16 base2 : 8;
 };
 
 struct slab;
@@ -33574,7 +33646,8 @@ struct dev_pagemap {
 	union {
 		struct range range;
 		struct {
-			struct {} __empty_ranges;
+			struct {
+			} __empty_ranges;
 			struct range ranges[0];
 		};
 	};
@@ -33733,14 +33806,14 @@ struct device_private {
 	const struct device_driver *async_driver;
 	char *deferred_probe_reason;
 	struct device *device;
-	u8 dead: 1;
+	u8 dead : 1;
 };
 
 struct device_type {
 	const char *name;
 	const struct attribute_group **groups;
 	int (*uevent)(const struct device *, struct kobj_uevent_env *);
-	char * (*devnode)(const struct device *, umode_t *, kuid_t *, kgid_t *);
+	char *(*devnode)(const struct device *, umode_t *, kuid_t *, kgid_t *);
 	void (*release)(struct device *);
 	const struct dev_pm_ops *pm;
 	bool need_parent_lock;
@@ -33790,26 +33863,26 @@ struct devlink_port_phys_attrs {
 struct devlink_port_pci_pf_attrs {
 	u32 controller;
 	u16 pf;
-	u8 external: 1;
+	u8 external : 1;
 };
 
 struct devlink_port_pci_vf_attrs {
 	u32 controller;
 	u16 pf;
 	u16 vf;
-	u8 external: 1;
+	u8 external : 1;
 };
 
 struct devlink_port_pci_sf_attrs {
 	u32 controller;
 	u32 sf;
 	u16 pf;
-	u8 external: 1;
+	u8 external : 1;
 };
 
 struct devlink_port_attrs {
-	u8 split: 1;
-	u8 splittable: 1;
+	u8 split : 1;
+	u8 splittable : 1;
 	u32 lanes;
 	enum devlink_port_flavour flavour;
 	struct netdev_phys_item_id switch_id;
@@ -33847,10 +33920,10 @@ struct devlink_port {
 		} type_ib;
 	};
 	struct devlink_port_attrs attrs;
-	u8 attrs_set: 1;
-	u8 switch_port: 1;
-	u8 registered: 1;
-	u8 initialized: 1;
+	u8 attrs_set : 1;
+	u8 switch_port : 1;
+	u8 registered : 1;
+	u8 initialized : 1;
 	struct delayed_work type_warn_dw;
 	struct list_head reporter_list;
 	struct devlink_rate *devlink_rate;
@@ -33859,18 +33932,22 @@ struct devlink_port {
 };
 
 struct devlink_port_ops {
-	int (*port_split)(struct devlink *, struct devlink_port *, unsigned int, struct netlink_ext_ack *);
+	int (*port_split)(struct devlink *, struct devlink_port *, unsigned int,
+			  struct netlink_ext_ack *);
 	int (*port_unsplit)(struct devlink *, struct devlink_port *, struct netlink_ext_ack *);
 	int (*port_type_set)(struct devlink_port *, enum devlink_port_type);
 	int (*port_del)(struct devlink *, struct devlink_port *, struct netlink_ext_ack *);
 	int (*port_fn_hw_addr_get)(struct devlink_port *, u8 *, int *, struct netlink_ext_ack *);
-	int (*port_fn_hw_addr_set)(struct devlink_port *, const u8 *, int, struct netlink_ext_ack *);
+	int (*port_fn_hw_addr_set)(struct devlink_port *, const u8 *, int,
+				   struct netlink_ext_ack *);
 	int (*port_fn_roce_get)(struct devlink_port *, bool *, struct netlink_ext_ack *);
 	int (*port_fn_roce_set)(struct devlink_port *, bool, struct netlink_ext_ack *);
 	int (*port_fn_migratable_get)(struct devlink_port *, bool *, struct netlink_ext_ack *);
 	int (*port_fn_migratable_set)(struct devlink_port *, bool, struct netlink_ext_ack *);
-	int (*port_fn_state_get)(struct devlink_port *, enum devlink_port_fn_state *, enum devlink_port_fn_opstate *, struct netlink_ext_ack *);
-	int (*port_fn_state_set)(struct devlink_port *, enum devlink_port_fn_state, struct netlink_ext_ack *);
+	int (*port_fn_state_get)(struct devlink_port *, enum devlink_port_fn_state *,
+				 enum devlink_port_fn_opstate *, struct netlink_ext_ack *);
+	int (*port_fn_state_set)(struct devlink_port *, enum devlink_port_fn_state,
+				 struct netlink_ext_ack *);
 	int (*port_fn_ipsec_crypto_get)(struct devlink_port *, bool *, struct netlink_ext_ack *);
 	int (*port_fn_ipsec_crypto_set)(struct devlink_port *, bool, struct netlink_ext_ack *);
 	int (*port_fn_ipsec_packet_get)(struct devlink_port *, bool *, struct netlink_ext_ack *);
@@ -34099,7 +34176,7 @@ struct dma_chan_percpu {
 
 struct dma_descriptor_metadata_ops {
 	int (*attach)(struct dma_async_tx_descriptor *, void *, size_t);
-	void * (*get_ptr)(struct dma_async_tx_descriptor *, size_t *, size_t *);
+	void *(*get_ptr)(struct dma_async_tx_descriptor *, size_t *, size_t *);
 	int (*set_len)(struct dma_async_tx_descriptor *, size_t);
 };
 
@@ -34153,19 +34230,48 @@ struct dma_device {
 	int (*device_alloc_chan_resources)(struct dma_chan *);
 	int (*device_router_config)(struct dma_chan *);
 	void (*device_free_chan_resources)(struct dma_chan *);
-	struct dma_async_tx_descriptor * (*device_prep_dma_memcpy)(struct dma_chan *, dma_addr_t, dma_addr_t, size_t, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_dma_xor)(struct dma_chan *, dma_addr_t, dma_addr_t *, unsigned int, size_t, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_dma_xor_val)(struct dma_chan *, dma_addr_t *, unsigned int, size_t, enum sum_check_flags *, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_dma_pq)(struct dma_chan *, dma_addr_t *, dma_addr_t *, unsigned int, const unsigned char *, size_t, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_dma_pq_val)(struct dma_chan *, dma_addr_t *, dma_addr_t *, unsigned int, const unsigned char *, size_t, enum sum_check_flags *, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_dma_memset)(struct dma_chan *, dma_addr_t, int, size_t, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_dma_memset_sg)(struct dma_chan *, struct scatterlist *, unsigned int, int, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_dma_interrupt)(struct dma_chan *, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_peripheral_dma_vec)(struct dma_chan *, const struct dma_vec *, size_t, enum dma_transfer_direction, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_slave_sg)(struct dma_chan *, struct scatterlist *, unsigned int, enum dma_transfer_direction, long unsigned int, void *);
-	struct dma_async_tx_descriptor * (*device_prep_dma_cyclic)(struct dma_chan *, dma_addr_t, size_t, size_t, enum dma_transfer_direction, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_interleaved_dma)(struct dma_chan *, struct dma_interleaved_template *, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_dma_imm_data)(struct dma_chan *, dma_addr_t, u64, long unsigned int);
+	struct dma_async_tx_descriptor *(*device_prep_dma_memcpy)(struct dma_chan *, dma_addr_t,
+								  dma_addr_t, size_t,
+								  long unsigned int);
+	struct dma_async_tx_descriptor *(*device_prep_dma_xor)(struct dma_chan *, dma_addr_t,
+							       dma_addr_t *, unsigned int, size_t,
+							       long unsigned int);
+	struct dma_async_tx_descriptor *(*device_prep_dma_xor_val)(struct dma_chan *, dma_addr_t *,
+								   unsigned int, size_t,
+								   enum sum_check_flags *,
+								   long unsigned int);
+	struct dma_async_tx_descriptor *(*device_prep_dma_pq)(struct dma_chan *, dma_addr_t *,
+							      dma_addr_t *, unsigned int,
+							      const unsigned char *, size_t,
+							      long unsigned int);
+	struct dma_async_tx_descriptor *(*device_prep_dma_pq_val)(struct dma_chan *, dma_addr_t *,
+								  dma_addr_t *, unsigned int,
+								  const unsigned char *, size_t,
+								  enum sum_check_flags *,
+								  long unsigned int);
+	struct dma_async_tx_descriptor *(*device_prep_dma_memset)(struct dma_chan *, dma_addr_t,
+								  int, size_t, long unsigned int);
+	struct dma_async_tx_descriptor *(*device_prep_dma_memset_sg)(struct dma_chan *,
+								     struct scatterlist *,
+								     unsigned int, int,
+								     long unsigned int);
+	struct dma_async_tx_descriptor *(*device_prep_dma_interrupt)(struct dma_chan *,
+								     long unsigned int);
+	struct dma_async_tx_descriptor *(*device_prep_peripheral_dma_vec)(
+		struct dma_chan *, const struct dma_vec *, size_t, enum dma_transfer_direction,
+		long unsigned int);
+	struct dma_async_tx_descriptor *(*device_prep_slave_sg)(struct dma_chan *,
+								struct scatterlist *, unsigned int,
+								enum dma_transfer_direction,
+								long unsigned int, void *);
+	struct dma_async_tx_descriptor *(*device_prep_dma_cyclic)(struct dma_chan *, dma_addr_t,
+								  size_t, size_t,
+								  enum dma_transfer_direction,
+								  long unsigned int);
+	struct dma_async_tx_descriptor *(*device_prep_interleaved_dma)(
+		struct dma_chan *, struct dma_interleaved_template *, long unsigned int);
+	struct dma_async_tx_descriptor *(*device_prep_dma_imm_data)(struct dma_chan *, dma_addr_t,
+								    u64, long unsigned int);
 	void (*device_caps)(struct dma_chan *, struct dma_slave_caps *);
 	int (*device_config)(struct dma_chan *, struct dma_slave_config *);
 	int (*device_pause)(struct dma_chan *);
@@ -34202,22 +34308,35 @@ struct dma_interleaved_template {
 struct sg_table;
 
 struct dma_map_ops {
-	void * (*alloc)(struct device *, size_t, dma_addr_t *, gfp_t, long unsigned int);
+	void *(*alloc)(struct device *, size_t, dma_addr_t *, gfp_t, long unsigned int);
 	void (*free)(struct device *, size_t, void *, dma_addr_t, long unsigned int);
-	struct page * (*alloc_pages_op)(struct device *, size_t, dma_addr_t *, enum dma_data_direction, gfp_t);
-	void (*free_pages)(struct device *, size_t, struct page *, dma_addr_t, enum dma_data_direction);
-	int (*mmap)(struct device *, struct vm_area_struct *, void *, dma_addr_t, size_t, long unsigned int);
-	int (*get_sgtable)(struct device *, struct sg_table *, void *, dma_addr_t, size_t, long unsigned int);
-	dma_addr_t (*map_page)(struct device *, struct page *, long unsigned int, size_t, enum dma_data_direction, long unsigned int);
-	void (*unmap_page)(struct device *, dma_addr_t, size_t, enum dma_data_direction, long unsigned int);
-	int (*map_sg)(struct device *, struct scatterlist *, int, enum dma_data_direction, long unsigned int);
-	void (*unmap_sg)(struct device *, struct scatterlist *, int, enum dma_data_direction, long unsigned int);
-	dma_addr_t (*map_resource)(struct device *, phys_addr_t, size_t, enum dma_data_direction, long unsigned int);
-	void (*unmap_resource)(struct device *, dma_addr_t, size_t, enum dma_data_direction, long unsigned int);
+	struct page *(*alloc_pages_op)(struct device *, size_t, dma_addr_t *,
+				       enum dma_data_direction, gfp_t);
+	void (*free_pages)(struct device *, size_t, struct page *, dma_addr_t,
+			   enum dma_data_direction);
+	int (*mmap)(struct device *, struct vm_area_struct *, void *, dma_addr_t, size_t,
+		    long unsigned int);
+	int (*get_sgtable)(struct device *, struct sg_table *, void *, dma_addr_t, size_t,
+			   long unsigned int);
+	dma_addr_t (*map_page)(struct device *, struct page *, long unsigned int, size_t,
+			       enum dma_data_direction, long unsigned int);
+	void (*unmap_page)(struct device *, dma_addr_t, size_t, enum dma_data_direction,
+			   long unsigned int);
+	int (*map_sg)(struct device *, struct scatterlist *, int, enum dma_data_direction,
+		      long unsigned int);
+	void (*unmap_sg)(struct device *, struct scatterlist *, int, enum dma_data_direction,
+			 long unsigned int);
+	dma_addr_t (*map_resource)(struct device *, phys_addr_t, size_t, enum dma_data_direction,
+				   long unsigned int);
+	void (*unmap_resource)(struct device *, dma_addr_t, size_t, enum dma_data_direction,
+			       long unsigned int);
 	void (*sync_single_for_cpu)(struct device *, dma_addr_t, size_t, enum dma_data_direction);
-	void (*sync_single_for_device)(struct device *, dma_addr_t, size_t, enum dma_data_direction);
-	void (*sync_sg_for_cpu)(struct device *, struct scatterlist *, int, enum dma_data_direction);
-	void (*sync_sg_for_device)(struct device *, struct scatterlist *, int, enum dma_data_direction);
+	void (*sync_single_for_device)(struct device *, dma_addr_t, size_t,
+				       enum dma_data_direction);
+	void (*sync_sg_for_cpu)(struct device *, struct scatterlist *, int,
+				enum dma_data_direction);
+	void (*sync_sg_for_device)(struct device *, struct scatterlist *, int,
+				   enum dma_data_direction);
 	void (*cache_sync)(struct device *, void *, size_t, enum dma_data_direction);
 	int (*dma_supported)(struct device *, u64);
 	u64 (*get_required_mask)(struct device *);
@@ -34335,8 +34454,8 @@ struct dmi_header {
 };
 
 struct dmi_strmatch {
-	unsigned char slot: 7;
-	unsigned char exact_match: 1;
+	unsigned char slot : 7;
+	unsigned char exact_match : 1;
 	char substr[79];
 };
 
@@ -34374,7 +34493,7 @@ struct dql {
 	short unsigned int stall_thrs;
 	long unsigned int history_head;
 	long unsigned int history[4];
-	long: 64;
+	long : 64;
 	unsigned int limit;
 	unsigned int num_completed;
 	unsigned int prev_ovlimit;
@@ -34428,13 +34547,13 @@ struct dquot {
 
 struct dquot_operations {
 	int (*write_dquot)(struct dquot *);
-	struct dquot * (*alloc_dquot)(struct super_block *, int);
+	struct dquot *(*alloc_dquot)(struct super_block *, int);
 	void (*destroy_dquot)(struct dquot *);
 	int (*acquire_dquot)(struct dquot *);
 	int (*release_dquot)(struct dquot *);
 	int (*mark_dirty)(struct dquot *);
 	int (*write_info)(struct super_block *, int);
-	qsize_t * (*get_reserved_space)(struct inode *);
+	qsize_t *(*get_reserved_space)(struct inode *);
 	int (*get_projid)(struct inode *, kprojid_t *);
 	int (*get_inode_usage)(struct inode *, qsize_t *);
 	int (*get_next_id)(struct super_block *, struct kqid *);
@@ -34457,7 +34576,7 @@ struct driver_private {
 };
 
 struct drop_reason_list {
-	const char * const *reasons;
+	const char *const *reasons;
 	size_t n_reasons;
 };
 
@@ -34537,10 +34656,10 @@ struct dst_ops {
 	short unsigned int family;
 	unsigned int gc_thresh;
 	void (*gc)(struct dst_ops *);
-	struct dst_entry * (*check)(struct dst_entry *, __u32);
+	struct dst_entry *(*check)(struct dst_entry *, __u32);
 	unsigned int (*default_advmss)(const struct dst_entry *);
 	unsigned int (*mtu)(const struct dst_entry *);
-	u32 * (*cow_metrics)(struct dst_entry *, long unsigned int);
+	u32 *(*cow_metrics)(struct dst_entry *, long unsigned int);
 	void (*destroy)(struct dst_entry *);
 	void (*ifdown)(struct dst_entry *, struct net_device *);
 	void (*negative_advice)(struct sock *, struct dst_entry *);
@@ -34548,13 +34667,13 @@ struct dst_ops {
 	void (*update_pmtu)(struct dst_entry *, struct sock *, struct sk_buff *, u32, bool);
 	void (*redirect)(struct dst_entry *, struct sock *, struct sk_buff *);
 	int (*local_out)(struct net *, struct sock *, struct sk_buff *);
-	struct neighbour * (*neigh_lookup)(const struct dst_entry *, struct sk_buff *, const void *);
+	struct neighbour *(*neigh_lookup)(const struct dst_entry *, struct sk_buff *, const void *);
 	void (*confirm_neigh)(const struct dst_entry *, const void *);
 	struct kmem_cache *kmem_cachep;
 	struct percpu_counter pcpuc_entries;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct uart_8250_port;
@@ -34874,17 +34993,21 @@ typedef efi_status_t efi_get_wakeup_time_t(efi_bool_t *, efi_bool_t *, efi_time_
 
 typedef efi_status_t efi_set_wakeup_time_t(efi_bool_t, efi_time_t *);
 
-typedef efi_status_t efi_get_variable_t(efi_char16_t *, efi_guid_t *, u32 *, long unsigned int *, void *);
+typedef efi_status_t efi_get_variable_t(efi_char16_t *, efi_guid_t *, u32 *, long unsigned int *,
+					void *);
 
 typedef efi_status_t efi_get_next_variable_t(long unsigned int *, efi_char16_t *, efi_guid_t *);
 
-typedef efi_status_t efi_set_variable_t(efi_char16_t *, efi_guid_t *, u32, long unsigned int, void *);
+typedef efi_status_t efi_set_variable_t(efi_char16_t *, efi_guid_t *, u32, long unsigned int,
+					void *);
 
 typedef efi_status_t efi_query_variable_info_t(u32, u64 *, u64 *, u64 *);
 
-typedef efi_status_t efi_update_capsule_t(efi_capsule_header_t **, long unsigned int, long unsigned int);
+typedef efi_status_t efi_update_capsule_t(efi_capsule_header_t **, long unsigned int,
+					  long unsigned int);
 
-typedef efi_status_t efi_query_capsule_caps_t(efi_capsule_header_t **, long unsigned int, u64 *, int *);
+typedef efi_status_t efi_query_capsule_caps_t(efi_capsule_header_t **, long unsigned int, u64 *,
+					      int *);
 
 typedef efi_status_t efi_get_next_high_mono_count_t(u32 *);
 
@@ -35162,13 +35285,13 @@ struct errormap {
 struct erspan_md2 {
 	__be32 timestamp;
 	__be16 sgt;
-	__u8 hwid_upper: 2;
-	__u8 ft: 5;
-	__u8 p: 1;
-	__u8 o: 1;
-	__u8 gra: 2;
-	__u8 dir: 1;
-	__u8 hwid: 4;
+	__u8 hwid_upper : 2;
+	__u8 ft : 5;
+	__u8 p : 1;
+	__u8 o : 1;
+	__u8 gra : 2;
+	__u8 dir : 1;
+	__u8 hwid : 4;
 };
 
 struct erspan_metadata {
@@ -35225,9 +35348,11 @@ struct ethnl_request_ops {
 	bool allow_nodev_do;
 	u8 set_ntf_cmd;
 	int (*parse_request)(struct ethnl_req_info *, struct nlattr **, struct netlink_ext_ack *);
-	int (*prepare_data)(const struct ethnl_req_info *, struct ethnl_reply_data *, const struct genl_info *);
+	int (*prepare_data)(const struct ethnl_req_info *, struct ethnl_reply_data *,
+			    const struct genl_info *);
 	int (*reply_size)(const struct ethnl_req_info *, const struct ethnl_reply_data *);
-	int (*fill_reply)(struct sk_buff *, const struct ethnl_req_info *, const struct ethnl_reply_data *);
+	int (*fill_reply)(struct sk_buff *, const struct ethnl_req_info *,
+			  const struct ethnl_reply_data *);
 	void (*cleanup_data)(struct ethnl_reply_data *);
 	int (*set_validate)(struct ethnl_req_info *, struct genl_info *);
 	int (*set)(struct ethnl_req_info *, struct genl_info *);
@@ -35348,7 +35473,7 @@ struct ethtool_cmis_cdb_rpl {
 
 struct ethtool_module_fw_flash_params {
 	__be32 password;
-	u8 password_valid: 1;
+	u8 password_valid : 1;
 };
 
 struct firmware;
@@ -35717,8 +35842,8 @@ struct ethtool_module_power_mode_params {
 struct ethtool_netdev_state {
 	struct xarray rss_ctx;
 	struct mutex rss_lock;
-	unsigned int wol_enabled: 1;
-	unsigned int module_fw_flash_in_progress: 1;
+	unsigned int wol_enabled : 1;
+	unsigned int module_fw_flash_in_progress : 1;
 };
 
 struct ethtool_regs;
@@ -35756,12 +35881,12 @@ struct ethtool_rmon_stats;
 struct ethtool_rmon_hist_range;
 
 struct ethtool_ops {
-	u32 supported_input_xfrm: 8;
-	u32 cap_link_lanes_supported: 1;
-	u32 cap_rss_ctx_supported: 1;
-	u32 rxfh_per_ctx_fields: 1;
-	u32 rxfh_per_ctx_key: 1;
-	u32 cap_rss_rxnfc_adds: 1;
+	u32 supported_input_xfrm : 8;
+	u32 cap_link_lanes_supported : 1;
+	u32 cap_rss_ctx_supported : 1;
+	u32 rxfh_per_ctx_fields : 1;
+	u32 rxfh_per_ctx_key : 1;
+	u32 cap_rss_rxnfc_adds : 1;
 	u32 rxfh_indir_space;
 	u16 rxfh_key_space;
 	u16 rxfh_priv_size;
@@ -35782,10 +35907,14 @@ struct ethtool_ops {
 	int (*get_eeprom_len)(struct net_device *);
 	int (*get_eeprom)(struct net_device *, struct ethtool_eeprom *, u8 *);
 	int (*set_eeprom)(struct net_device *, struct ethtool_eeprom *, u8 *);
-	int (*get_coalesce)(struct net_device *, struct ethtool_coalesce *, struct kernel_ethtool_coalesce *, struct netlink_ext_ack *);
-	int (*set_coalesce)(struct net_device *, struct ethtool_coalesce *, struct kernel_ethtool_coalesce *, struct netlink_ext_ack *);
-	void (*get_ringparam)(struct net_device *, struct ethtool_ringparam *, struct kernel_ethtool_ringparam *, struct netlink_ext_ack *);
-	int (*set_ringparam)(struct net_device *, struct ethtool_ringparam *, struct kernel_ethtool_ringparam *, struct netlink_ext_ack *);
+	int (*get_coalesce)(struct net_device *, struct ethtool_coalesce *,
+			    struct kernel_ethtool_coalesce *, struct netlink_ext_ack *);
+	int (*set_coalesce)(struct net_device *, struct ethtool_coalesce *,
+			    struct kernel_ethtool_coalesce *, struct netlink_ext_ack *);
+	void (*get_ringparam)(struct net_device *, struct ethtool_ringparam *,
+			      struct kernel_ethtool_ringparam *, struct netlink_ext_ack *);
+	int (*set_ringparam)(struct net_device *, struct ethtool_ringparam *,
+			     struct kernel_ethtool_ringparam *, struct netlink_ext_ack *);
 	void (*get_pause_stats)(struct net_device *, struct ethtool_pause_stats *);
 	void (*get_pauseparam)(struct net_device *, struct ethtool_pauseparam *);
 	int (*set_pauseparam)(struct net_device *, struct ethtool_pauseparam *);
@@ -35807,10 +35936,14 @@ struct ethtool_ops {
 	int (*get_rxfh)(struct net_device *, struct ethtool_rxfh_param *);
 	int (*set_rxfh)(struct net_device *, struct ethtool_rxfh_param *, struct netlink_ext_ack *);
 	int (*get_rxfh_fields)(struct net_device *, struct ethtool_rxfh_fields *);
-	int (*set_rxfh_fields)(struct net_device *, const struct ethtool_rxfh_fields *, struct netlink_ext_ack *);
-	int (*create_rxfh_context)(struct net_device *, struct ethtool_rxfh_context *, const struct ethtool_rxfh_param *, struct netlink_ext_ack *);
-	int (*modify_rxfh_context)(struct net_device *, struct ethtool_rxfh_context *, const struct ethtool_rxfh_param *, struct netlink_ext_ack *);
-	int (*remove_rxfh_context)(struct net_device *, struct ethtool_rxfh_context *, u32, struct netlink_ext_ack *);
+	int (*set_rxfh_fields)(struct net_device *, const struct ethtool_rxfh_fields *,
+			       struct netlink_ext_ack *);
+	int (*create_rxfh_context)(struct net_device *, struct ethtool_rxfh_context *,
+				   const struct ethtool_rxfh_param *, struct netlink_ext_ack *);
+	int (*modify_rxfh_context)(struct net_device *, struct ethtool_rxfh_context *,
+				   const struct ethtool_rxfh_param *, struct netlink_ext_ack *);
+	int (*remove_rxfh_context)(struct net_device *, struct ethtool_rxfh_context *, u32,
+				   struct netlink_ext_ack *);
 	void (*get_channels)(struct net_device *, struct ethtool_channels *);
 	int (*set_channels)(struct net_device *, struct ethtool_channels *);
 	int (*get_dump_flag)(struct net_device *, struct ethtool_dump *);
@@ -35834,14 +35967,20 @@ struct ethtool_ops {
 	void (*get_ethtool_phy_stats)(struct net_device *, struct ethtool_stats *, u64 *);
 	int (*get_phy_tunable)(struct net_device *, const struct ethtool_tunable *, void *);
 	int (*set_phy_tunable)(struct net_device *, const struct ethtool_tunable *, const void *);
-	int (*get_module_eeprom_by_page)(struct net_device *, const struct ethtool_module_eeprom *, struct netlink_ext_ack *);
-	int (*set_module_eeprom_by_page)(struct net_device *, const struct ethtool_module_eeprom *, struct netlink_ext_ack *);
+	int (*get_module_eeprom_by_page)(struct net_device *, const struct ethtool_module_eeprom *,
+					 struct netlink_ext_ack *);
+	int (*set_module_eeprom_by_page)(struct net_device *, const struct ethtool_module_eeprom *,
+					 struct netlink_ext_ack *);
 	void (*get_eth_phy_stats)(struct net_device *, struct ethtool_eth_phy_stats *);
 	void (*get_eth_mac_stats)(struct net_device *, struct ethtool_eth_mac_stats *);
 	void (*get_eth_ctrl_stats)(struct net_device *, struct ethtool_eth_ctrl_stats *);
-	void (*get_rmon_stats)(struct net_device *, struct ethtool_rmon_stats *, const struct ethtool_rmon_hist_range **);
-	int (*get_module_power_mode)(struct net_device *, struct ethtool_module_power_mode_params *, struct netlink_ext_ack *);
-	int (*set_module_power_mode)(struct net_device *, const struct ethtool_module_power_mode_params *, struct netlink_ext_ack *);
+	void (*get_rmon_stats)(struct net_device *, struct ethtool_rmon_stats *,
+			       const struct ethtool_rmon_hist_range **);
+	int (*get_module_power_mode)(struct net_device *, struct ethtool_module_power_mode_params *,
+				     struct netlink_ext_ack *);
+	int (*set_module_power_mode)(struct net_device *,
+				     const struct ethtool_module_power_mode_params *,
+				     struct netlink_ext_ack *);
 	int (*get_mm)(struct net_device *, struct ethtool_mm_state *);
 	int (*set_mm)(struct net_device *, struct ethtool_mm_cfg *, struct netlink_ext_ack *);
 	void (*get_mm_stats)(struct net_device *, struct ethtool_mm_stats *);
@@ -35894,10 +36033,12 @@ struct ethtool_phy_ops {
 	int (*get_strings)(struct phy_device *, u8 *);
 	int (*get_stats)(struct phy_device *, struct ethtool_stats *, u64 *);
 	int (*get_plca_cfg)(struct phy_device *, struct phy_plca_cfg *);
-	int (*set_plca_cfg)(struct phy_device *, const struct phy_plca_cfg *, struct netlink_ext_ack *);
+	int (*set_plca_cfg)(struct phy_device *, const struct phy_plca_cfg *,
+			    struct netlink_ext_ack *);
 	int (*get_plca_status)(struct phy_device *, struct phy_plca_status *);
 	int (*start_cable_test)(struct phy_device *, struct netlink_ext_ack *);
-	int (*start_cable_test_tdr)(struct phy_device *, struct netlink_ext_ack *, const struct phy_tdr_config *);
+	int (*start_cable_test_tdr)(struct phy_device *, struct netlink_ext_ack *,
+				    const struct phy_tdr_config *);
 };
 
 struct ethtool_phy_stats {
@@ -35989,9 +36130,9 @@ struct flow_dissector_key_ip {
 struct flow_dissector_key_vlan {
 	union {
 		struct {
-			u16 vlan_id: 12;
-			u16 vlan_dei: 1;
-			u16 vlan_priority: 3;
+			u16 vlan_id : 12;
+			u16 vlan_dei : 1;
+			u16 vlan_priority : 3;
 		};
 		__be16 vlan_tci;
 	};
@@ -36068,10 +36209,10 @@ struct ethtool_rxfh_context {
 	u16 priv_size;
 	u8 hfunc;
 	u8 input_xfrm;
-	u8 indir_configured: 1;
-	u8 key_configured: 1;
+	u8 indir_configured : 1;
+	u8 key_configured : 1;
 	u32 key_off;
-	long: 0;
+	long : 0;
 	u8 data[0];
 };
 
@@ -36195,8 +36336,10 @@ struct event_command {
 	void (*unreg)(char *, struct event_trigger_data *, struct trace_event_file *);
 	void (*unreg_all)(struct trace_event_file *);
 	int (*set_filter)(char *, struct event_trigger_data *, struct trace_event_file *);
-	void (*trigger)(struct event_trigger_data *, struct trace_buffer *, void *, struct ring_buffer_event *);
-	bool (*count_func)(struct event_trigger_data *, struct trace_buffer *, void *, struct ring_buffer_event *);
+	void (*trigger)(struct event_trigger_data *, struct trace_buffer *, void *,
+			struct ring_buffer_event *);
+	bool (*count_func)(struct event_trigger_data *, struct trace_buffer *, void *,
+			   struct ring_buffer_event *);
 	int (*init)(struct event_trigger_data *);
 	void (*free)(struct event_trigger_data *);
 	int (*print)(struct seq_file *, struct event_trigger_data *);
@@ -36219,7 +36362,8 @@ struct event_filter {
 	char *filter_string;
 };
 
-typedef void (*event_f)(struct perf_event *, struct perf_cpu_context *, struct perf_event_context *, void *);
+typedef void (*event_f)(struct perf_event *, struct perf_cpu_context *, struct perf_event_context *,
+			void *);
 
 struct event_function_struct {
 	struct perf_event *event;
@@ -36286,9 +36430,9 @@ struct eventfs_inode {
 	void *data;
 	struct eventfs_attr attr;
 	struct kref kref;
-	unsigned int is_freed: 1;
-	unsigned int is_events: 1;
-	unsigned int nr_entries: 30;
+	unsigned int is_freed : 1;
+	unsigned int is_events : 1;
+	unsigned int nr_entries : 30;
 	unsigned int ino;
 };
 
@@ -36395,10 +36539,10 @@ struct iattr;
 
 struct export_operations {
 	int (*encode_fh)(struct inode *, __u32 *, int *, struct inode *);
-	struct dentry * (*fh_to_dentry)(struct super_block *, struct fid *, int, int);
-	struct dentry * (*fh_to_parent)(struct super_block *, struct fid *, int, int);
+	struct dentry *(*fh_to_dentry)(struct super_block *, struct fid *, int, int);
+	struct dentry *(*fh_to_parent)(struct super_block *, struct fid *, int, int);
 	int (*get_name)(struct dentry *, char *, struct dentry *);
-	struct dentry * (*get_parent)(struct dentry *);
+	struct dentry *(*get_parent)(struct dentry *);
 	int (*commit_metadata)(struct inode *);
 	int (*get_uuid)(struct super_block *, u8 *, u32 *, u64 *);
 	int (*map_blocks)(struct inode *, loff_t, u64, struct iomap *, bool, u32 *);
@@ -36697,8 +36841,8 @@ struct nl_info {
 	struct nlmsghdr *nlh;
 	struct net *nl_net;
 	u32 portid;
-	u8 skip_notify: 1;
-	u8 skip_notify_kernel: 1;
+	u8 skip_notify : 1;
+	u8 skip_notify_kernel : 1;
 };
 
 struct fib6_config {
@@ -36710,9 +36854,9 @@ struct fib6_config {
 	u32 fc_flags;
 	u32 fc_protocol;
 	u16 fc_type;
-	u16 fc_delete_all_nh: 1;
-	u16 fc_ignore_dev_down: 1;
-	u16 __unused: 14;
+	u16 fc_delete_all_nh : 1;
+	u16 fc_ignore_dev_down : 1;
+	u16 __unused : 14;
 	u32 fc_nh_id;
 	struct in6_addr fc_dst;
 	struct in6_addr fc_src;
@@ -36817,11 +36961,11 @@ struct fib6_info {
 	u8 offload;
 	u8 trap;
 	u8 offload_failed;
-	u8 should_flush: 1;
-	u8 dst_nocount: 1;
-	u8 dst_nopolicy: 1;
-	u8 fib6_destroying: 1;
-	u8 unused: 4;
+	u8 should_flush : 1;
+	u8 dst_nocount : 1;
+	u8 dst_nopolicy : 1;
+	u8 fib6_destroying : 1;
+	u8 unused : 4;
 	struct callback_head rcu;
 	struct nexthop *nh;
 	struct fib6_nh fib6_nh[0];
@@ -37116,10 +37260,10 @@ struct fib_rt_info {
 	int dst_len;
 	dscp_t dscp;
 	u8 type;
-	u8 offload: 1;
-	u8 trap: 1;
-	u8 offload_failed: 1;
-	u8 unused: 5;
+	u8 offload : 1;
+	u8 trap : 1;
+	u8 offload_failed : 1;
+	u8 unused : 5;
 };
 
 struct fib_table {
@@ -37160,7 +37304,8 @@ struct fid {
 			u32 parent_generation;
 		} udf;
 		struct {
-			struct {} __empty_raw;
+			struct {
+			} __empty_raw;
 			__u32 raw[0];
 		};
 	};
@@ -37326,17 +37471,22 @@ struct file_operations {
 	int (*fsync)(struct file *, loff_t, loff_t, int);
 	int (*fasync)(int, struct file *, int);
 	int (*lock)(struct file *, int, struct file_lock *);
-	long unsigned int (*get_unmapped_area)(struct file *, long unsigned int, long unsigned int, long unsigned int, long unsigned int);
+	long unsigned int (*get_unmapped_area)(struct file *, long unsigned int, long unsigned int,
+					       long unsigned int, long unsigned int);
 	int (*check_flags)(int);
 	int (*flock)(struct file *, int, struct file_lock *);
-	ssize_t (*splice_write)(struct pipe_inode_info *, struct file *, loff_t *, size_t, unsigned int);
-	ssize_t (*splice_read)(struct file *, loff_t *, struct pipe_inode_info *, size_t, unsigned int);
+	ssize_t (*splice_write)(struct pipe_inode_info *, struct file *, loff_t *, size_t,
+				unsigned int);
+	ssize_t (*splice_read)(struct file *, loff_t *, struct pipe_inode_info *, size_t,
+			       unsigned int);
 	void (*splice_eof)(struct file *);
 	int (*setlease)(struct file *, int, struct file_lease **, void **);
 	long int (*fallocate)(struct file *, int, loff_t, loff_t);
 	void (*show_fdinfo)(struct seq_file *, struct file *);
-	ssize_t (*copy_file_range)(struct file *, loff_t, struct file *, loff_t, size_t, unsigned int);
-	loff_t (*remap_file_range)(struct file *, loff_t, struct file *, loff_t, loff_t, unsigned int);
+	ssize_t (*copy_file_range)(struct file *, loff_t, struct file *, loff_t, size_t,
+				   unsigned int);
+	loff_t (*remap_file_range)(struct file *, loff_t, struct file *, loff_t, loff_t,
+				   unsigned int);
 	int (*fadvise)(struct file *, loff_t, loff_t, int);
 	int (*uring_cmd)(struct io_uring_cmd *, unsigned int);
 	int (*uring_cmd_iopoll)(struct io_uring_cmd *, struct io_comp_batch *, unsigned int);
@@ -37351,7 +37501,7 @@ struct file_system_type {
 	int fs_flags;
 	int (*init_fs_context)(struct fs_context *);
 	const struct fs_parameter_spec *parameters;
-	struct dentry * (*mount)(struct file_system_type *, int, const char *, void *);
+	struct dentry *(*mount)(struct file_system_type *, int, const char *, void *);
 	void (*kill_sb)(struct super_block *);
 	struct module *owner;
 	struct file_system_type *next;
@@ -37373,8 +37523,8 @@ struct fileattr {
 	u32 fsx_nextents;
 	u32 fsx_projid;
 	u32 fsx_cowextsize;
-	bool flags_valid: 1;
-	bool fsx_valid: 1;
+	bool flags_valid : 1;
+	bool fsx_valid : 1;
 };
 
 struct audit_names;
@@ -37399,20 +37549,20 @@ struct files_struct {
 	wait_queue_head_t resize_wait;
 	struct fdtable *fdt;
 	struct fdtable fdtab;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	spinlock_t file_lock;
 	unsigned int next_fd;
 	long unsigned int close_on_exec_init[1];
 	long unsigned int open_fds_init[1];
 	long unsigned int full_fds_bits_init[1];
 	struct file *fd_array[64];
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct filter_list {
@@ -37438,7 +37588,7 @@ struct filter_pred {
 	u64 val2;
 	enum filter_pred_fn fn_num;
 	int offset;
-	int not;
+	int not ;
 	int op;
 };
 
@@ -37725,10 +37875,10 @@ struct flow_dissector_key_meta {
 };
 
 struct flow_dissector_mpls_lse {
-	u32 mpls_ttl: 8;
-	u32 mpls_bos: 1;
-	u32 mpls_tc: 3;
-	u32 mpls_label: 20;
+	u32 mpls_ttl : 8;
+	u32 mpls_bos : 1;
+	u32 mpls_tc : 3;
+	u32 mpls_label : 20;
 };
 
 struct flow_dissector_key_mpls {
@@ -37776,7 +37926,9 @@ struct flow_indir_dev_info {
 	struct list_head *cb_list;
 };
 
-typedef int flow_indr_block_bind_cb_t(struct net_device *, struct Qdisc *, void *, enum tc_setup_type, void *, void *, void (*)(struct flow_block_cb *));
+typedef int flow_indr_block_bind_cb_t(struct net_device *, struct Qdisc *, void *,
+				      enum tc_setup_type, void *, void *,
+				      void (*)(struct flow_block_cb *));
 
 struct flow_indr_dev {
 	struct list_head list;
@@ -37795,7 +37947,7 @@ struct flow_keys {
 	struct flow_dissector_key_ports ports;
 	struct flow_dissector_key_icmp icmp;
 	struct flow_dissector_key_addrs addrs;
-	long: 0;
+	long : 0;
 };
 
 struct flow_keys_basic {
@@ -38301,13 +38453,13 @@ struct fpstate {
 	u64 xfeatures;
 	u64 user_xfeatures;
 	u64 xfd;
-	unsigned int is_valloc: 1;
-	unsigned int is_guest: 1;
-	unsigned int is_confidential: 1;
-	unsigned int in_use: 1;
-	long: 64;
-	long: 64;
-	long: 64;
+	unsigned int is_valloc : 1;
+	unsigned int is_guest : 1;
+	unsigned int is_confidential : 1;
+	unsigned int in_use : 1;
+	long : 64;
+	long : 64;
+	long : 64;
 	union fpregs_state regs;
 };
 
@@ -38387,21 +38539,21 @@ struct fqdir {
 	struct inet_frags *f;
 	struct net *net;
 	bool dead;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 	struct rhashtable rhashtable;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	atomic_long_t mem;
 	struct work_struct destroy_work;
 	struct llist_node free_list;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 };
 
 struct frag_hdr {
@@ -38537,12 +38689,12 @@ struct fs_context {
 	unsigned int sb_flags;
 	unsigned int sb_flags_mask;
 	unsigned int s_iflags;
-	enum fs_context_purpose purpose: 8;
-	enum fs_context_phase phase: 8;
-	bool need_free: 1;
-	bool global: 1;
-	bool oldapi: 1;
-	bool exclusive: 1;
+	enum fs_context_purpose purpose : 8;
+	enum fs_context_phase phase : 8;
+	bool need_free : 1;
+	bool global : 1;
+	bool oldapi : 1;
+	bool exclusive : 1;
 };
 
 struct fs_parameter;
@@ -38564,7 +38716,7 @@ struct fs_error_report {
 
 struct fs_parameter {
 	const char *key;
-	enum fs_value_type type: 8;
+	enum fs_value_type type : 8;
 	union {
 		char *string;
 		void *blob;
@@ -38577,7 +38729,8 @@ struct fs_parameter {
 
 struct fs_parse_result;
 
-typedef int fs_param_type(struct p_log *, const struct fs_parameter_spec *, struct fs_parameter *, struct fs_parse_result *);
+typedef int fs_param_type(struct p_log *, const struct fs_parameter_spec *, struct fs_parameter *,
+			  struct fs_parse_result *);
 
 struct fs_parameter_spec {
 	const char *name;
@@ -38778,8 +38931,10 @@ struct fsnotify_mark_connector {
 };
 
 struct fsnotify_ops {
-	int (*handle_event)(struct fsnotify_group *, u32, const void *, int, struct inode *, const struct qstr *, u32, struct fsnotify_iter_info *);
-	int (*handle_inode_event)(struct fsnotify_mark *, u32, struct inode *, struct inode *, const struct qstr *, u32);
+	int (*handle_event)(struct fsnotify_group *, u32, const void *, int, struct inode *,
+			    const struct qstr *, u32, struct fsnotify_iter_info *);
+	int (*handle_inode_event)(struct fsnotify_mark *, u32, struct inode *, struct inode *,
+				  const struct qstr *, u32);
 	void (*free_group_priv)(struct fsnotify_group *);
 	void (*freeing_mark)(struct fsnotify_mark *, struct fsnotify_group *);
 	void (*free_event)(struct fsnotify_group *, struct fsnotify_event *);
@@ -38865,8 +39020,8 @@ struct ftrace_event_field {
 	int filter_type;
 	int offset;
 	int size;
-	unsigned int is_signed: 1;
-	unsigned int needs_test: 1;
+	unsigned int is_signed : 1;
+	unsigned int needs_test : 1;
 	int len;
 };
 
@@ -38891,11 +39046,11 @@ struct futex_hash_bucket {
 	atomic_t waiters;
 	spinlock_t lock;
 	struct plist_head chain;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 union futex_key {
@@ -38999,26 +39154,31 @@ struct fwnode_link {
 struct fwnode_reference_args;
 
 struct fwnode_operations {
-	struct fwnode_handle * (*get)(struct fwnode_handle *);
+	struct fwnode_handle *(*get)(struct fwnode_handle *);
 	void (*put)(struct fwnode_handle *);
 	bool (*device_is_available)(const struct fwnode_handle *);
-	const void * (*device_get_match_data)(const struct fwnode_handle *, const struct device *);
+	const void *(*device_get_match_data)(const struct fwnode_handle *, const struct device *);
 	bool (*device_dma_supported)(const struct fwnode_handle *);
 	enum dev_dma_attr (*device_get_dma_attr)(const struct fwnode_handle *);
 	bool (*property_present)(const struct fwnode_handle *, const char *);
-	int (*property_read_int_array)(const struct fwnode_handle *, const char *, unsigned int, void *, size_t);
-	int (*property_read_string_array)(const struct fwnode_handle *, const char *, const char **, size_t);
-	const char * (*get_name)(const struct fwnode_handle *);
-	const char * (*get_name_prefix)(const struct fwnode_handle *);
-	struct fwnode_handle * (*get_parent)(const struct fwnode_handle *);
-	struct fwnode_handle * (*get_next_child_node)(const struct fwnode_handle *, struct fwnode_handle *);
-	struct fwnode_handle * (*get_named_child_node)(const struct fwnode_handle *, const char *);
-	int (*get_reference_args)(const struct fwnode_handle *, const char *, const char *, unsigned int, unsigned int, struct fwnode_reference_args *);
-	struct fwnode_handle * (*graph_get_next_endpoint)(const struct fwnode_handle *, struct fwnode_handle *);
-	struct fwnode_handle * (*graph_get_remote_endpoint)(const struct fwnode_handle *);
-	struct fwnode_handle * (*graph_get_port_parent)(struct fwnode_handle *);
+	int (*property_read_int_array)(const struct fwnode_handle *, const char *, unsigned int,
+				       void *, size_t);
+	int (*property_read_string_array)(const struct fwnode_handle *, const char *, const char **,
+					  size_t);
+	const char *(*get_name)(const struct fwnode_handle *);
+	const char *(*get_name_prefix)(const struct fwnode_handle *);
+	struct fwnode_handle *(*get_parent)(const struct fwnode_handle *);
+	struct fwnode_handle *(*get_next_child_node)(const struct fwnode_handle *,
+						     struct fwnode_handle *);
+	struct fwnode_handle *(*get_named_child_node)(const struct fwnode_handle *, const char *);
+	int (*get_reference_args)(const struct fwnode_handle *, const char *, const char *,
+				  unsigned int, unsigned int, struct fwnode_reference_args *);
+	struct fwnode_handle *(*graph_get_next_endpoint)(const struct fwnode_handle *,
+							 struct fwnode_handle *);
+	struct fwnode_handle *(*graph_get_remote_endpoint)(const struct fwnode_handle *);
+	struct fwnode_handle *(*graph_get_port_parent)(struct fwnode_handle *);
 	int (*graph_parse_endpoint)(const struct fwnode_handle *, struct fwnode_endpoint *);
-	void * (*iomap)(struct fwnode_handle *, int);
+	void *(*iomap)(struct fwnode_handle *, int);
 	int (*irq_get)(const struct fwnode_handle *, unsigned int);
 	int (*add_links)(struct fwnode_handle *);
 };
@@ -39030,11 +39190,11 @@ struct fwnode_reference_args {
 };
 
 struct idt_bits {
-	u16 ist: 3;
-	u16 zero: 5;
-	u16 type: 5;
-	u16 dpl: 2;
-	u16 p: 1;
+	u16 ist : 3;
+	u16 zero : 5;
+	u16 type : 5;
+	u16 dpl : 2;
+	u16 p : 1;
 };
 
 struct gate_struct {
@@ -39050,523 +39210,523 @@ typedef struct gate_struct gate_desc;
 
 struct gdt_page {
 	struct desc_struct gdt[16];
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct pcpu_gen_cookie;
 
 struct gen_cookie {
 	struct pcpu_gen_cookie *local;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	atomic64_t forward_last;
 	atomic64_t reverse_last;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct disk_events;
@@ -39609,10 +39769,10 @@ struct gendisk {
 struct geneve_opt {
 	__be16 opt_class;
 	u8 type;
-	u8 length: 5;
-	u8 r3: 1;
-	u8 r2: 1;
-	u8 r1: 1;
+	u8 length : 5;
+	u8 r3 : 1;
+	u8 r2 : 1;
+	u8 r1 : 1;
 	u8 opt_data[0];
 };
 
@@ -39623,9 +39783,11 @@ struct nla_policy;
 struct genl_split_ops {
 	union {
 		struct {
-			int (*pre_doit)(const struct genl_split_ops *, struct sk_buff *, struct genl_info *);
+			int (*pre_doit)(const struct genl_split_ops *, struct sk_buff *,
+					struct genl_info *);
 			int (*doit)(struct sk_buff *, struct genl_info *);
-			void (*post_doit)(const struct genl_split_ops *, struct sk_buff *, struct genl_info *);
+			void (*post_doit)(const struct genl_split_ops *, struct sk_buff *,
+					  struct genl_info *);
 		};
 		struct {
 			int (*start)(struct netlink_callback *);
@@ -39671,8 +39833,8 @@ struct genl_family {
 	char name[16];
 	unsigned int version;
 	unsigned int maxattr;
-	u8 netnsok: 1;
-	u8 parallel_ops: 1;
+	u8 netnsok : 1;
+	u8 parallel_ops : 1;
 	u8 n_ops;
 	u8 n_small_ops;
 	u8 n_split_ops;
@@ -40024,9 +40186,9 @@ struct mei_client_properties {
 	u8 protocol_version;
 	u8 max_number_of_connections;
 	u8 fixed_address;
-	u8 single_recv_buf: 1;
-	u8 vt_supported: 1;
-	u8 reserved: 6;
+	u8 single_recv_buf : 1;
+	u8 vt_supported : 1;
+	u8 reserved : 6;
 	u32 max_msg_length;
 };
 
@@ -40198,7 +40360,8 @@ struct hbm_props_response {
 struct hh_cache;
 
 struct header_ops {
-	int (*create)(struct sk_buff *, struct net_device *, short unsigned int, const void *, const void *, unsigned int);
+	int (*create)(struct sk_buff *, struct net_device *, short unsigned int, const void *,
+		      const void *, unsigned int);
 	int (*parse)(const struct sk_buff *, const struct net_device *, unsigned char *);
 	int (*cache)(const struct neighbour *, struct hh_cache *, __be16);
 	void (*cache_update)(struct hh_cache *, const struct net_device *, const unsigned char *);
@@ -40301,7 +40464,8 @@ struct hid_device {
 	int (*ff_init)(struct hid_device *);
 	int (*hiddev_connect)(struct hid_device *, unsigned int);
 	void (*hiddev_disconnect)(struct hid_device *);
-	void (*hiddev_hid_event)(struct hid_device *, struct hid_field *, struct hid_usage *, __s32);
+	void (*hiddev_hid_event)(struct hid_device *, struct hid_field *, struct hid_usage *,
+				 __s32);
 	void (*hiddev_report_event)(struct hid_device *, struct hid_report *);
 	short unsigned int debug;
 	struct dentry *debug_dir;
@@ -40341,9 +40505,11 @@ struct hid_driver {
 	const struct hid_usage_id *usage_table;
 	int (*event)(struct hid_device *, struct hid_field *, struct hid_usage *, __s32);
 	void (*report)(struct hid_device *, struct hid_report *);
-	const __u8 * (*report_fixup)(struct hid_device *, __u8 *, unsigned int *);
-	int (*input_mapping)(struct hid_device *, struct hid_input *, struct hid_field *, struct hid_usage *, long unsigned int **, int *);
-	int (*input_mapped)(struct hid_device *, struct hid_input *, struct hid_field *, struct hid_usage *, long unsigned int **, int *);
+	const __u8 *(*report_fixup)(struct hid_device *, __u8 *, unsigned int *);
+	int (*input_mapping)(struct hid_device *, struct hid_input *, struct hid_field *,
+			     struct hid_usage *, long unsigned int **, int *);
+	int (*input_mapped)(struct hid_device *, struct hid_input *, struct hid_field *,
+			    struct hid_usage *, long unsigned int **, int *);
 	int (*input_configured)(struct hid_device *, struct hid_input *);
 	void (*feature_mapping)(struct hid_device *, struct hid_field *, struct hid_usage *);
 	int (*suspend)(struct hid_device *, pm_message_t);
@@ -40598,9 +40764,9 @@ struct hpet_channel {
 	enum hpet_mode mode;
 	unsigned int boot_cfg;
 	char name[10];
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 union hpet_lock {
@@ -40687,11 +40853,11 @@ struct hrtimer_cpu_base {
 	unsigned int cpu;
 	unsigned int active_bases;
 	unsigned int clock_was_set_seq;
-	unsigned int hres_active: 1;
-	unsigned int in_hrtirq: 1;
-	unsigned int hang_detected: 1;
-	unsigned int softirq_activated: 1;
-	unsigned int online: 1;
+	unsigned int hres_active : 1;
+	unsigned int in_hrtirq : 1;
+	unsigned int hang_detected : 1;
+	unsigned int softirq_activated : 1;
+	unsigned int online : 1;
 	unsigned int nr_events;
 	short unsigned int nr_retries;
 	short unsigned int nr_hangs;
@@ -40702,10 +40868,10 @@ struct hrtimer_cpu_base {
 	struct hrtimer *softirq_next_timer;
 	struct hrtimer_clock_base clock_base[8];
 	call_single_data_t csd;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct hrtimer_sleeper {
@@ -40719,7 +40885,8 @@ struct hsr_tag {
 	__be16 encap_proto;
 };
 
-struct hstate {};
+struct hstate {
+};
 
 struct hsu_dma;
 
@@ -40739,15 +40906,15 @@ struct hsu_dma_slave {
 
 union hsw_tsx_tuning {
 	struct {
-		u32 cycles_last_block: 32;
-		u32 hle_abort: 1;
-		u32 rtm_abort: 1;
-		u32 instruction_abort: 1;
-		u32 non_instruction_abort: 1;
-		u32 retry: 1;
-		u32 data_conflict: 1;
-		u32 capacity_writes: 1;
-		u32 capacity_reads: 1;
+		u32 cycles_last_block : 32;
+		u32 hle_abort : 1;
+		u32 rtm_abort : 1;
+		u32 instruction_abort : 1;
+		u32 non_instruction_abort : 1;
+		u32 retry : 1;
+		u32 data_conflict : 1;
+		u32 capacity_writes : 1;
+		u32 capacity_reads : 1;
 	};
 	u64 value;
 };
@@ -40777,18 +40944,18 @@ struct htab_elem {
 		struct bpf_lru_node lru_node;
 	};
 	u32 hash;
-	long: 0;
+	long : 0;
 	char key[0];
 };
 
 union hv_hypervisor_version_info {
 	struct {
 		u32 build_number;
-		u32 minor_version: 16;
-		u32 major_version: 16;
+		u32 minor_version : 16;
+		u32 major_version : 16;
 		u32 service_pack;
-		u32 service_number: 24;
-		u32 service_branch: 8;
+		u32 service_number : 24;
+		u32 service_branch : 8;
 	};
 	struct {
 		u32 eax;
@@ -40821,7 +40988,7 @@ struct tty_buffer {
 	unsigned int lookahead;
 	unsigned int read;
 	bool flags;
-	long: 0;
+	long : 0;
 	u8 data[0];
 };
 
@@ -40854,7 +41021,7 @@ struct tty_port {
 	wait_queue_head_t delta_msr_wait;
 	long unsigned int flags;
 	long unsigned int iflags;
-	unsigned char console: 1;
+	unsigned char console : 1;
 	struct mutex mutex;
 	struct mutex buf_mutex;
 	u8 *xmit_buf;
@@ -41049,96 +41216,96 @@ struct iattr {
 union ibs_fetch_ctl {
 	__u64 val;
 	struct {
-		__u64 fetch_maxcnt: 16;
-		__u64 fetch_cnt: 16;
-		__u64 fetch_lat: 16;
-		__u64 fetch_en: 1;
-		__u64 fetch_val: 1;
-		__u64 fetch_comp: 1;
-		__u64 ic_miss: 1;
-		__u64 phy_addr_valid: 1;
-		__u64 l1tlb_pgsz: 2;
-		__u64 l1tlb_miss: 1;
-		__u64 l2tlb_miss: 1;
-		__u64 rand_en: 1;
-		__u64 fetch_l2_miss: 1;
-		__u64 l3_miss_only: 1;
-		__u64 fetch_oc_miss: 1;
-		__u64 fetch_l3_miss: 1;
-		__u64 reserved: 2;
+		__u64 fetch_maxcnt : 16;
+		__u64 fetch_cnt : 16;
+		__u64 fetch_lat : 16;
+		__u64 fetch_en : 1;
+		__u64 fetch_val : 1;
+		__u64 fetch_comp : 1;
+		__u64 ic_miss : 1;
+		__u64 phy_addr_valid : 1;
+		__u64 l1tlb_pgsz : 2;
+		__u64 l1tlb_miss : 1;
+		__u64 l2tlb_miss : 1;
+		__u64 rand_en : 1;
+		__u64 fetch_l2_miss : 1;
+		__u64 l3_miss_only : 1;
+		__u64 fetch_oc_miss : 1;
+		__u64 fetch_l3_miss : 1;
+		__u64 reserved : 2;
 	};
 };
 
 union ibs_op_ctl {
 	__u64 val;
 	struct {
-		__u64 opmaxcnt: 16;
-		__u64 l3_miss_only: 1;
-		__u64 op_en: 1;
-		__u64 op_val: 1;
-		__u64 cnt_ctl: 1;
-		__u64 opmaxcnt_ext: 7;
-		__u64 reserved0: 5;
-		__u64 opcurcnt: 27;
-		__u64 reserved1: 5;
+		__u64 opmaxcnt : 16;
+		__u64 l3_miss_only : 1;
+		__u64 op_en : 1;
+		__u64 op_val : 1;
+		__u64 cnt_ctl : 1;
+		__u64 opmaxcnt_ext : 7;
+		__u64 reserved0 : 5;
+		__u64 opcurcnt : 27;
+		__u64 reserved1 : 5;
 	};
 };
 
 union ibs_op_data {
 	__u64 val;
 	struct {
-		__u64 comp_to_ret_ctr: 16;
-		__u64 tag_to_ret_ctr: 16;
-		__u64 reserved1: 2;
-		__u64 op_return: 1;
-		__u64 op_brn_taken: 1;
-		__u64 op_brn_misp: 1;
-		__u64 op_brn_ret: 1;
-		__u64 op_rip_invalid: 1;
-		__u64 op_brn_fuse: 1;
-		__u64 op_microcode: 1;
-		__u64 reserved2: 23;
+		__u64 comp_to_ret_ctr : 16;
+		__u64 tag_to_ret_ctr : 16;
+		__u64 reserved1 : 2;
+		__u64 op_return : 1;
+		__u64 op_brn_taken : 1;
+		__u64 op_brn_misp : 1;
+		__u64 op_brn_ret : 1;
+		__u64 op_rip_invalid : 1;
+		__u64 op_brn_fuse : 1;
+		__u64 op_microcode : 1;
+		__u64 reserved2 : 23;
 	};
 };
 
 union ibs_op_data2 {
 	__u64 val;
 	struct {
-		__u64 data_src_lo: 3;
-		__u64 reserved0: 1;
-		__u64 rmt_node: 1;
-		__u64 cache_hit_st: 1;
-		__u64 data_src_hi: 2;
-		__u64 reserved1: 56;
+		__u64 data_src_lo : 3;
+		__u64 reserved0 : 1;
+		__u64 rmt_node : 1;
+		__u64 cache_hit_st : 1;
+		__u64 data_src_hi : 2;
+		__u64 reserved1 : 56;
 	};
 };
 
 union ibs_op_data3 {
 	__u64 val;
 	struct {
-		__u64 ld_op: 1;
-		__u64 st_op: 1;
-		__u64 dc_l1tlb_miss: 1;
-		__u64 dc_l2tlb_miss: 1;
-		__u64 dc_l1tlb_hit_2m: 1;
-		__u64 dc_l1tlb_hit_1g: 1;
-		__u64 dc_l2tlb_hit_2m: 1;
-		__u64 dc_miss: 1;
-		__u64 dc_mis_acc: 1;
-		__u64 reserved: 4;
-		__u64 dc_wc_mem_acc: 1;
-		__u64 dc_uc_mem_acc: 1;
-		__u64 dc_locked_op: 1;
-		__u64 dc_miss_no_mab_alloc: 1;
-		__u64 dc_lin_addr_valid: 1;
-		__u64 dc_phy_addr_valid: 1;
-		__u64 dc_l2_tlb_hit_1g: 1;
-		__u64 l2_miss: 1;
-		__u64 sw_pf: 1;
-		__u64 op_mem_width: 4;
-		__u64 op_dc_miss_open_mem_reqs: 6;
-		__u64 dc_miss_lat: 16;
-		__u64 tlb_refill_lat: 16;
+		__u64 ld_op : 1;
+		__u64 st_op : 1;
+		__u64 dc_l1tlb_miss : 1;
+		__u64 dc_l2tlb_miss : 1;
+		__u64 dc_l1tlb_hit_2m : 1;
+		__u64 dc_l1tlb_hit_1g : 1;
+		__u64 dc_l2tlb_hit_2m : 1;
+		__u64 dc_miss : 1;
+		__u64 dc_mis_acc : 1;
+		__u64 reserved : 4;
+		__u64 dc_wc_mem_acc : 1;
+		__u64 dc_uc_mem_acc : 1;
+		__u64 dc_locked_op : 1;
+		__u64 dc_miss_no_mab_alloc : 1;
+		__u64 dc_lin_addr_valid : 1;
+		__u64 dc_phy_addr_valid : 1;
+		__u64 dc_l2_tlb_hit_1g : 1;
+		__u64 l2_miss : 1;
+		__u64 sw_pf : 1;
+		__u64 op_mem_width : 4;
+		__u64 op_dc_miss_open_mem_reqs : 6;
+		__u64 dc_miss_lat : 16;
+		__u64 tlb_refill_lat : 16;
 	};
 };
 
@@ -41157,20 +41324,20 @@ struct icmpv6_echo {
 };
 
 struct icmpv6_nd_advt {
-	__u32 reserved: 5;
-	__u32 override: 1;
-	__u32 solicited: 1;
-	__u32 router: 1;
-	__u32 reserved2: 24;
+	__u32 reserved : 5;
+	__u32 override : 1;
+	__u32 solicited : 1;
+	__u32 router : 1;
+	__u32 reserved2 : 24;
 };
 
 struct icmpv6_nd_ra {
 	__u8 hop_limit;
-	__u8 reserved: 3;
-	__u8 router_pref: 2;
-	__u8 home_agent: 1;
-	__u8 other: 1;
-	__u8 managed: 1;
+	__u8 reserved : 3;
+	__u8 router_pref : 2;
+	__u8 home_agent : 1;
+	__u8 other : 1;
+	__u8 managed : 1;
 	__be16 rt_lifetime;
 };
 
@@ -41213,12 +41380,12 @@ struct ip_options {
 	unsigned char srr;
 	unsigned char rr;
 	unsigned char ts;
-	unsigned char is_strictroute: 1;
-	unsigned char srr_is_hit: 1;
-	unsigned char is_changed: 1;
-	unsigned char rr_needaddr: 1;
-	unsigned char ts_needtime: 1;
-	unsigned char ts_needaddr: 1;
+	unsigned char is_strictroute : 1;
+	unsigned char srr_is_hit : 1;
+	unsigned char is_changed : 1;
+	unsigned char rr_needaddr : 1;
+	unsigned char ts_needtime : 1;
+	unsigned char ts_needaddr : 1;
 	unsigned char router_alert;
 	unsigned char cipso;
 	unsigned char __pad2;
@@ -41254,7 +41421,7 @@ struct icmp_control {
 
 struct icmp_err {
 	int errno;
-	unsigned int fatal: 1;
+	unsigned int fatal : 1;
 };
 
 struct icmp_ext_echo_ctype3_hdr {
@@ -41285,8 +41452,8 @@ struct icmp_ext_echo_iio {
 };
 
 struct icmp_ext_hdr {
-	__u8 reserved1: 4;
-	__u8 version: 4;
+	__u8 reserved1 : 4;
+	__u8 version : 4;
 	__u8 reserved2;
 	__sum16 checksum;
 };
@@ -41760,7 +41927,7 @@ struct inet6_cork {
 	struct ipv6_txoptions *opt;
 	u8 hop_limit;
 	u8 tclass;
-	u8 dontfrag: 1;
+	u8 dontfrag : 1;
 };
 
 struct ipv6_stable_secret {
@@ -42062,10 +42229,10 @@ struct inet_connection_sock {
 	void *icsk_ulp_data;
 	void (*icsk_clean_acked)(struct sock *, u32);
 	unsigned int (*icsk_sync_mss)(struct sock *, u32);
-	__u8 icsk_ca_state: 5;
-	__u8 icsk_ca_initialized: 1;
-	__u8 icsk_ca_setsockopt: 1;
-	__u8 icsk_ca_dst_locked: 1;
+	__u8 icsk_ca_state : 5;
+	__u8 icsk_ca_initialized : 1;
+	__u8 icsk_ca_setsockopt : 1;
+	__u8 icsk_ca_dst_locked : 1;
 	__u8 icsk_retransmits;
 	__u8 icsk_pending;
 	__u8 icsk_backoff;
@@ -42077,10 +42244,10 @@ struct inet_connection_sock {
 		__u8 quick;
 		__u8 pingpong;
 		__u8 retry;
-		__u32 ato: 8;
-		__u32 lrcv_flowlabel: 20;
-		__u32 dst_quick_ack: 1;
-		__u32 unused: 3;
+		__u32 ato : 8;
+		__u32 lrcv_flowlabel : 20;
+		__u32 dst_quick_ack : 1;
+		__u32 unused : 3;
 		long unsigned int timeout;
 		__u32 lrcvtime;
 		__u16 last_seg_size;
@@ -42089,8 +42256,8 @@ struct inet_connection_sock {
 	struct {
 		int search_high;
 		int search_low;
-		u32 probe_size: 31;
-		u32 enabled: 1;
+		u32 probe_size : 31;
+		u32 enabled : 1;
 		u32 probe_timestamp;
 	} icsk_mtup;
 	u32 icsk_probes_tstamp;
@@ -42104,7 +42271,9 @@ struct inet_connection_sock_af_ops {
 	int (*rebuild_header)(struct sock *);
 	void (*sk_rx_dst_set)(struct sock *, const struct sk_buff *);
 	int (*conn_request)(struct sock *, struct sk_buff *);
-	struct sock * (*syn_recv_sock)(const struct sock *, struct sk_buff *, struct request_sock *, struct dst_entry *, struct request_sock *, bool *, void (*)(struct sock *, const struct sock *));
+	struct sock *(*syn_recv_sock)(const struct sock *, struct sk_buff *, struct request_sock *,
+				      struct dst_entry *, struct request_sock *, bool *,
+				      void (*)(struct sock *, const struct sock *));
 	u16 net_header_len;
 	u16 sockaddr_len;
 	int (*setsockopt)(struct sock *, int, int, sockptr_t, unsigned int);
@@ -42213,18 +42382,18 @@ struct inet_diag_req_v2 {
 };
 
 struct inet_diag_sockopt {
-	__u8 recverr: 1;
-	__u8 is_icsk: 1;
-	__u8 freebind: 1;
-	__u8 hdrincl: 1;
-	__u8 mc_loop: 1;
-	__u8 transparent: 1;
-	__u8 mc_all: 1;
-	__u8 nodefrag: 1;
-	__u8 bind_address_no_port: 1;
-	__u8 recverr_rfc4884: 1;
-	__u8 defer_connect: 1;
-	__u8 unused: 5;
+	__u8 recverr : 1;
+	__u8 is_icsk : 1;
+	__u8 freebind : 1;
+	__u8 hdrincl : 1;
+	__u8 mc_loop : 1;
+	__u8 transparent : 1;
+	__u8 mc_all : 1;
+	__u8 nodefrag : 1;
+	__u8 bind_address_no_port : 1;
+	__u8 recverr_rfc4884 : 1;
+	__u8 defer_connect : 1;
+	__u8 unused : 5;
 };
 
 struct inet_ehash_bucket {
@@ -42267,12 +42436,12 @@ struct inet_hashinfo {
 	unsigned int lhash2_mask;
 	struct inet_listen_hashbucket *lhash2;
 	bool pernet;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct inet_listen_hashbucket {
@@ -42332,8 +42501,8 @@ struct request_sock {
 	struct request_sock *dl_next;
 	u16 mss;
 	u8 num_retrans;
-	u8 syncookie: 1;
-	u8 num_timeout: 7;
+	u8 syncookie : 1;
+	u8 num_timeout : 7;
 	u32 ts_recent;
 	struct timer_list rsk_timer;
 	const struct request_sock_ops *rsk_ops;
@@ -42346,15 +42515,15 @@ struct request_sock {
 
 struct inet_request_sock {
 	struct request_sock req;
-	u16 snd_wscale: 4;
-	u16 rcv_wscale: 4;
-	u16 tstamp_ok: 1;
-	u16 sack_ok: 1;
-	u16 wscale_ok: 1;
-	u16 ecn_ok: 1;
-	u16 acked: 1;
-	u16 no_srccheck: 1;
-	u16 smc_ok: 1;
+	u16 snd_wscale : 4;
+	u16 rcv_wscale : 4;
+	u16 tstamp_ok : 1;
+	u16 sack_ok : 1;
+	u16 wscale_ok : 1;
+	u16 ecn_ok : 1;
+	u16 acked : 1;
+	u16 no_srccheck : 1;
+	u16 smc_ok : 1;
 	u32 ir_mark;
 	union {
 		struct ip_options_rcu *ireq_opt;
@@ -42374,21 +42543,21 @@ struct inet_skb_parm {
 
 struct inet_timewait_death_row {
 	refcount_t tw_refcount;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct inet_hashinfo *hashinfo;
 	int sysctl_max_tw_buckets;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct inet_timewait_sock {
@@ -42397,11 +42566,11 @@ struct inet_timewait_sock {
 	unsigned char tw_substate;
 	unsigned char tw_rcv_wscale;
 	__be16 tw_sport;
-	unsigned int tw_transparent: 1;
-	unsigned int tw_flowlabel: 20;
-	unsigned int tw_usec_ts: 1;
-	unsigned int tw_pad: 2;
-	unsigned int tw_tos: 8;
+	unsigned int tw_transparent : 1;
+	unsigned int tw_flowlabel : 20;
+	unsigned int tw_usec_ts : 1;
+	unsigned int tw_pad : 2;
+	unsigned int tw_tos : 8;
 	u32 tw_txhash;
 	u32 tw_priority;
 	struct timer_list tw_timer;
@@ -42487,10 +42656,10 @@ struct kstat;
 struct offset_ctx;
 
 struct inode_operations {
-	struct dentry * (*lookup)(struct inode *, struct dentry *, unsigned int);
-	const char * (*get_link)(struct dentry *, struct inode *, struct delayed_call *);
+	struct dentry *(*lookup)(struct inode *, struct dentry *, unsigned int);
+	const char *(*get_link)(struct dentry *, struct inode *, struct delayed_call *);
 	int (*permission)(struct mnt_idmap *, struct inode *, int);
-	struct posix_acl * (*get_inode_acl)(struct inode *, int, bool);
+	struct posix_acl *(*get_inode_acl)(struct inode *, int, bool);
 	int (*readlink)(struct dentry *, char *, int);
 	int (*create)(struct mnt_idmap *, struct inode *, struct dentry *, umode_t, bool);
 	int (*link)(struct dentry *, struct inode *, struct dentry *);
@@ -42499,7 +42668,8 @@ struct inode_operations {
 	int (*mkdir)(struct mnt_idmap *, struct inode *, struct dentry *, umode_t);
 	int (*rmdir)(struct inode *, struct dentry *);
 	int (*mknod)(struct mnt_idmap *, struct inode *, struct dentry *, umode_t, dev_t);
-	int (*rename)(struct mnt_idmap *, struct inode *, struct dentry *, struct inode *, struct dentry *, unsigned int);
+	int (*rename)(struct mnt_idmap *, struct inode *, struct dentry *, struct inode *,
+		      struct dentry *, unsigned int);
 	int (*setattr)(struct mnt_idmap *, struct dentry *, struct iattr *);
 	int (*getattr)(struct mnt_idmap *, const struct path *, struct kstat *, u32, unsigned int);
 	ssize_t (*listxattr)(struct dentry *, char *, size_t);
@@ -42507,18 +42677,18 @@ struct inode_operations {
 	int (*update_time)(struct inode *, int);
 	int (*atomic_open)(struct inode *, struct dentry *, struct file *, unsigned int, umode_t);
 	int (*tmpfile)(struct mnt_idmap *, struct inode *, struct file *, umode_t);
-	struct posix_acl * (*get_acl)(struct mnt_idmap *, struct dentry *, int);
+	struct posix_acl *(*get_acl)(struct mnt_idmap *, struct dentry *, int);
 	int (*set_acl)(struct mnt_idmap *, struct dentry *, struct posix_acl *, int);
 	int (*fileattr_set)(struct mnt_idmap *, struct dentry *, struct fileattr *);
 	int (*fileattr_get)(struct dentry *, struct fileattr *);
-	struct offset_ctx * (*get_offset_ctx)(struct inode *);
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	struct offset_ctx *(*get_offset_ctx)(struct inode *);
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct inodes_stat_t {
@@ -42856,7 +43026,7 @@ struct intel_uncore_ops {
 	void (*enable_event)(struct intel_uncore_box *, struct perf_event *);
 	u64 (*read_counter)(struct intel_uncore_box *, struct perf_event *);
 	int (*hw_config)(struct intel_uncore_box *, struct perf_event *);
-	struct event_constraint * (*get_constraint)(struct intel_uncore_box *, struct perf_event *);
+	struct event_constraint *(*get_constraint)(struct intel_uncore_box *, struct perf_event *);
 	void (*put_constraint)(struct intel_uncore_box *, struct perf_event *);
 };
 
@@ -42898,9 +43068,10 @@ struct pmu {
 	void (*sched_task)(struct perf_event_pmu_context *, struct task_struct *, bool);
 	struct kmem_cache *task_ctx_cache;
 	void (*swap_task_ctx)(struct perf_event_pmu_context *, struct perf_event_pmu_context *);
-	void * (*setup_aux)(struct perf_event *, void **, int, bool);
+	void *(*setup_aux)(struct perf_event *, void **, int, bool);
 	void (*free_aux)(void *);
-	long int (*snapshot_aux)(struct perf_event *, struct perf_output_handle *, long unsigned int);
+	long int (*snapshot_aux)(struct perf_event *, struct perf_output_handle *,
+				 long unsigned int);
 	int (*addr_filters_validate)(struct list_head *);
 	void (*addr_filters_sync)(struct perf_event *);
 	int (*aux_output_match)(struct perf_event *);
@@ -42957,9 +43128,9 @@ struct intel_uncore_type {
 		unsigned int mmio_offset;
 	};
 	unsigned int mmio_map_size;
-	unsigned int num_shared_regs: 8;
-	unsigned int single_fixed: 1;
-	unsigned int pair_ctr_ctl: 1;
+	unsigned int num_shared_regs : 8;
+	unsigned int single_fixed : 1;
+	unsigned int pair_ctr_ctl : 1;
 	union {
 		u64 *msr_offsets;
 		u64 *pci_offsets;
@@ -42985,41 +43156,41 @@ struct intel_uncore_type {
 union intel_x86_pebs_dse {
 	u64 val;
 	struct {
-		unsigned int ld_dse: 4;
-		unsigned int ld_stlb_miss: 1;
-		unsigned int ld_locked: 1;
-		unsigned int ld_data_blk: 1;
-		unsigned int ld_addr_blk: 1;
-		unsigned int ld_reserved: 24;
+		unsigned int ld_dse : 4;
+		unsigned int ld_stlb_miss : 1;
+		unsigned int ld_locked : 1;
+		unsigned int ld_data_blk : 1;
+		unsigned int ld_addr_blk : 1;
+		unsigned int ld_reserved : 24;
 	};
 	struct {
-		unsigned int st_l1d_hit: 1;
-		unsigned int st_reserved1: 3;
-		unsigned int st_stlb_miss: 1;
-		unsigned int st_locked: 1;
-		unsigned int st_reserved2: 26;
+		unsigned int st_l1d_hit : 1;
+		unsigned int st_reserved1 : 3;
+		unsigned int st_stlb_miss : 1;
+		unsigned int st_locked : 1;
+		unsigned int st_reserved2 : 26;
 	};
 	struct {
-		unsigned int st_lat_dse: 4;
-		unsigned int st_lat_stlb_miss: 1;
-		unsigned int st_lat_locked: 1;
-		unsigned int ld_reserved3: 26;
+		unsigned int st_lat_dse : 4;
+		unsigned int st_lat_stlb_miss : 1;
+		unsigned int st_lat_locked : 1;
+		unsigned int ld_reserved3 : 26;
 	};
 	struct {
-		unsigned int mtl_dse: 5;
-		unsigned int mtl_locked: 1;
-		unsigned int mtl_stlb_miss: 1;
-		unsigned int mtl_fwd_blk: 1;
-		unsigned int ld_reserved4: 24;
+		unsigned int mtl_dse : 5;
+		unsigned int mtl_locked : 1;
+		unsigned int mtl_stlb_miss : 1;
+		unsigned int mtl_fwd_blk : 1;
+		unsigned int ld_reserved4 : 24;
 	};
 	struct {
-		unsigned int lnc_dse: 8;
-		unsigned int ld_reserved5: 2;
-		unsigned int lnc_stlb_miss: 1;
-		unsigned int lnc_locked: 1;
-		unsigned int lnc_data_blk: 1;
-		unsigned int lnc_addr_blk: 1;
-		unsigned int ld_reserved6: 18;
+		unsigned int lnc_dse : 8;
+		unsigned int ld_reserved5 : 2;
+		unsigned int lnc_stlb_miss : 1;
+		unsigned int lnc_locked : 1;
+		unsigned int lnc_data_blk : 1;
+		unsigned int lnc_addr_blk : 1;
+		unsigned int ld_reserved6 : 18;
 	};
 };
 
@@ -43128,7 +43299,7 @@ struct io_tlb_slot {
 struct ioam6_hdr {
 	__u8 opt_type;
 	__u8 opt_len;
-	char: 8;
+	char : 8;
 	__u8 type;
 };
 
@@ -43161,37 +43332,37 @@ struct ioam6_schema {
 
 struct ioam6_trace_hdr {
 	__be16 namespace_id;
-	char: 2;
-	__u8 overflow: 1;
-	__u8 nodelen: 5;
-	__u8 remlen: 7;
+	char : 2;
+	__u8 overflow : 1;
+	__u8 nodelen : 5;
+	__u8 remlen : 7;
 	union {
 		__be32 type_be32;
 		struct {
-			__u32 bit7: 1;
-			__u32 bit6: 1;
-			__u32 bit5: 1;
-			__u32 bit4: 1;
-			__u32 bit3: 1;
-			__u32 bit2: 1;
-			__u32 bit1: 1;
-			__u32 bit0: 1;
-			__u32 bit15: 1;
-			__u32 bit14: 1;
-			__u32 bit13: 1;
-			__u32 bit12: 1;
-			__u32 bit11: 1;
-			__u32 bit10: 1;
-			__u32 bit9: 1;
-			__u32 bit8: 1;
-			__u32 bit23: 1;
-			__u32 bit22: 1;
-			__u32 bit21: 1;
-			__u32 bit20: 1;
-			__u32 bit19: 1;
-			__u32 bit18: 1;
-			__u32 bit17: 1;
-			__u32 bit16: 1;
+			__u32 bit7 : 1;
+			__u32 bit6 : 1;
+			__u32 bit5 : 1;
+			__u32 bit4 : 1;
+			__u32 bit3 : 1;
+			__u32 bit2 : 1;
+			__u32 bit1 : 1;
+			__u32 bit0 : 1;
+			__u32 bit15 : 1;
+			__u32 bit14 : 1;
+			__u32 bit13 : 1;
+			__u32 bit12 : 1;
+			__u32 bit11 : 1;
+			__u32 bit10 : 1;
+			__u32 bit9 : 1;
+			__u32 bit8 : 1;
+			__u32 bit23 : 1;
+			__u32 bit22 : 1;
+			__u32 bit21 : 1;
+			__u32 bit20 : 1;
+			__u32 bit19 : 1;
+			__u32 bit18 : 1;
+			__u32 bit17 : 1;
+			__u32 bit16 : 1;
 		} type;
 	};
 	__u8 data[0];
@@ -43231,9 +43402,9 @@ struct ioapic {
 struct ioapic_alloc_info {
 	int pin;
 	int node;
-	u32 is_level: 1;
-	u32 active_low: 1;
-	u32 valid: 1;
+	u32 is_level : 1;
+	u32 active_low : 1;
+	u32 valid : 1;
 };
 
 struct iocb {
@@ -43251,7 +43422,8 @@ struct iocb {
 	__u32 aio_resfd;
 };
 
-struct iommu_group {};
+struct iommu_group {
+};
 
 struct ioremap_desc {
 	unsigned int flags;
@@ -43502,7 +43674,8 @@ struct ip_msfilter {
 	union {
 		__be32 imsf_slist[1];
 		struct {
-			struct {} __empty_imsf_slist_flex;
+			struct {
+			} __empty_imsf_slist_flex;
 			__be32 imsf_slist_flex[0];
 		};
 	};
@@ -43551,8 +43724,8 @@ struct ip_sf_socklist {
 };
 
 struct iphdr {
-	__u8 ihl: 4;
-	__u8 version: 4;
+	__u8 ihl : 4;
+	__u8 version : 4;
 	__u8 tos;
 	__be16 tot_len;
 	__be16 id;
@@ -43851,10 +44024,13 @@ struct udp_table;
 
 struct ipv6_bpf_stub {
 	int (*inet6_bind)(struct sock *, struct sockaddr *, int, u32);
-	struct sock * (*udp6_lib_lookup)(const struct net *, const struct in6_addr *, __be16, const struct in6_addr *, __be16, int, int, struct udp_table *, struct sk_buff *);
+	struct sock *(*udp6_lib_lookup)(const struct net *, const struct in6_addr *, __be16,
+					const struct in6_addr *, __be16, int, int,
+					struct udp_table *, struct sk_buff *);
 	int (*ipv6_setsockopt)(struct sock *, int, int, sockptr_t, unsigned int);
 	int (*ipv6_getsockopt)(struct sock *, int, int, sockptr_t, sockptr_t);
-	int (*ipv6_dev_get_saddr)(struct net *, const struct net_device *, const struct in6_addr *, unsigned int, struct in6_addr *);
+	int (*ipv6_dev_get_saddr)(struct net *, const struct net_device *, const struct in6_addr *,
+				  unsigned int, struct in6_addr *);
 };
 
 struct ipv6_fl_socklist {
@@ -43902,21 +44078,21 @@ struct ipv6_pinfo {
 	int mcast_oif;
 	union {
 		struct {
-			u16 srcrt: 1;
-			u16 osrcrt: 1;
-			u16 rxinfo: 1;
-			u16 rxoinfo: 1;
-			u16 rxhlim: 1;
-			u16 rxohlim: 1;
-			u16 hopopts: 1;
-			u16 ohopopts: 1;
-			u16 dstopts: 1;
-			u16 odstopts: 1;
-			u16 rxflow: 1;
-			u16 rxtclass: 1;
-			u16 rxpmtu: 1;
-			u16 rxorigdstaddr: 1;
-			u16 recvfragsize: 1;
+			u16 srcrt : 1;
+			u16 osrcrt : 1;
+			u16 rxinfo : 1;
+			u16 rxoinfo : 1;
+			u16 rxhlim : 1;
+			u16 rxohlim : 1;
+			u16 hopopts : 1;
+			u16 ohopopts : 1;
+			u16 dstopts : 1;
+			u16 odstopts : 1;
+			u16 rxflow : 1;
+			u16 rxtclass : 1;
+			u16 rxpmtu : 1;
+			u16 rxorigdstaddr : 1;
+			u16 recvfragsize : 1;
 		} bits;
 		u16 all;
 	} rxopt;
@@ -43944,18 +44120,20 @@ struct ipv6_rpl_sr_hdr {
 	__u8 hdrlen;
 	__u8 type;
 	__u8 segments_left;
-	__u32 cmpre: 4;
-	__u32 cmpri: 4;
-	__u32 reserved: 4;
-	__u32 pad: 4;
-	__u32 reserved1: 16;
+	__u32 cmpre : 4;
+	__u32 cmpri : 4;
+	__u32 reserved : 4;
+	__u32 pad : 4;
+	__u32 reserved1 : 16;
 	union {
 		struct {
-			struct {} __empty_addr;
+			struct {
+			} __empty_addr;
 			struct in6_addr addr[0];
 		};
 		struct {
-			struct {} __empty_data;
+			struct {
+			} __empty_data;
 			__u8 data[0];
 		};
 	} segments;
@@ -44001,25 +44179,34 @@ struct neigh_table;
 struct ipv6_stub {
 	int (*ipv6_sock_mc_join)(struct sock *, int, const struct in6_addr *);
 	int (*ipv6_sock_mc_drop)(struct sock *, int, const struct in6_addr *);
-	struct dst_entry * (*ipv6_dst_lookup_flow)(struct net *, const struct sock *, struct flowi6 *, const struct in6_addr *);
+	struct dst_entry *(*ipv6_dst_lookup_flow)(struct net *, const struct sock *,
+						  struct flowi6 *, const struct in6_addr *);
 	int (*ipv6_route_input)(struct sk_buff *);
-	struct fib6_table * (*fib6_get_table)(struct net *, u32);
+	struct fib6_table *(*fib6_get_table)(struct net *, u32);
 	int (*fib6_lookup)(struct net *, int, struct flowi6 *, struct fib6_result *, int);
-	int (*fib6_table_lookup)(struct net *, struct fib6_table *, int, struct flowi6 *, struct fib6_result *, int);
-	void (*fib6_select_path)(const struct net *, struct fib6_result *, struct flowi6 *, int, bool, const struct sk_buff *, int);
-	u32 (*ip6_mtu_from_fib6)(const struct fib6_result *, const struct in6_addr *, const struct in6_addr *);
-	int (*fib6_nh_init)(struct net *, struct fib6_nh *, struct fib6_config *, gfp_t, struct netlink_ext_ack *);
+	int (*fib6_table_lookup)(struct net *, struct fib6_table *, int, struct flowi6 *,
+				 struct fib6_result *, int);
+	void (*fib6_select_path)(const struct net *, struct fib6_result *, struct flowi6 *, int,
+				 bool, const struct sk_buff *, int);
+	u32 (*ip6_mtu_from_fib6)(const struct fib6_result *, const struct in6_addr *,
+				 const struct in6_addr *);
+	int (*fib6_nh_init)(struct net *, struct fib6_nh *, struct fib6_config *, gfp_t,
+			    struct netlink_ext_ack *);
 	void (*fib6_nh_release)(struct fib6_nh *);
 	void (*fib6_nh_release_dsts)(struct fib6_nh *);
 	void (*fib6_update_sernum)(struct net *, struct fib6_info *);
 	int (*ip6_del_rt)(struct net *, struct fib6_info *, bool);
 	void (*fib6_rt_update)(struct net *, struct fib6_info *, struct nl_info *);
 	void (*udpv6_encap_enable)(void);
-	void (*ndisc_send_na)(struct net_device *, const struct in6_addr *, const struct in6_addr *, bool, bool, bool, bool);
+	void (*ndisc_send_na)(struct net_device *, const struct in6_addr *, const struct in6_addr *,
+			      bool, bool, bool, bool);
 	struct neigh_table *nd_tbl;
-	int (*ipv6_fragment)(struct net *, struct sock *, struct sk_buff *, int (*)(struct net *, struct sock *, struct sk_buff *));
-	struct net_device * (*ipv6_dev_find)(struct net *, const struct in6_addr *, struct net_device *);
-	int (*ip6_xmit)(const struct sock *, struct sk_buff *, struct flowi6 *, __u32, struct ipv6_txoptions *, int, u32);
+	int (*ipv6_fragment)(struct net *, struct sock *, struct sk_buff *,
+			     int (*)(struct net *, struct sock *, struct sk_buff *));
+	struct net_device *(*ipv6_dev_find)(struct net *, const struct in6_addr *,
+					    struct net_device *);
+	int (*ip6_xmit)(const struct sock *, struct sk_buff *, struct flowi6 *, __u32,
+			struct ipv6_txoptions *, int, u32);
 };
 
 struct ipv6_txoptions {
@@ -44035,8 +44222,8 @@ struct ipv6_txoptions {
 };
 
 struct ipv6hdr {
-	__u8 priority: 4;
-	__u8 version: 4;
+	__u8 priority : 4;
+	__u8 version : 4;
 	__u8 flow_lbl[3];
 	__be16 payload_len;
 	__u8 nexthdr;
@@ -44064,7 +44251,7 @@ struct irq_affinity {
 
 struct irq_affinity_desc {
 	struct cpumask mask;
-	unsigned int is_managed: 1;
+	unsigned int is_managed : 1;
 };
 
 struct irq_affinity_devres {
@@ -44245,11 +44432,11 @@ struct irq_desc {
 	struct module *owner;
 	const char *name;
 	struct hlist_node resend_node;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 typedef struct irq_desc *vector_irq_t[256];
@@ -44338,12 +44525,14 @@ struct irq_domain_ops {
 	int (*select)(struct irq_domain *, struct irq_fwspec *, enum irq_domain_bus_token);
 	int (*map)(struct irq_domain *, unsigned int, irq_hw_number_t);
 	void (*unmap)(struct irq_domain *, unsigned int);
-	int (*xlate)(struct irq_domain *, struct device_node *, const u32 *, unsigned int, long unsigned int *, unsigned int *);
+	int (*xlate)(struct irq_domain *, struct device_node *, const u32 *, unsigned int,
+		     long unsigned int *, unsigned int *);
 	int (*alloc)(struct irq_domain *, unsigned int, unsigned int, void *);
 	void (*free)(struct irq_domain *, unsigned int, unsigned int);
 	int (*activate)(struct irq_domain *, struct irq_data *, bool);
 	void (*deactivate)(struct irq_domain *, struct irq_data *);
-	int (*translate)(struct irq_domain *, struct irq_fwspec *, long unsigned int *, unsigned int *);
+	int (*translate)(struct irq_domain *, struct irq_fwspec *, long unsigned int *,
+			 unsigned int *);
 };
 
 struct irq_fwspec {
@@ -44456,8 +44645,8 @@ struct irqaction {
 	const char *name;
 	struct proc_dir_entry *dir;
 	struct callback_head thread_dtor;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 };
 
 struct irqchip_fwid {
@@ -44607,13 +44796,13 @@ struct kbd_repeat {
 struct kbd_struct {
 	unsigned char lockstate;
 	unsigned char slockstate;
-	unsigned char ledmode: 1;
-	unsigned char ledflagstate: 4;
-	char: 3;
-	unsigned char default_ledflagstate: 4;
-	unsigned char kbdmode: 3;
-	int: 1;
-	unsigned char modeflags: 5;
+	unsigned char ledmode : 1;
+	unsigned char ledflagstate : 4;
+	char : 3;
+	unsigned char default_ledflagstate : 4;
+	unsigned char kbdmode : 3;
+	int : 1;
+	unsigned char modeflags : 5;
 };
 
 struct kbdiacr {
@@ -44676,11 +44865,11 @@ struct kern_ipc_perm {
 	struct rhash_head khtnode;
 	struct callback_head rcu;
 	refcount_t refcount;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct kernel_clone_args {
@@ -44690,10 +44879,10 @@ struct kernel_clone_args {
 	int *parent_tid;
 	const char *name;
 	int exit_signal;
-	u32 kthread: 1;
-	u32 io_thread: 1;
-	u32 user_worker: 1;
-	u32 no_files: 1;
+	u32 kthread : 1;
+	u32 io_thread : 1;
+	u32 user_worker : 1;
+	u32 no_files : 1;
 	long unsigned int stack;
 	long unsigned int stack_size;
 	long unsigned int tls;
@@ -44866,8 +45055,8 @@ struct kernfs_open_file {
 	struct list_head list;
 	char *prealloc_buf;
 	size_t atomic_write_len;
-	bool mmapped: 1;
-	bool released: 1;
+	bool mmapped : 1;
+	bool released : 1;
 	const struct vm_operations_struct *vm_ops;
 };
 
@@ -44884,8 +45073,8 @@ struct kernfs_ops {
 	int (*open)(struct kernfs_open_file *);
 	void (*release)(struct kernfs_open_file *);
 	int (*seq_show)(struct seq_file *, void *);
-	void * (*seq_start)(struct seq_file *, loff_t *);
-	void * (*seq_next)(struct seq_file *, void *, loff_t *);
+	void *(*seq_start)(struct seq_file *, loff_t *);
+	void *(*seq_next)(struct seq_file *, void *, loff_t *);
 	void (*seq_stop)(struct seq_file *, void *);
 	ssize_t (*read)(struct kernfs_open_file *, char *, size_t, loff_t);
 	size_t atomic_write_len;
@@ -44936,7 +45125,8 @@ struct key_vector {
 	union {
 		struct hlist_head leaf;
 		struct {
-			struct {} __empty_tnode;
+			struct {
+			} __empty_tnode;
 			struct key_vector *tnode[0];
 		};
 	};
@@ -45000,53 +45190,53 @@ struct kioctx {
 	long int nr_pages;
 	struct rcu_work free_rwork;
 	struct ctx_rq_wait *rq_wait;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct {
 		atomic_t reqs_available;
-		long: 64;
-		long: 64;
-		long: 64;
-		long: 64;
-		long: 64;
-		long: 64;
-		long: 64;
+		long : 64;
+		long : 64;
+		long : 64;
+		long : 64;
+		long : 64;
+		long : 64;
+		long : 64;
 	};
 	struct {
 		spinlock_t ctx_lock;
 		struct list_head active_reqs;
-		long: 64;
-		long: 64;
-		long: 64;
-		long: 64;
-		long: 64;
+		long : 64;
+		long : 64;
+		long : 64;
+		long : 64;
+		long : 64;
 	};
 	struct {
 		struct mutex ring_lock;
 		wait_queue_head_t wait;
-		long: 64;
+		long : 64;
 	};
 	struct {
 		unsigned int tail;
 		unsigned int completed_events;
 		spinlock_t completion_lock;
-		long: 64;
-		long: 64;
-		long: 64;
-		long: 64;
-		long: 64;
-		long: 64;
+		long : 64;
+		long : 64;
+		long : 64;
+		long : 64;
+		long : 64;
+		long : 64;
 	};
 	struct folio *internal_folios[8];
 	struct file *aio_ring_file;
 	unsigned int id;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct kioctx_cpu {
@@ -45087,7 +45277,8 @@ struct kmalloced_param {
 	char val[0];
 };
 
-struct kmap_ctrl {};
+struct kmap_ctrl {
+};
 
 typedef struct kmem_cache *kmem_buckets[14];
 
@@ -45178,9 +45369,9 @@ struct kobj_map {
 struct kobj_ns_type_operations {
 	enum kobj_ns_type type;
 	bool (*current_may_mount)(void);
-	void * (*grab_current_ns)(void);
-	const void * (*netlink_ns)(struct sock *);
-	const void * (*initial_ns)(void);
+	void *(*grab_current_ns)(void);
+	const void *(*netlink_ns)(struct sock *);
+	const void *(*initial_ns)(void);
 	void (*drop_ns)(void *);
 };
 
@@ -45190,8 +45381,8 @@ struct kobj_type {
 	void (*release)(struct kobject *);
 	const struct sysfs_ops *sysfs_ops;
 	const struct attribute_group **default_groups;
-	const struct kobj_ns_type_operations * (*child_ns_type)(const struct kobject *);
-	const void * (*namespace)(const struct kobject *);
+	const struct kobj_ns_type_operations *(*child_ns_type)(const struct kobject *);
+	const void *(*namespace)(const struct kobject *);
 	void (*get_ownership)(const struct kobject *, kuid_t *, kgid_t *);
 };
 
@@ -45257,7 +45448,7 @@ struct kprobe_ctlblk {
 
 struct kprobe_insn_cache {
 	struct mutex mutex;
-	void * (*alloc)(void);
+	void *(*alloc)(void);
 	void (*free)(void *);
 	const char *sym;
 	struct list_head pages;
@@ -45329,9 +45520,9 @@ struct kset {
 };
 
 struct kset_uevent_ops {
-	int (* const filter)(const struct kobject *);
-	const char * (* const name)(const struct kobject *);
-	int (* const uevent)(const struct kobject *, struct kobj_uevent_env *);
+	int (*const filter)(const struct kobject *);
+	const char *(*const name)(const struct kobject *);
+	int (*const uevent)(const struct kobject *, struct kobj_uevent_env *);
 };
 
 struct ksignal {
@@ -45766,35 +45957,35 @@ struct kvm_arch_memory_slot {
 union kvm_mmu_page_role {
 	u32 word;
 	struct {
-		unsigned int level: 4;
-		unsigned int has_4_byte_gpte: 1;
-		unsigned int quadrant: 2;
-		unsigned int direct: 1;
-		unsigned int access: 3;
-		unsigned int invalid: 1;
-		unsigned int efer_nx: 1;
-		unsigned int cr0_wp: 1;
-		unsigned int smep_andnot_wp: 1;
-		unsigned int smap_andnot_wp: 1;
-		unsigned int ad_disabled: 1;
-		unsigned int guest_mode: 1;
-		unsigned int passthrough: 1;
-		char: 5;
-		unsigned int smm: 8;
+		unsigned int level : 4;
+		unsigned int has_4_byte_gpte : 1;
+		unsigned int quadrant : 2;
+		unsigned int direct : 1;
+		unsigned int access : 3;
+		unsigned int invalid : 1;
+		unsigned int efer_nx : 1;
+		unsigned int cr0_wp : 1;
+		unsigned int smep_andnot_wp : 1;
+		unsigned int smap_andnot_wp : 1;
+		unsigned int ad_disabled : 1;
+		unsigned int guest_mode : 1;
+		unsigned int passthrough : 1;
+		char : 5;
+		unsigned int smm : 8;
 	};
 };
 
 union kvm_mmu_extended_role {
 	u32 word;
 	struct {
-		unsigned int valid: 1;
-		unsigned int execonly: 1;
-		unsigned int cr4_pse: 1;
-		unsigned int cr4_pke: 1;
-		unsigned int cr4_smap: 1;
-		unsigned int cr4_smep: 1;
-		unsigned int cr4_la57: 1;
-		unsigned int efer_lma: 1;
+		unsigned int valid : 1;
+		unsigned int execonly : 1;
+		unsigned int cr4_pse : 1;
+		unsigned int cr4_pke : 1;
+		unsigned int cr4_smap : 1;
+		unsigned int cr4_smep : 1;
+		unsigned int cr4_la57 : 1;
+		unsigned int efer_lma : 1;
 	};
 };
 
@@ -45946,7 +46137,8 @@ struct kvm_mmu {
 	u64 (*get_pdptr)(struct kvm_vcpu *, int);
 	int (*page_fault)(struct kvm_vcpu *, struct kvm_page_fault *);
 	void (*inject_page_fault)(struct kvm_vcpu *, struct x86_exception *, bool);
-	gpa_t (*gva_to_gpa)(struct kvm_vcpu *, struct kvm_mmu *, gpa_t, u64, struct x86_exception *);
+	gpa_t (*gva_to_gpa)(struct kvm_vcpu *, struct kvm_mmu *, gpa_t, u64,
+			    struct x86_exception *);
 	int (*sync_spte)(struct kvm_vcpu *, struct kvm_mmu_page *, int);
 	struct kvm_mmu_root_info root;
 	union kvm_cpu_role cpu_role;
@@ -46005,11 +46197,13 @@ struct kvm_nested_state {
 	} hdr;
 	union {
 		struct {
-			struct {} __empty_vmx;
+			struct {
+			} __empty_vmx;
 			struct kvm_vmx_nested_state_data vmx[0];
 		};
 		struct {
-			struct {} __empty_svm;
+			struct {
+			} __empty_svm;
 			struct kvm_svm_nested_state_data svm[0];
 		};
 	} data;
@@ -46688,7 +46882,7 @@ struct msr_bitmap_range {
 
 struct kvm_x86_msr_filter {
 	u8 count;
-	bool default_allow: 1;
+	bool default_allow : 1;
 	struct msr_bitmap_range ranges[16];
 };
 
@@ -46803,7 +46997,8 @@ struct kvm_x86_ops {
 	void (*write_tsc_offset)(struct kvm_vcpu *);
 	void (*write_tsc_multiplier)(struct kvm_vcpu *);
 	void (*get_exit_info)(struct kvm_vcpu *, u32 *, u64 *, u64 *, u32 *, u32 *);
-	int (*check_intercept)(struct kvm_vcpu *, struct x86_instruction_info *, enum x86_intercept_stage, struct x86_exception *);
+	int (*check_intercept)(struct kvm_vcpu *, struct x86_instruction_info *,
+			       enum x86_intercept_stage, struct x86_exception *);
 	void (*handle_exit_irqoff)(struct kvm_vcpu *);
 	int cpu_dirty_log_size;
 	void (*update_cpu_dirty_logging)(struct kvm_vcpu *);
@@ -46835,7 +47030,7 @@ struct kvm_x86_ops {
 	void (*vcpu_deliver_sipi_vector)(struct kvm_vcpu *, u8);
 	long unsigned int (*vcpu_get_apicv_inhibit_reasons)(struct kvm_vcpu *);
 	gva_t (*get_untagged_addr)(struct kvm_vcpu *, gva_t, unsigned int);
-	void * (*alloc_apic_backing_page)(struct kvm_vcpu *);
+	void *(*alloc_apic_backing_page)(struct kvm_vcpu *);
 	int (*gmem_prepare)(struct kvm *, kvm_pfn_t, gfn_t, int);
 	void (*gmem_invalidate)(kvm_pfn_t, kvm_pfn_t);
 	int (*private_max_mapping_level)(struct kvm *, kvm_pfn_t);
@@ -46855,31 +47050,31 @@ struct kvm_x86_pmu_event_filter {
 
 union l1_cache {
 	struct {
-		unsigned int line_size: 8;
-		unsigned int lines_per_tag: 8;
-		unsigned int assoc: 8;
-		unsigned int size_in_kb: 8;
+		unsigned int line_size : 8;
+		unsigned int lines_per_tag : 8;
+		unsigned int assoc : 8;
+		unsigned int size_in_kb : 8;
 	};
 	unsigned int val;
 };
 
 union l2_cache {
 	struct {
-		unsigned int line_size: 8;
-		unsigned int lines_per_tag: 4;
-		unsigned int assoc: 4;
-		unsigned int size_in_kb: 16;
+		unsigned int line_size : 8;
+		unsigned int lines_per_tag : 4;
+		unsigned int assoc : 4;
+		unsigned int size_in_kb : 16;
 	};
 	unsigned int val;
 };
 
 union l3_cache {
 	struct {
-		unsigned int line_size: 8;
-		unsigned int lines_per_tag: 4;
-		unsigned int assoc: 4;
-		unsigned int res: 2;
-		unsigned int size_encoded: 14;
+		unsigned int line_size : 8;
+		unsigned int lines_per_tag : 4;
+		unsigned int assoc : 4;
+		unsigned int res : 2;
+		unsigned int size_encoded : 14;
 	};
 	unsigned int val;
 };
@@ -46938,14 +47133,14 @@ struct ldsem_waiter {
 struct ldttss_desc {
 	u16 limit0;
 	u16 base0;
-	u16 base1: 8;
-	u16 type: 5;
-	u16 dpl: 2;
-	u16 p: 1;
-	u16 limit1: 4;
-	u16 zero0: 3;
-	u16 g: 1;
-	u16 base2: 8;
+	u16 base1 : 8;
+	u16 type : 5;
+	u16 dpl : 2;
+	u16 p : 1;
+	u16 limit1 : 4;
+	u16 zero0 : 3;
+	u16 g : 1;
+	u16 base2 : 8;
 	u32 base3;
 	u32 zero1;
 };
@@ -47053,11 +47248,11 @@ struct linux_binprm {
 	long unsigned int argmin;
 	struct mm_struct *mm;
 	long unsigned int p;
-	unsigned int have_execfd: 1;
-	unsigned int execfd_creds: 1;
-	unsigned int secureexec: 1;
-	unsigned int point_of_no_return: 1;
-	unsigned int comm_from_dentry: 1;
+	unsigned int have_execfd : 1;
+	unsigned int execfd_creds : 1;
+	unsigned int secureexec : 1;
+	unsigned int point_of_no_return : 1;
+	unsigned int comm_from_dentry : 1;
 	struct file *executable;
 	struct file *interpreter;
 	struct file *file;
@@ -47129,9 +47324,9 @@ struct list_lru_node {
 	spinlock_t lock;
 	struct list_lru_one lru;
 	long int nr_items;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct listener {
@@ -47222,7 +47417,8 @@ struct lpss8250_board {
 	void (*exit)(struct lpss8250 *);
 };
 
-struct zswap_lruvec_state {};
+struct zswap_lruvec_state {
+};
 
 struct pglist_data;
 
@@ -47256,7 +47452,8 @@ struct lwq {
 };
 
 struct lwtunnel_encap_ops {
-	int (*build_state)(struct net *, struct nlattr *, unsigned int, const void *, struct lwtunnel_state **, struct netlink_ext_ack *);
+	int (*build_state)(struct net *, struct nlattr *, unsigned int, const void *,
+			   struct lwtunnel_state **, struct netlink_ext_ack *);
 	void (*destroy_state)(struct lwtunnel_state *);
 	int (*output)(struct net *, struct sock *, struct sk_buff *);
 	int (*input)(struct sk_buff *);
@@ -47498,8 +47695,9 @@ struct mbox_controller {
 	bool txdone_irq;
 	bool txdone_poll;
 	unsigned int txpoll_period;
-	struct mbox_chan * (*fw_xlate)(struct mbox_controller *, const struct fwnode_reference_args *);
-	struct mbox_chan * (*of_xlate)(struct mbox_controller *, const struct of_phandle_args *);
+	struct mbox_chan *(*fw_xlate)(struct mbox_controller *,
+				      const struct fwnode_reference_args *);
+	struct mbox_chan *(*of_xlate)(struct mbox_controller *, const struct of_phandle_args *);
 	struct hrtimer poll_hrt;
 	spinlock_t poll_hrt_lock;
 	struct list_head node;
@@ -47565,8 +47763,8 @@ struct mei_cfg {
 	bool (*quirk_probe)(const struct pci_dev *);
 	const char *kind;
 	size_t dma_size[3];
-	u32 fw_ver_supported: 1;
-	u32 hw_trc_supported: 1;
+	u32 fw_ver_supported : 1;
+	u32 hw_trc_supported : 1;
 };
 
 struct mei_dma_data {
@@ -47627,8 +47825,8 @@ struct mei_cl_cb {
 	u8 vtag;
 	const struct file *fp;
 	int status;
-	u32 internal: 1;
-	u32 blocking: 1;
+	u32 internal : 1;
+	u32 blocking : 1;
 	struct mei_ext_hdr *ext_hdr;
 };
 
@@ -47645,8 +47843,8 @@ struct mei_cl_device {
 	mei_cldev_cb_t rx_cb;
 	struct work_struct notif_work;
 	mei_cldev_cb_t notif_cb;
-	unsigned int do_match: 1;
-	unsigned int is_added: 1;
+	unsigned int do_match : 1;
+	unsigned int is_added : 1;
 	void *priv_data;
 };
 
@@ -47669,7 +47867,7 @@ struct mei_cl_vtag {
 	struct list_head list;
 	const struct file *fp;
 	u8 vtag;
-	u8 pending_read: 1;
+	u8 pending_read : 1;
 };
 
 struct mei_client {
@@ -47754,21 +47952,21 @@ struct mei_device {
 	bool hbuf_is_ready;
 	struct mei_dma_dscr dr_dscr[3];
 	struct hbm_version version;
-	unsigned int hbm_f_pg_supported: 1;
-	unsigned int hbm_f_dc_supported: 1;
-	unsigned int hbm_f_dot_supported: 1;
-	unsigned int hbm_f_ev_supported: 1;
-	unsigned int hbm_f_fa_supported: 1;
-	unsigned int hbm_f_ie_supported: 1;
-	unsigned int hbm_f_os_supported: 1;
-	unsigned int hbm_f_dr_supported: 1;
-	unsigned int hbm_f_vt_supported: 1;
-	unsigned int hbm_f_cap_supported: 1;
-	unsigned int hbm_f_cd_supported: 1;
-	unsigned int hbm_f_gsc_supported: 1;
+	unsigned int hbm_f_pg_supported : 1;
+	unsigned int hbm_f_dc_supported : 1;
+	unsigned int hbm_f_dot_supported : 1;
+	unsigned int hbm_f_ev_supported : 1;
+	unsigned int hbm_f_fa_supported : 1;
+	unsigned int hbm_f_ie_supported : 1;
+	unsigned int hbm_f_os_supported : 1;
+	unsigned int hbm_f_dr_supported : 1;
+	unsigned int hbm_f_vt_supported : 1;
+	unsigned int hbm_f_cap_supported : 1;
+	unsigned int hbm_f_cd_supported : 1;
+	unsigned int hbm_f_gsc_supported : 1;
 	struct mei_fw_version fw_ver[3];
-	unsigned int fw_f_fw_ver_supported: 1;
-	unsigned int fw_ver_received: 1;
+	unsigned int fw_f_fw_ver_supported : 1;
+	unsigned int fw_ver_received : 1;
 	struct rw_semaphore me_clients_rwsem;
 	struct list_head me_clients;
 	long unsigned int me_clients_map[4];
@@ -47893,14 +48091,14 @@ struct mei_me_hw {
 };
 
 struct mei_msg_hdr {
-	u32 me_addr: 8;
-	u32 host_addr: 8;
-	u32 length: 9;
-	u32 reserved: 3;
-	u32 extended: 1;
-	u32 dma_ring: 1;
-	u32 internal: 1;
-	u32 msg_complete: 1;
+	u32 me_addr : 8;
+	u32 host_addr : 8;
+	u32 length : 9;
+	u32 reserved : 3;
+	u32 extended : 1;
+	u32 dma_ring : 1;
+	u32 internal : 1;
+	u32 msg_complete : 1;
 	u32 extension[0];
 };
 
@@ -47951,13 +48149,13 @@ struct mem_cgroup_id {
 
 struct page_counter {
 	atomic_long_t usage;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct cacheline_padding _pad1_;
 	long unsigned int emin;
 	atomic_long_t min_usage;
@@ -47968,13 +48166,13 @@ struct page_counter {
 	long unsigned int watermark;
 	long unsigned int local_watermark;
 	long unsigned int failcnt;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct cacheline_padding _pad2_;
 	bool protection_support;
 	long unsigned int min;
@@ -47982,8 +48180,8 @@ struct page_counter {
 	long unsigned int high;
 	long unsigned int max;
 	struct page_counter *parent;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 };
 
 struct vmpressure {
@@ -48006,11 +48204,11 @@ struct mem_cgroup_per_node;
 struct mem_cgroup {
 	struct cgroup_subsys_state css;
 	struct mem_cgroup_id id;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct page_counter memory;
 	union {
 		struct page_counter swap;
@@ -48050,28 +48248,28 @@ struct mem_cgroup_per_node {
 	struct lruvec_stats_percpu *lruvec_stats_percpu;
 	struct lruvec_stats *lruvec_stats;
 	struct shrinker_info *shrinker_info;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct cacheline_padding _pad1_;
 	struct lruvec lruvec;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct cacheline_padding _pad2_;
 	long unsigned int lru_zone_size[15];
 	struct mem_cgroup_reclaim_iter iter;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 typedef struct pglist_data pg_data_t;
@@ -48193,9 +48391,9 @@ struct memcg_vmstats_percpu {
 	long unsigned int events[13];
 	long int state_prev[36];
 	long unsigned int events_prev[13];
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct memdev {
@@ -48342,8 +48540,8 @@ struct microcode_ops {
 	enum ucode_state (*apply_microcode)(int);
 	int (*collect_cpu_info)(int, struct cpu_signature *);
 	void (*finalize_late_load)(int);
-	unsigned int nmi_safe: 1;
-	unsigned int use_nmi: 1;
+	unsigned int nmi_safe : 1;
+	unsigned int use_nmi : 1;
 };
 
 struct mid8250_board;
@@ -48430,7 +48628,8 @@ struct mii_bus {
 struct mii_timestamper {
 	bool (*rxtstamp)(struct mii_timestamper *, struct sk_buff *, int);
 	void (*txtstamp)(struct mii_timestamper *, struct sk_buff *, int);
-	int (*hwtstamp)(struct mii_timestamper *, struct kernel_hwtstamp_config *, struct netlink_ext_ack *);
+	int (*hwtstamp)(struct mii_timestamper *, struct kernel_hwtstamp_config *,
+			struct netlink_ext_ack *);
 	void (*link_state)(struct mii_timestamper *, struct phy_device *);
 	int (*ts_info)(struct mii_timestamper *, struct kernel_ethtool_ts_info *);
 	struct device *device;
@@ -48451,7 +48650,7 @@ struct min_heap_char {
 typedef struct min_heap_char min_heap_char;
 
 struct min_max_quirk {
-	const char * const *pnp_ids;
+	const char *const *pnp_ids;
 	struct {
 		u32 min;
 		u32 max;
@@ -48551,9 +48750,9 @@ struct mld2_grec {
 struct mld2_query {
 	struct icmp6hdr mld2q_hdr;
 	struct in6_addr mld2q_mca;
-	__u8 mld2q_qrv: 3;
-	__u8 mld2q_suppress: 1;
-	__u8 mld2q_resv2: 4;
+	__u8 mld2q_qrv : 3;
+	__u8 mld2q_suppress : 1;
+	__u8 mld2q_resv2 : 4;
 	__u8 mld2q_qqic;
 	__be16 mld2q_nsrcs;
 	struct in6_addr mld2q_srcs[0];
@@ -48590,13 +48789,13 @@ struct mm_struct {
 	struct {
 		struct {
 			atomic_t mm_count;
-			long: 64;
-			long: 64;
-			long: 64;
-			long: 64;
-			long: 64;
-			long: 64;
-			long: 64;
+			long : 64;
+			long : 64;
+			long : 64;
+			long : 64;
+			long : 64;
+			long : 64;
+			long : 64;
 		};
 		struct maple_tree mm_mt;
 		long unsigned int mmap_base;
@@ -48647,9 +48846,9 @@ struct mm_struct {
 		atomic_t tlb_flush_batched;
 		struct uprobes_state uprobes_state;
 		struct work_struct async_put_work;
-		long: 64;
-		long: 64;
-		long: 64;
+		long : 64;
+		long : 64;
+		long : 64;
 	};
 	long unsigned int cpu_bitmap[0];
 };
@@ -48677,7 +48876,8 @@ struct mm_walk_ops {
 	int (*pmd_entry)(pmd_t *, long unsigned int, long unsigned int, struct mm_walk *);
 	int (*pte_entry)(pte_t *, long unsigned int, long unsigned int, struct mm_walk *);
 	int (*pte_hole)(long unsigned int, long unsigned int, int, struct mm_walk *);
-	int (*hugetlb_entry)(pte_t *, long unsigned int, long unsigned int, long unsigned int, struct mm_walk *);
+	int (*hugetlb_entry)(pte_t *, long unsigned int, long unsigned int, long unsigned int,
+			     struct mm_walk *);
 	int (*test_walk)(long unsigned int, long unsigned int, struct mm_walk *);
 	int (*pre_vma)(long unsigned int, long unsigned int, struct mm_walk *);
 	void (*post_vma)(struct mm_walk *);
@@ -48732,19 +48932,19 @@ struct mmu_gather {
 	struct mmu_table_batch *batch;
 	long unsigned int start;
 	long unsigned int end;
-	unsigned int fullmm: 1;
-	unsigned int need_flush_all: 1;
-	unsigned int freed_tables: 1;
-	unsigned int delayed_rmap: 1;
-	unsigned int cleared_ptes: 1;
-	unsigned int cleared_pmds: 1;
-	unsigned int cleared_puds: 1;
-	unsigned int cleared_p4ds: 1;
-	unsigned int vma_exec: 1;
-	unsigned int vma_huge: 1;
-	unsigned int vma_pfn: 1;
-	unsigned int unshared_tables: 1;
-	unsigned int fully_unshared_tables: 1;
+	unsigned int fullmm : 1;
+	unsigned int need_flush_all : 1;
+	unsigned int freed_tables : 1;
+	unsigned int delayed_rmap : 1;
+	unsigned int cleared_ptes : 1;
+	unsigned int cleared_pmds : 1;
+	unsigned int cleared_puds : 1;
+	unsigned int cleared_p4ds : 1;
+	unsigned int vma_exec : 1;
+	unsigned int vma_huge : 1;
+	unsigned int vma_pfn : 1;
+	unsigned int unshared_tables : 1;
+	unsigned int fully_unshared_tables : 1;
 	unsigned int batch_count;
 	struct mmu_gather_batch *active;
 	struct mmu_gather_batch local;
@@ -49027,9 +49227,11 @@ struct mpls_shim_hdr {
 	__be32 label_stack_entry;
 };
 
-struct mptcp_out_options {};
+struct mptcp_out_options {
+};
 
-struct mptcp_sock {};
+struct mptcp_sock {
+};
 
 struct mq_attr {
 	__kernel_long_t mq_flags;
@@ -49095,18 +49297,18 @@ struct ms_hyperv_info {
 	union {
 		u32 isolation_config_a;
 		struct {
-			u32 paravisor_present: 1;
-			u32 reserved_a1: 31;
+			u32 paravisor_present : 1;
+			u32 reserved_a1 : 31;
 		};
 	};
 	union {
 		u32 isolation_config_b;
 		struct {
-			u32 cvm_type: 4;
-			u32 reserved_b1: 1;
-			u32 shared_gpa_boundary_active: 1;
-			u32 shared_gpa_boundary_bits: 6;
-			u32 reserved_b2: 20;
+			u32 cvm_type : 4;
+			u32 reserved_b1 : 1;
+			u32 shared_gpa_boundary_active : 1;
+			u32 shared_gpa_boundary_bits : 6;
+			u32 reserved_b2 : 20;
 		};
 	};
 	u64 shared_gpa_boundary;
@@ -49139,8 +49341,8 @@ struct msg_queue {
 	struct list_head q_messages;
 	struct list_head q_receivers;
 	struct list_head q_senders;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 };
 
 struct msg_receiver {
@@ -49174,8 +49376,8 @@ struct msghdr {
 		void *msg_control;
 		void *msg_control_user;
 	};
-	bool msg_control_is_user: 1;
-	bool msg_get_inq: 1;
+	bool msg_control_is_user : 1;
+	bool msg_get_inq : 1;
 	unsigned int msg_flags;
 	__kernel_size_t msg_controllen;
 	struct kiocb *msg_iocb;
@@ -49204,21 +49406,21 @@ struct msi_ctrl {
 struct x86_msi_addr_lo {
 	union {
 		struct {
-			u32 reserved_0: 2;
-			u32 dest_mode_logical: 1;
-			u32 redirect_hint: 1;
-			u32 reserved_1: 1;
-			u32 virt_destid_8_14: 7;
-			u32 destid_0_7: 8;
-			u32 base_address: 12;
+			u32 reserved_0 : 2;
+			u32 dest_mode_logical : 1;
+			u32 redirect_hint : 1;
+			u32 reserved_1 : 1;
+			u32 virt_destid_8_14 : 7;
+			u32 destid_0_7 : 8;
+			u32 base_address : 12;
 		};
 		struct {
-			u32 dmar_reserved_0: 2;
-			u32 dmar_index_15: 1;
-			u32 dmar_subhandle_valid: 1;
-			u32 dmar_format: 1;
-			u32 dmar_index_0_14: 15;
-			u32 dmar_base_address: 12;
+			u32 dmar_reserved_0 : 2;
+			u32 dmar_index_15 : 1;
+			u32 dmar_subhandle_valid : 1;
+			u32 dmar_format : 1;
+			u32 dmar_index_0_14 : 15;
+			u32 dmar_base_address : 12;
 		};
 	};
 };
@@ -49226,8 +49428,8 @@ struct x86_msi_addr_lo {
 typedef struct x86_msi_addr_lo arch_msi_msg_addr_lo_t;
 
 struct x86_msi_addr_hi {
-	u32 reserved: 8;
-	u32 destid_8_31: 24;
+	u32 reserved : 8;
+	u32 destid_8_31 : 24;
 };
 
 typedef struct x86_msi_addr_hi arch_msi_msg_addr_hi_t;
@@ -49235,12 +49437,12 @@ typedef struct x86_msi_addr_hi arch_msi_msg_addr_hi_t;
 struct x86_msi_data {
 	union {
 		struct {
-			u32 vector: 8;
-			u32 delivery_mode: 3;
-			u32 dest_mode_logical: 1;
-			u32 reserved: 2;
-			u32 active_low: 1;
-			u32 is_level: 1;
+			u32 vector : 8;
+			u32 delivery_mode : 3;
+			u32 dest_mode_logical : 1;
+			u32 reserved : 2;
+			u32 active_low : 1;
+			u32 is_level : 1;
 		};
 		u32 dmar_subhandle;
 	};
@@ -49269,12 +49471,12 @@ struct pci_msi_desc {
 		u32 msix_ctrl;
 	};
 	struct {
-		u8 is_msix: 1;
-		u8 multiple: 3;
-		u8 multi_cap: 3;
-		u8 can_mask: 1;
-		u8 is_64: 1;
-		u8 is_virtual: 1;
+		u8 is_msix : 1;
+		u8 multiple : 3;
+		u8 multi_cap : 3;
+		u8 can_mask : 1;
+		u8 is_64 : 1;
+		u8 is_virtual : 1;
 		unsigned int default_irq;
 	} msi_attrib;
 	union {
@@ -49344,7 +49546,8 @@ struct msi_domain_info {
 
 struct msi_domain_ops {
 	irq_hw_number_t (*get_hwirq)(struct msi_domain_info *, msi_alloc_info_t *);
-	int (*msi_init)(struct irq_domain *, struct msi_domain_info *, unsigned int, irq_hw_number_t, msi_alloc_info_t *);
+	int (*msi_init)(struct irq_domain *, struct msi_domain_info *, unsigned int,
+			irq_hw_number_t, msi_alloc_info_t *);
 	void (*msi_free)(struct irq_domain *, struct msi_domain_info *, unsigned int);
 	int (*msi_prepare)(struct irq_domain *, struct device *, int, msi_alloc_info_t *);
 	void (*prepare_desc)(struct irq_domain *, msi_alloc_info_t *, struct msi_desc *);
@@ -49352,7 +49555,8 @@ struct msi_domain_ops {
 	int (*domain_alloc_irqs)(struct irq_domain *, struct device *, int);
 	void (*domain_free_irqs)(struct irq_domain *, struct device *);
 	void (*msi_post_free)(struct irq_domain *, struct device *);
-	int (*msi_translate)(struct irq_domain *, struct irq_fwspec *, irq_hw_number_t *, unsigned int *);
+	int (*msi_translate)(struct irq_domain *, struct irq_fwspec *, irq_hw_number_t *,
+			     unsigned int *);
 };
 
 struct msi_domain_template {
@@ -49373,7 +49577,8 @@ struct msi_parent_ops {
 	u32 bus_select_token;
 	u32 bus_select_mask;
 	const char *prefix;
-	bool (*init_dev_msi_info)(struct device *, struct irq_domain *, struct irq_domain *, struct msi_domain_info *);
+	bool (*init_dev_msi_info)(struct device *, struct irq_domain *, struct irq_domain *,
+				  struct msi_domain_info *);
 };
 
 struct msix_entry {
@@ -49495,12 +49700,12 @@ struct n_tty_data {
 	long unsigned int overrun_time;
 	unsigned int num_overrun;
 	bool no_room;
-	unsigned char lnext: 1;
-	unsigned char erasing: 1;
-	unsigned char raw: 1;
-	unsigned char real_raw: 1;
-	unsigned char icanon: 1;
-	unsigned char push: 1;
+	unsigned char lnext : 1;
+	unsigned char erasing : 1;
+	unsigned char raw : 1;
+	unsigned char real_raw : 1;
+	unsigned char icanon : 1;
+	unsigned char push : 1;
 	u8 read_buf[4096];
 	long unsigned int read_flags[64];
 	u8 echo_buf[4096];
@@ -49591,29 +49796,29 @@ struct napi_gro_cb {
 	union {
 		struct {
 			u16 gro_remcsum_start;
-			u8 same_flow: 1;
-			u8 encap_mark: 1;
-			u8 csum_valid: 1;
-			u8 csum_cnt: 3;
-			u8 free: 2;
-			u8 is_ipv6: 1;
-			u8 is_fou: 1;
-			u8 ip_fixedid: 1;
-			u8 recursion_counter: 4;
-			u8 is_flist: 1;
+			u8 same_flow : 1;
+			u8 encap_mark : 1;
+			u8 csum_valid : 1;
+			u8 csum_cnt : 3;
+			u8 free : 2;
+			u8 is_ipv6 : 1;
+			u8 is_fou : 1;
+			u8 ip_fixedid : 1;
+			u8 recursion_counter : 4;
+			u8 is_flist : 1;
 		};
 		struct {
 			u16 gro_remcsum_start;
-			u8 same_flow: 1;
-			u8 encap_mark: 1;
-			u8 csum_valid: 1;
-			u8 csum_cnt: 3;
-			u8 free: 2;
-			u8 is_ipv6: 1;
-			u8 is_fou: 1;
-			u8 ip_fixedid: 1;
-			u8 recursion_counter: 4;
-			u8 is_flist: 1;
+			u8 same_flow : 1;
+			u8 encap_mark : 1;
+			u8 csum_valid : 1;
+			u8 csum_cnt : 3;
+			u8 free : 2;
+			u8 is_ipv6 : 1;
+			u8 is_fou : 1;
+			u8 ip_fixedid : 1;
+			u8 recursion_counter : 4;
+			u8 is_flist : 1;
 		} zeroed;
 	};
 	__wsum csum;
@@ -49630,11 +49835,11 @@ struct nbcon_state {
 	union {
 		unsigned int atom;
 		struct {
-			unsigned int prio: 2;
-			unsigned int req_prio: 2;
-			unsigned int unsafe: 1;
-			unsigned int unsafe_takeover: 1;
-			unsigned int cpu: 24;
+			unsigned int prio : 2;
+			unsigned int req_prio : 2;
+			unsigned int unsafe : 1;
+			unsigned int unsafe_takeover : 1;
+			unsigned int cpu : 24;
 		};
 	};
 };
@@ -49669,11 +49874,15 @@ struct ndisc_options;
 struct prefix_info;
 
 struct ndisc_ops {
-	int (*parse_options)(const struct net_device *, struct nd_opt_hdr *, struct ndisc_options *);
-	void (*update)(const struct net_device *, struct neighbour *, u32, u8, const struct ndisc_options *);
+	int (*parse_options)(const struct net_device *, struct nd_opt_hdr *,
+			     struct ndisc_options *);
+	void (*update)(const struct net_device *, struct neighbour *, u32, u8,
+		       const struct ndisc_options *);
 	int (*opt_addr_space)(const struct net_device *, u8, struct neighbour *, u8 *, u8 **);
 	void (*fill_addr_option)(const struct net_device *, struct sk_buff *, u8, const u8 *);
-	void (*prefix_rcv_add_addr)(struct net *, struct net_device *, const struct prefix_info *, struct inet6_dev *, struct in6_addr *, int, u32, bool, bool, __u32, u32, bool);
+	void (*prefix_rcv_add_addr)(struct net *, struct net_device *, const struct prefix_info *,
+				    struct inet6_dev *, struct in6_addr *, int, u32, bool, bool,
+				    __u32, u32, bool);
 };
 
 struct ndisc_options {
@@ -49776,7 +49985,7 @@ struct neigh_seq_state {
 	struct seq_net_private p;
 	struct neigh_table *tbl;
 	struct neigh_hash_table *nht;
-	void * (*neigh_sub_iter)(struct neigh_seq_state *, struct neighbour *, loff_t *);
+	void *(*neigh_sub_iter)(struct neigh_seq_state *, struct neighbour *, loff_t *);
 	unsigned int bucket;
 	unsigned int flags;
 };
@@ -49858,7 +50067,7 @@ struct neighbour {
 	u8 protocol;
 	u32 flags;
 	seqlock_t ha_lock;
-	long: 0;
+	long : 0;
 	unsigned char ha[32];
 	struct hh_cache hh;
 	int (*output)(struct neighbour *, struct sk_buff *);
@@ -49881,7 +50090,8 @@ union nested_table {
 	struct rhash_lock_head *bucket;
 };
 
-struct ref_tracker_dir {};
+struct ref_tracker_dir {
+};
 
 struct raw_notifier_head {
 	struct notifier_block *head;
@@ -49969,19 +50179,20 @@ struct netns_ipv4 {
 	int sysctl_tcp_reordering;
 	int sysctl_tcp_rmem[3];
 	__u8 __cacheline_group_end__netns_ipv4_read_rx[0];
-	long: 64;
+	long : 64;
 	__u8 __cacheline_group_begin__icmp[0];
 	atomic_t icmp_global_credit;
 	u32 icmp_global_stamp;
 	__u8 __cacheline_group_end__icmp[0];
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	struct {} __cacheline_group_pad__icmp;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	struct {
+	} __cacheline_group_pad__icmp;
 	struct inet_timewait_death_row tcp_death_row;
 	struct udp_table *udp_table;
 	struct ctl_table_header *forw_hdr;
@@ -50108,8 +50319,8 @@ struct netns_ipv4 {
 	unsigned int ipmr_seq;
 	atomic_t rt_genid;
 	siphash_key_t ip_id_key;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 };
 
 struct netns_sysctl_ipv6 {
@@ -50198,10 +50409,10 @@ struct netns_ipv6 {
 		u32 seq;
 	} ip6addrlbl_table;
 	struct ioam6_pernet_data *ioam6_data;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct netns_bpf {
@@ -50250,23 +50461,23 @@ struct net {
 	struct netns_packet packet;
 	struct netns_unix unx;
 	struct netns_nexthop nexthop;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct netns_ipv4 ipv4;
 	struct netns_ipv6 ipv6;
 	struct net_generic *gen;
 	struct netns_bpf bpf;
 	u64 net_cookie;
 	struct sock *diag_nlsk;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct netdev_tc_txq {
@@ -50417,12 +50628,12 @@ struct net_device {
 	__u8 __cacheline_group_begin__net_device_read_tx[0];
 	union {
 		struct {
-			long unsigned int priv_flags: 32;
-			long unsigned int lltx: 1;
+			long unsigned int priv_flags : 32;
+			long unsigned int lltx : 1;
 		};
 		struct {
-			long unsigned int priv_flags: 32;
-			long unsigned int lltx: 1;
+			long unsigned int priv_flags : 32;
+			long unsigned int lltx : 1;
 		} priv_flags_fast;
 	};
 	const struct net_device_ops *netdev_ops;
@@ -50449,7 +50660,7 @@ struct net_device {
 	long unsigned int state;
 	unsigned int flags;
 	short unsigned int hard_header_len;
-	enum netdev_stat_type pcpu_stat_type: 8;
+	enum netdev_stat_type pcpu_stat_type : 8;
 	netdev_features_t features;
 	struct inet6_dev *ip6_ptr;
 	__u8 __cacheline_group_end__net_device_read_txrx[0];
@@ -50555,7 +50766,7 @@ struct net_device {
 	enum {
 		RTNL_LINK_INITIALIZED = 0,
 		RTNL_LINK_INITIALIZING = 1,
-	} rtnl_link_state: 16;
+	} rtnl_link_state : 16;
 	bool needs_free_netdev;
 	void (*priv_destructor)(struct net_device *);
 	void *ml_priv;
@@ -50575,10 +50786,10 @@ struct net_device {
 	struct lock_class_key *qdisc_tx_busylock;
 	bool proto_down;
 	bool threaded;
-	long unsigned int see_all_hwtstamp_requests: 1;
-	long unsigned int change_proto_down: 1;
-	long unsigned int netns_immutable: 1;
-	long unsigned int fcoe_mtu: 1;
+	long unsigned int see_all_hwtstamp_requests : 1;
+	long unsigned int change_proto_down : 1;
+	long unsigned int netns_immutable : 1;
+	long unsigned int fcoe_mtu : 1;
 	struct list_head net_notifier_list;
 	const struct udp_tunnel_nic_info *udp_tunnel_nic_info;
 	struct udp_tunnel_nic *udp_tunnel_nic;
@@ -50592,10 +50803,10 @@ struct net_device {
 	struct devlink_port *devlink_port;
 	struct hlist_head page_pools;
 	struct dim_irq_moder *irq_moder;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	u8 priv[0];
 };
 
@@ -50628,7 +50839,8 @@ struct net_device_ops {
 	int (*ndo_open)(struct net_device *);
 	int (*ndo_stop)(struct net_device *);
 	netdev_tx_t (*ndo_start_xmit)(struct sk_buff *, struct net_device *);
-	netdev_features_t (*ndo_features_check)(struct sk_buff *, struct net_device *, netdev_features_t);
+	netdev_features_t (*ndo_features_check)(struct sk_buff *, struct net_device *,
+						netdev_features_t);
 	u16 (*ndo_select_queue)(struct net_device *, struct sk_buff *, struct net_device *);
 	void (*ndo_change_rx_flags)(struct net_device *, int);
 	void (*ndo_set_rx_mode)(struct net_device *);
@@ -50646,7 +50858,7 @@ struct net_device_ops {
 	void (*ndo_get_stats64)(struct net_device *, struct rtnl_link_stats64 *);
 	bool (*ndo_has_offload_stats)(const struct net_device *, int);
 	int (*ndo_get_offload_stats)(int, const struct net_device *, void *);
-	struct net_device_stats * (*ndo_get_stats)(struct net_device *);
+	struct net_device_stats *(*ndo_get_stats)(struct net_device *);
 	int (*ndo_vlan_rx_add_vid)(struct net_device *, __be16, u16);
 	int (*ndo_vlan_rx_kill_vid)(struct net_device *, __be16, u16);
 	int (*ndo_set_vf_mac)(struct net_device *, int, u8 *);
@@ -50659,37 +50871,44 @@ struct net_device_ops {
 	int (*ndo_get_vf_stats)(struct net_device *, int, struct ifla_vf_stats *);
 	int (*ndo_set_vf_port)(struct net_device *, int, struct nlattr **);
 	int (*ndo_get_vf_port)(struct net_device *, int, struct sk_buff *);
-	int (*ndo_get_vf_guid)(struct net_device *, int, struct ifla_vf_guid *, struct ifla_vf_guid *);
+	int (*ndo_get_vf_guid)(struct net_device *, int, struct ifla_vf_guid *,
+			       struct ifla_vf_guid *);
 	int (*ndo_set_vf_guid)(struct net_device *, int, u64, int);
 	int (*ndo_set_vf_rss_query_en)(struct net_device *, int, bool);
 	int (*ndo_setup_tc)(struct net_device *, enum tc_setup_type, void *);
 	int (*ndo_rx_flow_steer)(struct net_device *, const struct sk_buff *, u16, u32);
 	int (*ndo_add_slave)(struct net_device *, struct net_device *, struct netlink_ext_ack *);
 	int (*ndo_del_slave)(struct net_device *, struct net_device *);
-	struct net_device * (*ndo_get_xmit_slave)(struct net_device *, struct sk_buff *, bool);
-	struct net_device * (*ndo_sk_get_lower_dev)(struct net_device *, struct sock *);
+	struct net_device *(*ndo_get_xmit_slave)(struct net_device *, struct sk_buff *, bool);
+	struct net_device *(*ndo_sk_get_lower_dev)(struct net_device *, struct sock *);
 	netdev_features_t (*ndo_fix_features)(struct net_device *, netdev_features_t);
 	int (*ndo_set_features)(struct net_device *, netdev_features_t);
 	int (*ndo_neigh_construct)(struct net_device *, struct neighbour *);
 	void (*ndo_neigh_destroy)(struct net_device *, struct neighbour *);
-	int (*ndo_fdb_add)(struct ndmsg *, struct nlattr **, struct net_device *, const unsigned char *, u16, u16, struct netlink_ext_ack *);
-	int (*ndo_fdb_del)(struct ndmsg *, struct nlattr **, struct net_device *, const unsigned char *, u16, struct netlink_ext_ack *);
+	int (*ndo_fdb_add)(struct ndmsg *, struct nlattr **, struct net_device *,
+			   const unsigned char *, u16, u16, struct netlink_ext_ack *);
+	int (*ndo_fdb_del)(struct ndmsg *, struct nlattr **, struct net_device *,
+			   const unsigned char *, u16, struct netlink_ext_ack *);
 	int (*ndo_fdb_del_bulk)(struct nlmsghdr *, struct net_device *, struct netlink_ext_ack *);
-	int (*ndo_fdb_dump)(struct sk_buff *, struct netlink_callback *, struct net_device *, struct net_device *, int *);
-	int (*ndo_fdb_get)(struct sk_buff *, struct nlattr **, struct net_device *, const unsigned char *, u16, u32, u32, struct netlink_ext_ack *);
+	int (*ndo_fdb_dump)(struct sk_buff *, struct netlink_callback *, struct net_device *,
+			    struct net_device *, int *);
+	int (*ndo_fdb_get)(struct sk_buff *, struct nlattr **, struct net_device *,
+			   const unsigned char *, u16, u32, u32, struct netlink_ext_ack *);
 	int (*ndo_mdb_add)(struct net_device *, struct nlattr **, u16, struct netlink_ext_ack *);
 	int (*ndo_mdb_del)(struct net_device *, struct nlattr **, struct netlink_ext_ack *);
 	int (*ndo_mdb_del_bulk)(struct net_device *, struct nlattr **, struct netlink_ext_ack *);
 	int (*ndo_mdb_dump)(struct net_device *, struct sk_buff *, struct netlink_callback *);
-	int (*ndo_mdb_get)(struct net_device *, struct nlattr **, u32, u32, struct netlink_ext_ack *);
-	int (*ndo_bridge_setlink)(struct net_device *, struct nlmsghdr *, u16, struct netlink_ext_ack *);
+	int (*ndo_mdb_get)(struct net_device *, struct nlattr **, u32, u32,
+			   struct netlink_ext_ack *);
+	int (*ndo_bridge_setlink)(struct net_device *, struct nlmsghdr *, u16,
+				  struct netlink_ext_ack *);
 	int (*ndo_bridge_getlink)(struct sk_buff *, u32, u32, struct net_device *, u32, int);
 	int (*ndo_bridge_dellink)(struct net_device *, struct nlmsghdr *, u16);
 	int (*ndo_change_carrier)(struct net_device *, bool);
 	int (*ndo_get_phys_port_id)(struct net_device *, struct netdev_phys_item_id *);
 	int (*ndo_get_port_parent_id)(struct net_device *, struct netdev_phys_item_id *);
 	int (*ndo_get_phys_port_name)(struct net_device *, char *, size_t);
-	void * (*ndo_dfwd_add_station)(struct net_device *, struct net_device *);
+	void *(*ndo_dfwd_add_station)(struct net_device *, struct net_device *);
 	void (*ndo_dfwd_del_station)(struct net_device *, void *);
 	int (*ndo_set_tx_maxrate)(struct net_device *, int, u32);
 	int (*ndo_get_iflink)(const struct net_device *);
@@ -50697,14 +50916,15 @@ struct net_device_ops {
 	void (*ndo_set_rx_headroom)(struct net_device *, int);
 	int (*ndo_bpf)(struct net_device *, struct netdev_bpf *);
 	int (*ndo_xdp_xmit)(struct net_device *, int, struct xdp_frame **, u32);
-	struct net_device * (*ndo_xdp_get_xmit_slave)(struct net_device *, struct xdp_buff *);
+	struct net_device *(*ndo_xdp_get_xmit_slave)(struct net_device *, struct xdp_buff *);
 	int (*ndo_xsk_wakeup)(struct net_device *, u32, u32);
 	int (*ndo_tunnel_ctl)(struct net_device *, struct ip_tunnel_parm_kern *, int);
-	struct net_device * (*ndo_get_peer_dev)(struct net_device *);
+	struct net_device *(*ndo_get_peer_dev)(struct net_device *);
 	int (*ndo_fill_forward_path)(struct net_device_path_ctx *, struct net_device_path *);
 	ktime_t (*ndo_get_tstamp)(struct net_device *, const struct skb_shared_hwtstamps *, bool);
 	int (*ndo_hwtstamp_get)(struct net_device *, struct kernel_hwtstamp_config *);
-	int (*ndo_hwtstamp_set)(struct net_device *, struct kernel_hwtstamp_config *, struct netlink_ext_ack *);
+	int (*ndo_hwtstamp_set)(struct net_device *, struct kernel_hwtstamp_config *,
+				struct netlink_ext_ack *);
 };
 
 struct net_device_path {
@@ -50790,15 +51010,16 @@ struct net_generic {
 			struct callback_head rcu;
 		} s;
 		struct {
-			struct {} __empty_ptr;
+			struct {
+			} __empty_ptr;
 			void *ptr[0];
 		};
 	};
 };
 
 struct offload_callbacks {
-	struct sk_buff * (*gso_segment)(struct sk_buff *, netdev_features_t);
-	struct sk_buff * (*gro_receive)(struct list_head *, struct sk_buff *);
+	struct sk_buff *(*gso_segment)(struct sk_buff *, netdev_features_t);
+	struct sk_buff *(*gro_receive)(struct list_head *, struct sk_buff *);
 	int (*gro_complete)(struct sk_buff *, int);
 };
 
@@ -50818,8 +51039,8 @@ struct net_offload {
 struct net_protocol {
 	int (*handler)(struct sk_buff *);
 	int (*err_handler)(struct sk_buff *, u32);
-	unsigned int no_policy: 1;
-	unsigned int icmp_strict_tag_validation: 1;
+	unsigned int no_policy : 1;
+	unsigned int icmp_strict_tag_validation : 1;
 	u32 secret;
 };
 
@@ -51049,8 +51270,8 @@ struct netdev_queue {
 	long unsigned int tx_maxrate;
 	atomic_long_t trans_timeout;
 	struct net_device *sb_dev;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 	struct dql dql;
 	spinlock_t _xmit_lock;
 	int xmit_lock_owner;
@@ -51058,9 +51279,9 @@ struct netdev_queue {
 	long unsigned int state;
 	struct napi_struct *napi;
 	int numa_node;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct netdev_queue_attribute {
@@ -51121,10 +51342,10 @@ struct xdp_rxq_info {
 	struct xdp_mem_info mem;
 	unsigned int napi_id;
 	u32 frag_size;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct pp_memory_provider_params {
@@ -51145,14 +51366,15 @@ struct netdev_rx_queue {
 	netdevice_tracker dev_tracker;
 	struct napi_struct *napi;
 	struct pp_memory_provider_params mp_params;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 };
 
 struct netdev_stat_ops {
 	void (*get_queue_stats_rx)(struct net_device *, int, struct netdev_queue_stats_rx *);
 	void (*get_queue_stats_tx)(struct net_device *, int, struct netdev_queue_stats_tx *);
-	void (*get_base_stats)(struct net_device *, struct netdev_queue_stats_rx *, struct netdev_queue_stats_tx *);
+	void (*get_base_stats)(struct net_device *, struct netdev_queue_stats_rx *,
+			       struct netdev_queue_stats_tx *);
 };
 
 struct netdev_xmit {
@@ -51174,15 +51396,21 @@ struct netfs_io_subrequest;
 
 struct netfs_cache_ops {
 	void (*end_operation)(struct netfs_cache_resources *);
-	int (*read)(struct netfs_cache_resources *, loff_t, struct iov_iter *, enum netfs_read_from_hole, netfs_io_terminated_t, void *);
-	int (*write)(struct netfs_cache_resources *, loff_t, struct iov_iter *, netfs_io_terminated_t, void *);
+	int (*read)(struct netfs_cache_resources *, loff_t, struct iov_iter *,
+		    enum netfs_read_from_hole, netfs_io_terminated_t, void *);
+	int (*write)(struct netfs_cache_resources *, loff_t, struct iov_iter *,
+		     netfs_io_terminated_t, void *);
 	void (*issue_write)(struct netfs_io_subrequest *);
-	void (*expand_readahead)(struct netfs_cache_resources *, long long unsigned int *, long long unsigned int *, long long unsigned int);
+	void (*expand_readahead)(struct netfs_cache_resources *, long long unsigned int *,
+				 long long unsigned int *, long long unsigned int);
 	enum netfs_io_source (*prepare_read)(struct netfs_io_subrequest *, long long unsigned int);
 	void (*prepare_write_subreq)(struct netfs_io_subrequest *);
-	int (*prepare_write)(struct netfs_cache_resources *, loff_t *, size_t *, size_t, loff_t, bool);
-	enum netfs_io_source (*prepare_ondemand_read)(struct netfs_cache_resources *, loff_t, size_t *, loff_t, long unsigned int *, ino_t);
-	int (*query_occupancy)(struct netfs_cache_resources *, loff_t, size_t, size_t, loff_t *, size_t *);
+	int (*prepare_write)(struct netfs_cache_resources *, loff_t *, size_t *, size_t, loff_t,
+			     bool);
+	enum netfs_io_source (*prepare_ondemand_read)(struct netfs_cache_resources *, loff_t,
+						      size_t *, loff_t, long unsigned int *, ino_t);
+	int (*query_occupancy)(struct netfs_cache_resources *, loff_t, size_t, size_t, loff_t *,
+			       size_t *);
 };
 
 struct netfs_cache_resources {
@@ -51661,9 +51889,9 @@ struct nh_notifier_single_info {
 		struct in6_addr ipv6;
 	};
 	u32 id;
-	u8 is_reject: 1;
-	u8 is_fdb: 1;
-	u8 has_encap: 1;
+	u8 is_reject : 1;
+	u8 is_fdb : 1;
+	u8 has_encap : 1;
 };
 
 struct nh_notifier_grp_entry_info {
@@ -52310,10 +52538,10 @@ struct optimized_kprobe {
 struct orc_entry {
 	s16 sp_offset;
 	s16 bp_offset;
-	unsigned int sp_reg: 4;
-	unsigned int bp_reg: 4;
-	unsigned int type: 3;
-	unsigned int signal: 1;
+	unsigned int sp_reg : 4;
+	unsigned int bp_reg : 4;
+	unsigned int type : 3;
+	unsigned int signal : 1;
 } __attribute__((packed));
 
 struct osnoise_entry {
@@ -52565,7 +52793,8 @@ struct p9_trans_module {
 	int (*request)(struct p9_client *, struct p9_req_t *);
 	int (*cancel)(struct p9_client *, struct p9_req_t *);
 	int (*cancelled)(struct p9_client *, struct p9_req_t *);
-	int (*zc_request)(struct p9_client *, struct p9_req_t *, struct iov_iter *, struct iov_iter *, int, int, int);
+	int (*zc_request)(struct p9_client *, struct p9_req_t *, struct iov_iter *,
+			  struct iov_iter *, int, int, int);
 	int (*show_options)(struct seq_file *, struct p9_client *);
 };
 
@@ -52593,7 +52822,8 @@ struct packet_type {
 	bool ignore_outgoing;
 	struct net_device *dev;
 	netdevice_tracker dev_tracker;
-	int (*func)(struct sk_buff *, struct net_device *, struct packet_type *, struct net_device *);
+	int (*func)(struct sk_buff *, struct net_device *, struct packet_type *,
+		    struct net_device *);
 	void (*list_func)(struct list_head *, struct packet_type *, struct net_device *);
 	bool (*id_match)(struct packet_type *, struct sock *);
 	struct net *af_packet_net;
@@ -52615,17 +52845,17 @@ struct packet_fanout {
 	struct list_head list;
 	spinlock_t lock;
 	refcount_t sk_ref;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 	struct packet_type prot_hook;
 	struct sock *arr[0];
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct packet_mclist {
@@ -52709,10 +52939,10 @@ struct packet_rollover {
 	atomic_long_t num;
 	atomic_long_t num_huge;
 	atomic_long_t num_failed;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	u32 history[16];
 };
 
@@ -52780,27 +53010,27 @@ struct packet_sock {
 	unsigned int tp_tstamp;
 	struct completion skb_completion;
 	struct net_device *cached_dev;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct packet_type prot_hook;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	atomic_t tp_drops;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 typedef struct page *pgtable_t;
@@ -52834,31 +53064,31 @@ struct pp_alloc_cache {
 struct ptr_ring {
 	int producer;
 	spinlock_t producer_lock;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	int consumer_head;
 	int consumer_tail;
 	spinlock_t consumer_lock;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	int size;
 	int batch;
 	void **queue;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct page_pool_params_slow {
@@ -52873,37 +53103,38 @@ struct page_pool {
 	struct page_pool_params_fast p;
 	int cpuid;
 	u32 pages_state_hold_cnt;
-	bool has_init_callback: 1;
-	bool dma_map: 1;
-	bool dma_sync: 1;
-	bool dma_sync_for_cpu: 1;
-	long: 0;
+	bool has_init_callback : 1;
+	bool dma_map : 1;
+	bool dma_sync : 1;
+	bool dma_sync_for_cpu : 1;
+	long : 0;
 	__u8 __cacheline_group_begin__frag[0];
 	long int frag_users;
 	netmem_ref frag_page;
 	unsigned int frag_offset;
-	long: 0;
+	long : 0;
 	__u8 __cacheline_group_end__frag[0];
-	long: 64;
-	struct {} __cacheline_group_pad__frag;
+	long : 64;
+	struct {
+	} __cacheline_group_pad__frag;
 	struct delayed_work release_dw;
 	void (*disconnect)(void *);
 	long unsigned int defer_start;
 	long unsigned int defer_warn;
 	u32 xdp_mem_id;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct pp_alloc_cache alloc;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct ptr_ring ring;
 	void *mp_priv;
 	const struct memory_provider_ops *mp_ops;
@@ -52918,8 +53149,8 @@ struct page_pool {
 		u32 napi_id;
 		u32 id;
 	} user;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 };
 
 struct page_pool_dump_cb {
@@ -53171,8 +53402,8 @@ struct pci_bus {
 	struct device dev;
 	struct bin_attribute *legacy_io;
 	struct bin_attribute *legacy_mem;
-	unsigned int is_added: 1;
-	unsigned int unsafe_warn: 1;
+	unsigned int is_added : 1;
+	unsigned int unsafe_warn : 1;
 };
 
 struct pci_bus_region {
@@ -53230,7 +53461,7 @@ struct pci_dev {
 	u8 pcie_cap;
 	u8 msi_cap;
 	u8 msix_cap;
-	u8 pcie_mpss: 3;
+	u8 pcie_mpss : 3;
 	u8 rom_base_reg;
 	u8 pin;
 	u16 pcie_flags_reg;
@@ -53240,32 +53471,32 @@ struct pci_dev {
 	struct device_dma_parameters dma_parms;
 	pci_power_t current_state;
 	u8 pm_cap;
-	unsigned int pme_support: 5;
-	unsigned int pme_poll: 1;
-	unsigned int pinned: 1;
-	unsigned int config_rrs_sv: 1;
-	unsigned int imm_ready: 1;
-	unsigned int d1_support: 1;
-	unsigned int d2_support: 1;
-	unsigned int no_d1d2: 1;
-	unsigned int no_d3cold: 1;
-	unsigned int bridge_d3: 1;
-	unsigned int d3cold_allowed: 1;
-	unsigned int mmio_always_on: 1;
-	unsigned int wakeup_prepared: 1;
-	unsigned int skip_bus_pm: 1;
-	unsigned int ignore_hotplug: 1;
-	unsigned int hotplug_user_indicators: 1;
-	unsigned int clear_retrain_link: 1;
+	unsigned int pme_support : 5;
+	unsigned int pme_poll : 1;
+	unsigned int pinned : 1;
+	unsigned int config_rrs_sv : 1;
+	unsigned int imm_ready : 1;
+	unsigned int d1_support : 1;
+	unsigned int d2_support : 1;
+	unsigned int no_d1d2 : 1;
+	unsigned int no_d3cold : 1;
+	unsigned int bridge_d3 : 1;
+	unsigned int d3cold_allowed : 1;
+	unsigned int mmio_always_on : 1;
+	unsigned int wakeup_prepared : 1;
+	unsigned int skip_bus_pm : 1;
+	unsigned int ignore_hotplug : 1;
+	unsigned int hotplug_user_indicators : 1;
+	unsigned int clear_retrain_link : 1;
 	unsigned int d3hot_delay;
 	unsigned int d3cold_delay;
 	u16 l1ss;
 	struct pcie_link_state *link_state;
-	unsigned int aspm_l0s_support: 1;
-	unsigned int aspm_l1_support: 1;
-	unsigned int ltr_path: 1;
-	unsigned int pasid_no_tlp: 1;
-	unsigned int eetlp_prefix_path: 1;
+	unsigned int aspm_l0s_support : 1;
+	unsigned int aspm_l1_support : 1;
+	unsigned int ltr_path : 1;
+	unsigned int pasid_no_tlp : 1;
+	unsigned int eetlp_prefix_path : 1;
 	pci_channel_state_t error_state;
 	struct device dev;
 	int cfg_size;
@@ -53273,45 +53504,45 @@ struct pci_dev {
 	struct resource resource[11];
 	struct resource driver_exclusive_resource;
 	bool match_driver;
-	unsigned int transparent: 1;
-	unsigned int io_window: 1;
-	unsigned int pref_window: 1;
-	unsigned int pref_64_window: 1;
-	unsigned int multifunction: 1;
-	unsigned int is_busmaster: 1;
-	unsigned int no_msi: 1;
-	unsigned int no_64bit_msi: 1;
-	unsigned int block_cfg_access: 1;
-	unsigned int broken_parity_status: 1;
-	unsigned int irq_reroute_variant: 2;
-	unsigned int msi_enabled: 1;
-	unsigned int msix_enabled: 1;
-	unsigned int ari_enabled: 1;
-	unsigned int ats_enabled: 1;
-	unsigned int pasid_enabled: 1;
-	unsigned int pri_enabled: 1;
-	unsigned int is_managed: 1;
-	unsigned int is_msi_managed: 1;
-	unsigned int needs_freset: 1;
-	unsigned int state_saved: 1;
-	unsigned int is_physfn: 1;
-	unsigned int is_virtfn: 1;
-	unsigned int is_hotplug_bridge: 1;
-	unsigned int is_pciehp: 1;
-	unsigned int shpc_managed: 1;
-	unsigned int is_thunderbolt: 1;
-	unsigned int untrusted: 1;
-	unsigned int external_facing: 1;
-	unsigned int broken_intx_masking: 1;
-	unsigned int io_window_1k: 1;
-	unsigned int irq_managed: 1;
-	unsigned int non_compliant_bars: 1;
-	unsigned int is_probed: 1;
-	unsigned int link_active_reporting: 1;
-	unsigned int no_vf_scan: 1;
-	unsigned int no_command_memory: 1;
-	unsigned int rom_bar_overlap: 1;
-	unsigned int rom_attr_enabled: 1;
+	unsigned int transparent : 1;
+	unsigned int io_window : 1;
+	unsigned int pref_window : 1;
+	unsigned int pref_64_window : 1;
+	unsigned int multifunction : 1;
+	unsigned int is_busmaster : 1;
+	unsigned int no_msi : 1;
+	unsigned int no_64bit_msi : 1;
+	unsigned int block_cfg_access : 1;
+	unsigned int broken_parity_status : 1;
+	unsigned int irq_reroute_variant : 2;
+	unsigned int msi_enabled : 1;
+	unsigned int msix_enabled : 1;
+	unsigned int ari_enabled : 1;
+	unsigned int ats_enabled : 1;
+	unsigned int pasid_enabled : 1;
+	unsigned int pri_enabled : 1;
+	unsigned int is_managed : 1;
+	unsigned int is_msi_managed : 1;
+	unsigned int needs_freset : 1;
+	unsigned int state_saved : 1;
+	unsigned int is_physfn : 1;
+	unsigned int is_virtfn : 1;
+	unsigned int is_hotplug_bridge : 1;
+	unsigned int is_pciehp : 1;
+	unsigned int shpc_managed : 1;
+	unsigned int is_thunderbolt : 1;
+	unsigned int untrusted : 1;
+	unsigned int external_facing : 1;
+	unsigned int broken_intx_masking : 1;
+	unsigned int io_window_1k : 1;
+	unsigned int irq_managed : 1;
+	unsigned int non_compliant_bars : 1;
+	unsigned int is_probed : 1;
+	unsigned int link_active_reporting : 1;
+	unsigned int no_vf_scan : 1;
+	unsigned int no_command_memory : 1;
+	unsigned int rom_bar_overlap : 1;
+	unsigned int rom_attr_enabled : 1;
 	pci_dev_flags_t dev_flags;
 	atomic_t enable_cnt;
 	spinlock_t pcie_cap_lock;
@@ -53449,25 +53680,26 @@ struct pci_host_bridge {
 	int (*map_irq)(const struct pci_dev *, u8, u8);
 	void (*release_fn)(struct pci_host_bridge *);
 	void *release_data;
-	unsigned int ignore_reset_delay: 1;
-	unsigned int no_ext_tags: 1;
-	unsigned int no_inc_mrrs: 1;
-	unsigned int native_aer: 1;
-	unsigned int native_pcie_hotplug: 1;
-	unsigned int native_shpc_hotplug: 1;
-	unsigned int native_pme: 1;
-	unsigned int native_ltr: 1;
-	unsigned int native_dpc: 1;
-	unsigned int native_cxl_error: 1;
-	unsigned int preserve_config: 1;
-	unsigned int size_windows: 1;
-	unsigned int msi_domain: 1;
-	resource_size_t (*align_resource)(struct pci_dev *, const struct resource *, resource_size_t, resource_size_t, resource_size_t);
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	unsigned int ignore_reset_delay : 1;
+	unsigned int no_ext_tags : 1;
+	unsigned int no_inc_mrrs : 1;
+	unsigned int native_aer : 1;
+	unsigned int native_pcie_hotplug : 1;
+	unsigned int native_shpc_hotplug : 1;
+	unsigned int native_pme : 1;
+	unsigned int native_ltr : 1;
+	unsigned int native_dpc : 1;
+	unsigned int native_cxl_error : 1;
+	unsigned int preserve_config : 1;
+	unsigned int size_windows : 1;
+	unsigned int msi_domain : 1;
+	resource_size_t (*align_resource)(struct pci_dev *, const struct resource *,
+					  resource_size_t, resource_size_t, resource_size_t);
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	long unsigned int private[0];
 };
 
@@ -53483,7 +53715,7 @@ struct pci_mmcfg_hostbridge_probe {
 	u32 devfn;
 	u32 vendor;
 	u32 device;
-	const char * (*probe)(void);
+	const char *(*probe)(void);
 };
 
 struct pci_mmcfg_region {
@@ -53500,7 +53732,7 @@ struct pci_mmcfg_region {
 struct pci_ops {
 	int (*add_bus)(struct pci_bus *);
 	void (*remove_bus)(struct pci_bus *);
-	void * (*map_bus)(struct pci_bus *, unsigned int, int);
+	void *(*map_bus)(struct pci_bus *, unsigned int, int);
 	int (*read)(struct pci_bus *, unsigned int, int, int, u32 *);
 	int (*write)(struct pci_bus *, unsigned int, int, int, u32);
 };
@@ -53577,7 +53809,8 @@ struct pci_serial_quirk {
 	u32 subdevice;
 	int (*probe)(struct pci_dev *);
 	int (*init)(struct pci_dev *);
-	int (*setup)(struct serial_private *, const struct pciserial_board *, struct uart_8250_port *, int);
+	int (*setup)(struct serial_private *, const struct pciserial_board *,
+		     struct uart_8250_port *, int);
 	void (*exit)(struct pci_dev *);
 };
 
@@ -53605,7 +53838,7 @@ struct pci_slot {
 	struct list_head list;
 	struct hotplug_slot *hotplug;
 	u16 number;
-	unsigned int per_func_slot: 1;
+	unsigned int per_func_slot : 1;
 	struct kobject kobj;
 };
 
@@ -53627,16 +53860,16 @@ struct pcie_link_state {
 	struct pcie_link_state *root;
 	struct pcie_link_state *parent;
 	struct list_head sibling;
-	u32 aspm_support: 7;
-	u32 aspm_enabled: 7;
-	u32 aspm_capable: 7;
-	u32 aspm_default: 7;
-	int: 4;
-	u32 aspm_disable: 7;
-	u32 clkpm_capable: 1;
-	u32 clkpm_enabled: 1;
-	u32 clkpm_default: 1;
-	u32 clkpm_disable: 1;
+	u32 aspm_support : 7;
+	u32 aspm_enabled : 7;
+	u32 aspm_capable : 7;
+	u32 aspm_default : 7;
+	int : 4;
+	u32 aspm_disable : 7;
+	u32 clkpm_capable : 1;
+	u32 clkpm_enabled : 1;
+	u32 clkpm_default : 1;
+	u32 clkpm_disable : 1;
 };
 
 struct pcie_tlp_log {
@@ -53717,13 +53950,13 @@ struct pcpu_chunk {
 	int nr_populated;
 	int nr_empty_pop_pages;
 	long unsigned int populated[0];
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct pcpu_dstats {
@@ -53734,8 +53967,8 @@ struct pcpu_dstats {
 	u64_stats_t rx_drops;
 	u64_stats_t tx_drops;
 	struct u64_stats_sync syncp;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 };
 
 struct pcpu_gen_cookie {
@@ -53783,12 +54016,13 @@ struct pde_opener {
 	struct completion *c;
 };
 
-struct pdev_archdata {};
+struct pdev_archdata {
+};
 
 struct pebs_basic {
-	u64 format_group: 32;
-	u64 retire_latency: 16;
-	u64 format_size: 16;
+	u64 format_group : 32;
+	u64 retire_latency : 16;
+	u64 format_size : 16;
 	u64 ip;
 	u64 applicable_counters;
 	u64 tsc;
@@ -53821,10 +54055,10 @@ struct pebs_meminfo {
 	union {
 		u64 mem_latency;
 		struct {
-			u64 instr_latency: 16;
-			u64 pad2: 16;
-			u64 cache_latency: 16;
-			u64 pad3: 16;
+			u64 instr_latency : 16;
+			u64 pad2 : 16;
+			u64 cache_latency : 16;
+			u64 pad3 : 16;
 		};
 	};
 	u64 tsx_tuning;
@@ -53925,10 +54159,10 @@ struct per_cpu_pages {
 	u8 expire;
 	short int free_count;
 	struct list_head lists[12];
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct per_cpu_zonestat {
@@ -53952,8 +54186,8 @@ struct percpu_ref_data {
 	atomic_long_t count;
 	percpu_ref_func_t *release;
 	percpu_ref_func_t *confirm_switch;
-	bool force_atomic: 1;
-	bool allow_reinit: 1;
+	bool force_atomic : 1;
+	bool allow_reinit : 1;
 	struct callback_head rcu;
 	struct percpu_ref *ref;
 };
@@ -54082,17 +54316,17 @@ struct perf_callchain_entry_ctx {
 
 union perf_capabilities {
 	struct {
-		u64 lbr_format: 6;
-		u64 pebs_trap: 1;
-		u64 pebs_arch_reg: 1;
-		u64 pebs_format: 4;
-		u64 smm_freeze: 1;
-		u64 full_width_write: 1;
-		u64 pebs_baseline: 1;
-		u64 perf_metrics: 1;
-		u64 pebs_output_pt_available: 1;
-		u64 pebs_timing_info: 1;
-		u64 __reserved: 1;
+		u64 lbr_format : 6;
+		u64 pebs_trap : 1;
+		u64 pebs_arch_reg : 1;
+		u64 pebs_format : 4;
+		u64 smm_freeze : 1;
+		u64 full_width_write : 1;
+		u64 pebs_baseline : 1;
+		u64 perf_metrics : 1;
+		u64 pebs_output_pt_available : 1;
+		u64 pebs_timing_info : 1;
+		u64 __reserved : 1;
 	};
 	u64 capabilities;
 };
@@ -54182,7 +54416,7 @@ struct perf_event_pmu_context {
 	struct list_head pmu_ctx_entry;
 	struct list_head pinned_active;
 	struct list_head flexible_active;
-	unsigned int embedded: 1;
+	unsigned int embedded : 1;
 	unsigned int nr_events;
 	unsigned int nr_cgroups;
 	unsigned int nr_freq;
@@ -54221,44 +54455,44 @@ struct perf_event_attr {
 	};
 	__u64 sample_type;
 	__u64 read_format;
-	__u64 disabled: 1;
-	__u64 inherit: 1;
-	__u64 pinned: 1;
-	__u64 exclusive: 1;
-	__u64 exclude_user: 1;
-	__u64 exclude_kernel: 1;
-	__u64 exclude_hv: 1;
-	__u64 exclude_idle: 1;
-	__u64 mmap: 1;
-	__u64 comm: 1;
-	__u64 freq: 1;
-	__u64 inherit_stat: 1;
-	__u64 enable_on_exec: 1;
-	__u64 task: 1;
-	__u64 watermark: 1;
-	__u64 precise_ip: 2;
-	__u64 mmap_data: 1;
-	__u64 sample_id_all: 1;
-	__u64 exclude_host: 1;
-	__u64 exclude_guest: 1;
-	__u64 exclude_callchain_kernel: 1;
-	__u64 exclude_callchain_user: 1;
-	__u64 mmap2: 1;
-	__u64 comm_exec: 1;
-	__u64 use_clockid: 1;
-	__u64 context_switch: 1;
-	__u64 write_backward: 1;
-	__u64 namespaces: 1;
-	__u64 ksymbol: 1;
-	__u64 bpf_event: 1;
-	__u64 aux_output: 1;
-	__u64 cgroup: 1;
-	__u64 text_poke: 1;
-	__u64 build_id: 1;
-	__u64 inherit_thread: 1;
-	__u64 remove_on_exec: 1;
-	__u64 sigtrap: 1;
-	__u64 __reserved_1: 26;
+	__u64 disabled : 1;
+	__u64 inherit : 1;
+	__u64 pinned : 1;
+	__u64 exclusive : 1;
+	__u64 exclude_user : 1;
+	__u64 exclude_kernel : 1;
+	__u64 exclude_hv : 1;
+	__u64 exclude_idle : 1;
+	__u64 mmap : 1;
+	__u64 comm : 1;
+	__u64 freq : 1;
+	__u64 inherit_stat : 1;
+	__u64 enable_on_exec : 1;
+	__u64 task : 1;
+	__u64 watermark : 1;
+	__u64 precise_ip : 2;
+	__u64 mmap_data : 1;
+	__u64 sample_id_all : 1;
+	__u64 exclude_host : 1;
+	__u64 exclude_guest : 1;
+	__u64 exclude_callchain_kernel : 1;
+	__u64 exclude_callchain_user : 1;
+	__u64 mmap2 : 1;
+	__u64 comm_exec : 1;
+	__u64 use_clockid : 1;
+	__u64 context_switch : 1;
+	__u64 write_backward : 1;
+	__u64 namespaces : 1;
+	__u64 ksymbol : 1;
+	__u64 bpf_event : 1;
+	__u64 aux_output : 1;
+	__u64 cgroup : 1;
+	__u64 text_poke : 1;
+	__u64 build_id : 1;
+	__u64 inherit_thread : 1;
+	__u64 remove_on_exec : 1;
+	__u64 sigtrap : 1;
+	__u64 __reserved_1 : 26;
 	union {
 		__u32 wakeup_events;
 		__u32 wakeup_watermark;
@@ -54288,17 +54522,18 @@ struct perf_event_attr {
 	union {
 		__u32 aux_action;
 		struct {
-			__u32 aux_start_paused: 1;
-			__u32 aux_pause: 1;
-			__u32 aux_resume: 1;
-			__u32 __reserved_3: 29;
+			__u32 aux_start_paused : 1;
+			__u32 aux_pause : 1;
+			__u32 aux_resume : 1;
+			__u32 __reserved_3 : 29;
 		};
 	};
 	__u64 sig_data;
 	__u64 config3;
 };
 
-typedef void (*perf_overflow_handler_t)(struct perf_event *, struct perf_sample_data *, struct pt_regs *);
+typedef void (*perf_overflow_handler_t)(struct perf_event *, struct perf_sample_data *,
+					struct pt_regs *);
 
 struct trace_event_call;
 
@@ -54398,13 +54633,13 @@ struct perf_event_mmap_page {
 	union {
 		__u64 capabilities;
 		struct {
-			__u64 cap_bit0: 1;
-			__u64 cap_bit0_is_deprecated: 1;
-			__u64 cap_user_rdpmc: 1;
-			__u64 cap_user_time: 1;
-			__u64 cap_user_time_zero: 1;
-			__u64 cap_user_time_short: 1;
-			__u64 cap_____res: 58;
+			__u64 cap_bit0 : 1;
+			__u64 cap_bit0_is_deprecated : 1;
+			__u64 cap_user_rdpmc : 1;
+			__u64 cap_user_time : 1;
+			__u64 cap_user_time_zero : 1;
+			__u64 cap_user_time_short : 1;
+			__u64 cap_____res : 58;
 		};
 	};
 	__u16 pmc_width;
@@ -54443,8 +54678,8 @@ struct perf_ibs {
 	u64 max_period;
 	long unsigned int offset_mask[1];
 	int offset_max;
-	unsigned int fetch_count_reset_broken: 1;
-	unsigned int fetch_ignore_if_zero_rip: 1;
+	unsigned int fetch_count_reset_broken : 1;
+	unsigned int fetch_ignore_if_zero_rip : 1;
 	struct cpu_perf_ibs *pcpu;
 	u64 (*get_count)(u64);
 };
@@ -54541,7 +54776,8 @@ struct perf_pmu_format_hybrid_attr {
 	u64 pmu_type;
 };
 
-typedef long unsigned int (*perf_copy_f)(void *, const void *, long unsigned int, long unsigned int);
+typedef long unsigned int (*perf_copy_f)(void *, const void *, long unsigned int,
+					 long unsigned int);
 
 struct perf_raw_frag {
 	union {
@@ -54642,7 +54878,7 @@ struct pernet_operations {
 	void (*exit_batch)(struct list_head *);
 	void (*exit_rtnl)(struct net *, struct list_head *);
 	void (*exit_batch_rtnl)(struct list_head *, struct list_head *);
-	unsigned int * const id;
+	unsigned int *const id;
 	const size_t size;
 };
 
@@ -54673,24 +54909,24 @@ struct zone {
 	long unsigned int present_pages;
 	const char *name;
 	int initialized;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 	struct cacheline_padding _pad1_;
 	struct free_area free_area[11];
 	long unsigned int flags;
 	spinlock_t lock;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct cacheline_padding _pad2_;
 	long unsigned int percpu_drift_mark;
 	bool contiguous;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct cacheline_padding _pad3_;
 	atomic_long_t vm_stat[10];
 	atomic_long_t vm_numa_event[6];
@@ -54725,26 +54961,26 @@ struct pglist_data {
 	long unsigned int totalreserve_pages;
 	long unsigned int min_unmapped_pages;
 	long unsigned int min_slab_pages;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct cacheline_padding _pad1_;
 	struct lruvec __lruvec;
 	long unsigned int flags;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct cacheline_padding _pad2_;
 	struct per_cpu_nodestat *per_cpu_nodestats;
 	atomic_long_t vm_stat[43];
 	struct memory_tier *memtier;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct phc_vclocks_reply_data {
@@ -54772,26 +55008,26 @@ struct phy_device {
 	u32 phyindex;
 	u32 phy_id;
 	struct phy_c45_device_ids c45_ids;
-	unsigned int is_c45: 1;
-	unsigned int is_internal: 1;
-	unsigned int is_pseudo_fixed_link: 1;
-	unsigned int is_gigabit_capable: 1;
-	unsigned int has_fixups: 1;
-	unsigned int suspended: 1;
-	unsigned int suspended_by_mdio_bus: 1;
-	unsigned int sysfs_links: 1;
-	unsigned int loopback_enabled: 1;
-	unsigned int downshifted_rate: 1;
-	unsigned int is_on_sfp_module: 1;
-	unsigned int mac_managed_pm: 1;
-	unsigned int wol_enabled: 1;
-	unsigned int autoneg: 1;
-	unsigned int link: 1;
-	unsigned int autoneg_complete: 1;
-	unsigned int interrupts: 1;
-	unsigned int irq_suspended: 1;
-	unsigned int irq_rerun: 1;
-	unsigned int default_timestamp: 1;
+	unsigned int is_c45 : 1;
+	unsigned int is_internal : 1;
+	unsigned int is_pseudo_fixed_link : 1;
+	unsigned int is_gigabit_capable : 1;
+	unsigned int has_fixups : 1;
+	unsigned int suspended : 1;
+	unsigned int suspended_by_mdio_bus : 1;
+	unsigned int sysfs_links : 1;
+	unsigned int loopback_enabled : 1;
+	unsigned int downshifted_rate : 1;
+	unsigned int is_on_sfp_module : 1;
+	unsigned int mac_managed_pm : 1;
+	unsigned int wol_enabled : 1;
+	unsigned int autoneg : 1;
+	unsigned int link : 1;
+	unsigned int autoneg_complete : 1;
+	unsigned int interrupts : 1;
+	unsigned int irq_suspended : 1;
+	unsigned int irq_rerun : 1;
+	unsigned int default_timestamp : 1;
 	int rate_matching;
 	enum phy_state state;
 	u32 dev_flags;
@@ -54854,7 +55090,7 @@ struct phy_driver {
 	u32 phy_id;
 	char *name;
 	u32 phy_id_mask;
-	const long unsigned int * const features;
+	const long unsigned int *const features;
 	u32 flags;
 	const void *driver_data;
 	int (*soft_reset)(struct phy_device *);
@@ -54883,7 +55119,8 @@ struct phy_driver {
 	int (*cable_test_start)(struct phy_device *);
 	int (*cable_test_tdr_start)(struct phy_device *, const struct phy_tdr_config *);
 	int (*cable_test_get_status)(struct phy_device *, bool *);
-	void (*get_phy_stats)(struct phy_device *, struct ethtool_eth_phy_stats *, struct ethtool_phy_stats *);
+	void (*get_phy_stats)(struct phy_device *, struct ethtool_eth_phy_stats *,
+			      struct ethtool_phy_stats *);
 	void (*get_link_stats)(struct phy_device *, struct ethtool_link_ext_stats *);
 	int (*get_sset_count)(struct phy_device *);
 	void (*get_strings)(struct phy_device *, u8 *);
@@ -54964,7 +55201,8 @@ struct pid {
 
 union proc_op {
 	int (*proc_get_link)(struct dentry *, struct path *, struct task_struct *);
-	int (*proc_show)(struct seq_file *, struct pid_namespace *, struct pid *, struct task_struct *);
+	int (*proc_show)(struct seq_file *, struct pid_namespace *, struct pid *,
+			 struct task_struct *);
 	int lsmid;
 };
 
@@ -55423,30 +55661,30 @@ struct pool_workqueue {
 	u64 stats[8];
 	struct kthread_work release_work;
 	struct callback_head rcu;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct port_stats {
@@ -55645,7 +55883,7 @@ struct power_supply_attr {
 	const char *prop_name;
 	char attr_name[31];
 	struct device_attribute dev_attr;
-	const char * const *text_values;
+	const char *const *text_values;
 	int text_values_len;
 };
 
@@ -55746,8 +55984,8 @@ struct pppoe_tag {
 };
 
 struct pppoe_hdr {
-	__u8 type: 4;
-	__u8 ver: 4;
+	__u8 type : 4;
+	__u8 ver : 4;
 	__u8 code;
 	__be16 sid;
 	__be16 length;
@@ -55839,11 +56077,11 @@ struct prefix_info {
 	union {
 		__u8 flags;
 		struct {
-			__u8 reserved: 4;
-			__u8 preferpd: 1;
-			__u8 routeraddr: 1;
-			__u8 autoconf: 1;
-			__u8 onlink: 1;
+			__u8 reserved : 4;
+			__u8 preferpd : 1;
+			__u8 routeraddr : 1;
+			__u8 autoconf : 1;
+			__u8 onlink : 1;
 		};
 	};
 	__be32 valid;
@@ -55875,11 +56113,11 @@ struct print_entry {
 };
 
 struct printf_spec {
-	unsigned int type: 8;
-	int field_width: 24;
-	unsigned int flags: 8;
-	unsigned int base: 8;
-	int precision: 16;
+	unsigned int type : 8;
+	int field_width : 24;
+	unsigned int flags : 8;
+	unsigned int base : 8;
+	int precision : 16;
 };
 
 struct printk_info {
@@ -55887,8 +56125,8 @@ struct printk_info {
 	u64 ts_nsec;
 	u16 text_len;
 	u8 facility;
-	u8 flags: 5;
-	u8 level: 3;
+	u8 flags : 5;
+	u8 level : 3;
 	u32 caller_id;
 	struct dev_printk_info dev_info;
 };
@@ -56030,11 +56268,11 @@ struct proc_ns_operations {
 	const char *name;
 	const char *real_ns_name;
 	int type;
-	struct ns_common * (*get)(struct task_struct *);
+	struct ns_common *(*get)(struct task_struct *);
 	void (*put)(struct ns_common *);
 	int (*install)(struct nsset *, struct ns_common *);
-	struct user_namespace * (*owner)(struct ns_common *);
-	struct ns_common * (*get_parent)(struct ns_common *);
+	struct user_namespace *(*owner)(struct ns_common *);
+	struct ns_common *(*get_parent)(struct ns_common *);
 };
 
 struct proc_ops {
@@ -56048,7 +56286,9 @@ struct proc_ops {
 	__poll_t (*proc_poll)(struct file *, struct poll_table_struct *);
 	long int (*proc_ioctl)(struct file *, unsigned int, long unsigned int);
 	int (*proc_mmap)(struct file *, struct vm_area_struct *);
-	long unsigned int (*proc_get_unmapped_area)(struct file *, long unsigned int, long unsigned int, long unsigned int, long unsigned int);
+	long unsigned int (*proc_get_unmapped_area)(struct file *, long unsigned int,
+						    long unsigned int, long unsigned int,
+						    long unsigned int);
 };
 
 struct process_timer {
@@ -56129,7 +56369,7 @@ struct proto {
 	int (*pre_connect)(struct sock *, struct sockaddr *, int);
 	int (*connect)(struct sock *, struct sockaddr *, int);
 	int (*disconnect)(struct sock *, int);
-	struct sock * (*accept)(struct sock *, struct proto_accept_arg *);
+	struct sock *(*accept)(struct sock *, struct proto_accept_arg *);
 	int (*ioctl)(struct sock *, int, int *);
 	int (*init)(struct sock *);
 	void (*destroy)(struct sock *);
@@ -56224,7 +56464,8 @@ struct proto_ops {
 	int (*sendmsg)(struct socket *, struct msghdr *, size_t);
 	int (*recvmsg)(struct socket *, struct msghdr *, size_t, int);
 	int (*mmap)(struct file *, struct socket *, struct vm_area_struct *);
-	ssize_t (*splice_read)(struct socket *, loff_t *, struct pipe_inode_info *, size_t, unsigned int);
+	ssize_t (*splice_read)(struct socket *, loff_t *, struct pipe_inode_info *, size_t,
+			       unsigned int);
 	void (*splice_eof)(struct socket *);
 	int (*set_peek_off)(struct sock *, int);
 	int (*peek_len)(struct socket *);
@@ -56294,7 +56535,7 @@ struct xattr_handler;
 
 struct pseudo_fs_context {
 	const struct super_operations *ops;
-	const struct xattr_handler * const *xattr;
+	const struct xattr_handler *const *xattr;
 	const struct dentry_operations *dops;
 	long unsigned int magic;
 };
@@ -56334,9 +56575,9 @@ struct psi_group_cpu {
 	u32 state_mask;
 	u32 times[7];
 	u64 state_start;
-	long: 64;
+	long : 64;
 	u32 times_prev[14];
-	long: 64;
+	long : 64;
 };
 
 struct psi_window {
@@ -56624,10 +56865,10 @@ struct pv_info {
 
 struct pvclock_vsyscall_time_info {
 	struct pvclock_vcpu_time_info pvti;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct pvclock_wall_clock {
@@ -56921,13 +57162,13 @@ struct raw_frag_vec {
 
 struct raw_hashinfo {
 	spinlock_t lock;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct hlist_head ht[256];
 };
 
@@ -57108,19 +57349,19 @@ struct rcu_node {
 	struct task_struct *boost_kthread_task;
 	unsigned int boost_kthread_status;
 	long unsigned int n_boosts;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	raw_spinlock_t fqslock;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	spinlock_t exp_lock;
 	long unsigned int exp_seq_rq;
 	wait_queue_head_t exp_wq[4];
@@ -57129,12 +57370,12 @@ struct rcu_node {
 	raw_spinlock_t exp_poll_lock;
 	long unsigned int exp_seq_poll_rq;
 	struct work_struct exp_poll_wq;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 union rcu_special {
@@ -57157,10 +57398,10 @@ struct rcu_state {
 	struct rcu_node *level[3];
 	int ncpus;
 	int n_online_cpus;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	long unsigned int gp_seq;
 	long unsigned int gp_max;
 	struct task_struct *gp_kthread;
@@ -57198,12 +57439,12 @@ struct rcu_state {
 	long unsigned int n_force_qs_gpstart;
 	const char *name;
 	char abbr;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	arch_spinlock_t ofl_lock;
 	struct llist_head srs_next;
 	struct llist_node *srs_wait_tail;
@@ -57211,11 +57452,11 @@ struct rcu_state {
 	struct sr_wait_node srs_wait_nodes[5];
 	struct work_struct srs_cleanup_work;
 	atomic_t srs_cleanups_pending;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct rcu_synchronize {
@@ -57558,7 +57799,8 @@ struct reserve_mem_table {
 	phys_addr_t size;
 };
 
-typedef resource_size_t (*resource_alignf)(void *, const struct resource *, resource_size_t, resource_size_t);
+typedef resource_size_t (*resource_alignf)(void *, const struct resource *, resource_size_t,
+					   resource_size_t);
 
 struct resource_constraint {
 	resource_size_t min;
@@ -57638,7 +57880,8 @@ struct rgb {
 	u8 b;
 };
 
-struct rhash_lock_head {};
+struct rhash_lock_head {
+};
 
 struct rhashtable_compare_arg {
 	struct rhashtable *ht;
@@ -57650,8 +57893,8 @@ struct rhltable {
 };
 
 struct ring_buffer_event {
-	u32 type_len: 5;
-	u32 time_delta: 27;
+	u32 type_len : 5;
+	u32 time_delta : 27;
 	u32 array[0];
 };
 
@@ -57762,7 +58005,7 @@ struct rmap_walk_control {
 	bool contended;
 	bool (*rmap_one)(struct folio *, struct vm_area_struct *, long unsigned int, void *);
 	int (*done)(struct folio *);
-	struct anon_vma * (*anon_lock)(struct folio *, struct rmap_walk_control *);
+	struct anon_vma *(*anon_lock)(struct folio *, struct rmap_walk_control *);
 	bool (*invalid_vma)(struct vm_area_struct *, void *);
 };
 
@@ -57832,13 +58075,13 @@ struct rps_map {
 
 struct rps_sock_flow_table {
 	u32 mask;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	u32 ents[0];
 };
 
@@ -57893,7 +58136,7 @@ struct scx_rq {
 
 struct sched_dl_entity;
 
-typedef struct task_struct * (*dl_server_pick_f)(struct sched_dl_entity *);
+typedef struct task_struct *(*dl_server_pick_f)(struct sched_dl_entity *);
 
 struct sched_dl_entity {
 	struct rb_node rb_node;
@@ -57905,15 +58148,15 @@ struct sched_dl_entity {
 	s64 runtime;
 	u64 deadline;
 	unsigned int flags;
-	unsigned int dl_throttled: 1;
-	unsigned int dl_yielded: 1;
-	unsigned int dl_non_contending: 1;
-	unsigned int dl_overrun: 1;
-	unsigned int dl_server: 1;
-	unsigned int dl_server_active: 1;
-	unsigned int dl_defer: 1;
-	unsigned int dl_defer_armed: 1;
-	unsigned int dl_defer_running: 1;
+	unsigned int dl_throttled : 1;
+	unsigned int dl_yielded : 1;
+	unsigned int dl_non_contending : 1;
+	unsigned int dl_overrun : 1;
+	unsigned int dl_server : 1;
+	unsigned int dl_server_active : 1;
+	unsigned int dl_defer : 1;
+	unsigned int dl_defer_armed : 1;
+	unsigned int dl_defer_running : 1;
 	struct hrtimer dl_timer;
 	struct hrtimer inactive_timer;
 	struct rq *rq;
@@ -57933,17 +58176,17 @@ struct rq {
 	unsigned int nr_running;
 	long unsigned int last_blocked_load_update_tick;
 	unsigned int has_blocked_load;
-	long: 64;
+	long : 64;
 	call_single_data_t nohz_csd;
 	unsigned int nohz_tick_stopped;
 	atomic_t nohz_flags;
 	unsigned int ttwu_pending;
 	u64 nr_switches;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct cfs_rq cfs;
 	struct rt_rq rt;
 	struct dl_rq dl;
@@ -57963,7 +58206,7 @@ struct rq {
 	struct mm_struct *prev_mm;
 	unsigned int clock_update_flags;
 	u64 clock;
-	long: 64;
+	long : 64;
 	u64 clock_task;
 	u64 clock_pelt;
 	long unsigned int lost_idle_time;
@@ -57994,7 +58237,7 @@ struct rq {
 	u64 prev_steal_time;
 	long unsigned int calc_load_update;
 	long int calc_load_active;
-	long: 64;
+	long : 64;
 	call_single_data_t hrtick_csd;
 	struct hrtimer hrtick_timer;
 	ktime_t hrtick_time;
@@ -58010,12 +58253,12 @@ struct rq {
 	unsigned int push_busy;
 	struct cpu_stop_work push_work;
 	cpumask_var_t scratch_mask;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 	call_single_data_t cfsb_csd;
 	struct list_head cfsb_csd_list;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 };
 
 struct rs_msg {
@@ -58233,8 +58476,8 @@ struct rtable {
 		__be32 rt_gw4;
 		struct in6_addr rt_gw6;
 	};
-	u32 rt_mtu_locked: 1;
-	u32 rt_pmtu: 31;
+	u32 rt_mtu_locked : 1;
+	u32 rt_pmtu : 31;
 };
 
 struct rtc_param;
@@ -58362,7 +58605,8 @@ struct rtnl_af_ops {
 	int family;
 	int (*fill_link_af)(struct sk_buff *, const struct net_device *, u32);
 	size_t (*get_link_af_size)(const struct net_device *, u32);
-	int (*validate_link_af)(const struct net_device *, const struct nlattr *, struct netlink_ext_ack *);
+	int (*validate_link_af)(const struct net_device *, const struct nlattr *,
+				struct netlink_ext_ack *);
 	int (*set_link_af)(struct net_device *, const struct nlattr *, struct netlink_ext_ack *);
 	int (*fill_stats_af)(struct sk_buff *, const struct net_device *);
 	size_t (*get_stats_af_size)(const struct net_device *);
@@ -58393,14 +58637,17 @@ struct rtnl_link_ops {
 	struct list_head list;
 	const char *kind;
 	size_t priv_size;
-	struct net_device * (*alloc)(struct nlattr **, const char *, unsigned char, unsigned int, unsigned int);
+	struct net_device *(*alloc)(struct nlattr **, const char *, unsigned char, unsigned int,
+				    unsigned int);
 	void (*setup)(struct net_device *);
 	bool netns_refund;
 	unsigned int maxtype;
 	const struct nla_policy *policy;
 	int (*validate)(struct nlattr **, struct nlattr **, struct netlink_ext_ack *);
-	int (*newlink)(struct net *, struct net_device *, struct nlattr **, struct nlattr **, struct netlink_ext_ack *);
-	int (*changelink)(struct net_device *, struct nlattr **, struct nlattr **, struct netlink_ext_ack *);
+	int (*newlink)(struct net *, struct net_device *, struct nlattr **, struct nlattr **,
+		       struct netlink_ext_ack *);
+	int (*changelink)(struct net_device *, struct nlattr **, struct nlattr **,
+			  struct netlink_ext_ack *);
 	void (*dellink)(struct net_device *, struct list_head *);
 	size_t (*get_size)(const struct net_device *);
 	int (*fill_info)(struct sk_buff *, const struct net_device *);
@@ -58410,10 +58657,12 @@ struct rtnl_link_ops {
 	unsigned int (*get_num_rx_queues)(void);
 	unsigned int slave_maxtype;
 	const struct nla_policy *slave_policy;
-	int (*slave_changelink)(struct net_device *, struct net_device *, struct nlattr **, struct nlattr **, struct netlink_ext_ack *);
+	int (*slave_changelink)(struct net_device *, struct net_device *, struct nlattr **,
+				struct nlattr **, struct netlink_ext_ack *);
 	size_t (*get_slave_size)(const struct net_device *, const struct net_device *);
-	int (*fill_slave_info)(struct sk_buff *, const struct net_device *, const struct net_device *);
-	struct net * (*get_link_net)(const struct net_device *);
+	int (*fill_slave_info)(struct sk_buff *, const struct net_device *,
+			       const struct net_device *);
+	struct net *(*get_link_net)(const struct net_device *);
 	size_t (*get_linkxstats_size)(const struct net_device *, int);
 	int (*fill_linkxstats)(struct sk_buff *, const struct net_device *, int *, int);
 };
@@ -58579,30 +58828,30 @@ struct sb_writers {
 
 struct sbitmap_word {
 	long unsigned int word;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	long unsigned int cleared;
 	raw_spinlock_t swap_lock;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct sbq_wait_state {
 	wait_queue_head_t wait;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct scan_control {
@@ -58612,23 +58861,23 @@ struct scan_control {
 	long unsigned int anon_cost;
 	long unsigned int file_cost;
 	int *proactive_swappiness;
-	unsigned int may_deactivate: 2;
-	unsigned int force_deactivate: 1;
-	unsigned int skipped_deactivate: 1;
-	unsigned int may_writepage: 1;
-	unsigned int may_unmap: 1;
-	unsigned int may_swap: 1;
-	unsigned int no_cache_trim_mode: 1;
-	unsigned int cache_trim_mode_failed: 1;
-	unsigned int proactive: 1;
-	unsigned int memcg_low_reclaim: 1;
-	unsigned int memcg_low_skipped: 1;
-	unsigned int memcg_full_walk: 1;
-	unsigned int hibernation_mode: 1;
-	unsigned int compaction_ready: 1;
-	unsigned int cache_trim_mode: 1;
-	unsigned int file_is_tiny: 1;
-	unsigned int no_demotion: 1;
+	unsigned int may_deactivate : 2;
+	unsigned int force_deactivate : 1;
+	unsigned int skipped_deactivate : 1;
+	unsigned int may_writepage : 1;
+	unsigned int may_unmap : 1;
+	unsigned int may_swap : 1;
+	unsigned int no_cache_trim_mode : 1;
+	unsigned int cache_trim_mode_failed : 1;
+	unsigned int proactive : 1;
+	unsigned int memcg_low_reclaim : 1;
+	unsigned int memcg_low_skipped : 1;
+	unsigned int memcg_full_walk : 1;
+	unsigned int hibernation_mode : 1;
+	unsigned int compaction_ready : 1;
+	unsigned int cache_trim_mode : 1;
+	unsigned int file_is_tiny : 1;
+	unsigned int no_demotion : 1;
 	s8 order;
 	s8 priority;
 	s8 reclaim_idx;
@@ -58678,8 +58927,8 @@ struct sched_class {
 	bool (*yield_to_task)(struct rq *, struct task_struct *);
 	void (*wakeup_preempt)(struct rq *, struct task_struct *, int);
 	int (*balance)(struct rq *, struct task_struct *, struct rq_flags *);
-	struct task_struct * (*pick_task)(struct rq *);
-	struct task_struct * (*pick_next_task)(struct rq *, struct task_struct *);
+	struct task_struct *(*pick_task)(struct rq *);
+	struct task_struct *(*pick_next_task)(struct rq *, struct task_struct *);
 	void (*put_prev_task)(struct rq *, struct task_struct *, struct task_struct *);
 	void (*set_next_task)(struct rq *, struct task_struct *, bool);
 	int (*select_task_rq)(struct task_struct *, int, int);
@@ -58688,7 +58937,7 @@ struct sched_class {
 	void (*set_cpus_allowed)(struct task_struct *, struct affinity_context *);
 	void (*rq_online)(struct rq *);
 	void (*rq_offline)(struct rq *);
-	struct rq * (*find_lock_rq)(struct task_struct *, struct rq *);
+	struct rq *(*find_lock_rq)(struct task_struct *, struct rq *);
 	void (*task_tick)(struct rq *, struct task_struct *, int);
 	void (*task_fork)(struct task_struct *);
 	void (*task_dead)(struct task_struct *);
@@ -58774,7 +59023,7 @@ struct sched_domain_shared {
 	int nr_idle_scan;
 };
 
-typedef const struct cpumask * (*sched_domain_mask_f)(int);
+typedef const struct cpumask *(*sched_domain_mask_f)(int);
 
 typedef int (*sched_domain_flags_f)(void);
 
@@ -58826,7 +59075,7 @@ struct sched_entity {
 	struct cfs_rq *cfs_rq;
 	struct cfs_rq *my_q;
 	long unsigned int runnable_weight;
-	long: 64;
+	long : 64;
 	struct sched_avg avg;
 };
 
@@ -58859,10 +59108,10 @@ struct sched_statistics {
 	u64 nr_wakeups_affine_attempts;
 	u64 nr_wakeups_passive;
 	u64 nr_wakeups_idle;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct sched_entity_stats {
@@ -58985,7 +59234,8 @@ struct scx_cgroup_init_args {
 	u32 weight;
 };
 
-struct scx_cpu_acquire_args {};
+struct scx_cpu_acquire_args {
+};
 
 struct scx_cpu_release_args {
 	enum scx_cpu_preempt_reason reason;
@@ -59118,7 +59368,8 @@ struct sec_path {
 	struct xfrm_offload ovec[1];
 };
 
-struct seccomp {};
+struct seccomp {
+};
 
 struct seccomp_data {
 	int nr;
@@ -59159,13 +59410,13 @@ struct sem_array {
 	int sem_nsems;
 	int complex_count;
 	unsigned int use_global_lock;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct sem sems[0];
 };
 
@@ -59258,9 +59509,9 @@ struct send_signal_irq_work {
 };
 
 struct seq_operations {
-	void * (*start)(struct seq_file *, loff_t *);
+	void *(*start)(struct seq_file *, loff_t *);
 	void (*stop)(struct seq_file *, void *);
-	void * (*next)(struct seq_file *, void *, loff_t *);
+	void *(*next)(struct seq_file *, void *, loff_t *);
 	int (*show)(struct seq_file *, void *);
 };
 
@@ -59302,7 +59553,7 @@ struct serial_icounter_struct {
 struct serial_port_device {
 	struct device dev;
 	struct uart_port *port;
-	unsigned int tx_enabled: 1;
+	unsigned int tx_enabled : 1;
 };
 
 struct serial_private {
@@ -59596,9 +59847,9 @@ struct shmid_kernel {
 	struct task_struct *shm_creator;
 	struct list_head shm_clist;
 	struct ipc_namespace *ns;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct shminfo {
@@ -59711,8 +59962,8 @@ struct signal_struct {
 	int group_stop_count;
 	unsigned int flags;
 	struct core_state *core_state;
-	unsigned int is_child_subreaper: 1;
-	unsigned int has_child_subreaper: 1;
+	unsigned int is_child_subreaper : 1;
+	unsigned int has_child_subreaper : 1;
 	unsigned int next_posix_timer_id;
 	struct hlist_head posix_timers;
 	struct hrtimer real_timer;
@@ -59991,9 +60242,9 @@ struct slab {
 					union {
 						long unsigned int counters;
 						struct {
-							unsigned int inuse: 16;
-							unsigned int objects: 15;
-							unsigned int frozen: 1;
+							unsigned int inuse : 16;
+							unsigned int objects : 15;
+							unsigned int frozen : 1;
 						};
 					};
 				};
@@ -60128,8 +60379,8 @@ struct sock_exterr_skb {
 	struct sock_extended_err ee;
 	u16 addr_offset;
 	__be16 port;
-	u8 opt_stats: 1;
-	u8 unused: 7;
+	u8 opt_stats : 1;
+	u8 unused : 7;
 };
 
 struct sock_fprog {
@@ -60162,8 +60413,8 @@ struct sock_reuseport {
 	u16 incoming_cpu;
 	unsigned int synq_overflow_ts;
 	unsigned int reuseport_id;
-	unsigned int bind_inany: 1;
-	unsigned int has_conns: 1;
+	unsigned int bind_inany : 1;
+	unsigned int has_conns : 1;
 	struct bpf_prog *prog;
 	struct sock *socks[0];
 };
@@ -60201,7 +60452,7 @@ struct socket_wq {
 	struct fasync_struct *fasync_list;
 	long unsigned int flags;
 	struct callback_head rcu;
-	long: 64;
+	long : 64;
 };
 
 struct socket {
@@ -60211,9 +60462,9 @@ struct socket {
 	struct file *file;
 	struct sock *sk;
 	const struct proto_ops *ops;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct socket_wq wq;
 };
 
@@ -60224,13 +60475,13 @@ struct socket__safe_trusted_or_null {
 struct socket_alloc {
 	struct socket socket;
 	struct inode vfs_inode;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct sockmap_link {
@@ -60264,41 +60515,41 @@ struct softnet_data {
 	struct Qdisc **output_queue_tailp;
 	struct sk_buff *completion_queue;
 	struct netdev_xmit xmit;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	unsigned int input_queue_head;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	call_single_data_t csd;
 	struct softnet_data *rps_ipi_next;
 	unsigned int cpu;
 	unsigned int input_queue_tail;
 	struct sk_buff_head input_pkt_queue;
 	struct napi_struct backlog;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	atomic_t dropped;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	spinlock_t defer_lock;
 	int defer_count;
 	int defer_ipi_scheduled;
 	struct sk_buff *defer_list;
-	long: 64;
+	long : 64;
 	call_single_data_t defer_csd;
 };
 
@@ -60362,9 +60613,9 @@ struct srcu_data {
 	atomic_long_t srcu_lock_count[2];
 	atomic_long_t srcu_unlock_count[2];
 	int srcu_nmi_safety;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	spinlock_t lock;
 	struct rcu_segcblist srcu_cblist;
 	long unsigned int srcu_gp_seq_needed;
@@ -60377,12 +60628,12 @@ struct srcu_data {
 	long unsigned int grpmask;
 	int cpu;
 	struct srcu_struct *ssp;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct srcu_node {
@@ -60728,7 +60979,7 @@ struct subsys_private {
 	struct klist klist_devices;
 	struct klist klist_drivers;
 	struct blocking_notifier_head bus_notifier;
-	unsigned int drivers_autoprobe: 1;
+	unsigned int drivers_autoprobe : 1;
 	const struct bus_type *bus;
 	struct device *dev_root;
 	struct kset glue_dirs;
@@ -60796,7 +61047,7 @@ struct super_block {
 	struct rw_semaphore s_umount;
 	int s_count;
 	atomic_t s_active;
-	const struct xattr_handler * const *s_xattr;
+	const struct xattr_handler *const *s_xattr;
 	struct hlist_bl_head s_roots;
 	struct list_head s_mounts;
 	struct block_device *s_bdev;
@@ -60834,23 +61085,23 @@ struct super_block {
 	struct work_struct destroy_work;
 	struct mutex s_sync_lock;
 	int s_stack_depth;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	spinlock_t s_inode_list_lock;
 	struct list_head s_inodes;
 	spinlock_t s_inode_wblist_lock;
 	struct list_head s_inodes_wb;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 };
 
 struct super_operations {
-	struct inode * (*alloc_inode)(struct super_block *);
+	struct inode *(*alloc_inode)(struct super_block *);
 	void (*destroy_inode)(struct inode *);
 	void (*free_inode)(struct inode *);
 	void (*dirty_inode)(struct inode *, int);
@@ -60943,8 +61194,8 @@ struct swnode {
 	struct list_head entry;
 	struct list_head children;
 	struct swnode *parent;
-	unsigned int allocated: 1;
-	unsigned int managed: 1;
+	unsigned int allocated : 1;
+	unsigned int managed : 1;
 };
 
 struct sym_count_ctx {
@@ -60974,11 +61225,11 @@ struct synaptics_hw_state {
 	int y;
 	int z;
 	int w;
-	unsigned int left: 1;
-	unsigned int right: 1;
-	unsigned int middle: 1;
-	unsigned int up: 1;
-	unsigned int down: 1;
+	unsigned int left : 1;
+	unsigned int right : 1;
+	unsigned int middle : 1;
+	unsigned int up : 1;
+	unsigned int down : 1;
 	u8 ext_buttons;
 	s8 scroll;
 };
@@ -61071,9 +61322,9 @@ struct sysinfo {
 };
 
 struct sysrq_key_op {
-	void (* const handler)(u8);
-	const char * const help_msg;
-	const char * const action_msg;
+	void (*const handler)(u8);
+	const char *const help_msg;
+	const char *const action_msg;
 	const int enable_mask;
 };
 
@@ -61163,8 +61414,8 @@ struct task_group {
 	struct sched_entity **se;
 	struct cfs_rq **cfs_rq;
 	long unsigned int shares;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 	atomic_long_t load_avg;
 	u32 scx_flags;
 	u32 scx_weight;
@@ -61174,13 +61425,13 @@ struct task_group {
 	struct list_head siblings;
 	struct list_head children;
 	struct cfs_bandwidth cfs_bandwidth;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 typedef struct task_struct *class_find_get_task_t;
@@ -61221,13 +61472,13 @@ struct thread_struct {
 	long unsigned int error_code;
 	struct io_bitmap *io_bitmap;
 	long unsigned int iopl_emul;
-	unsigned int iopl_warn: 1;
+	unsigned int iopl_warn : 1;
 	u32 pkru;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct fpu fpu;
 };
 
@@ -61289,23 +61540,23 @@ struct task_struct {
 	int pdeath_signal;
 	long unsigned int jobctl;
 	unsigned int personality;
-	unsigned int sched_reset_on_fork: 1;
-	unsigned int sched_contributes_to_load: 1;
-	unsigned int sched_migrated: 1;
-	unsigned int sched_task_hot: 1;
-	long: 28;
-	unsigned int sched_remote_wakeup: 1;
-	unsigned int sched_rt_mutex: 1;
-	unsigned int user_dumpable: 1;
-	unsigned int in_execve: 1;
-	unsigned int in_iowait: 1;
-	unsigned int restore_sigmask: 1;
-	unsigned int no_cgroup_migration: 1;
-	unsigned int frozen: 1;
-	unsigned int in_memstall: 1;
-	unsigned int in_eventfd: 1;
-	unsigned int reported_split_lock: 1;
-	unsigned int in_thrashing: 1;
+	unsigned int sched_reset_on_fork : 1;
+	unsigned int sched_contributes_to_load : 1;
+	unsigned int sched_migrated : 1;
+	unsigned int sched_task_hot : 1;
+	long : 28;
+	unsigned int sched_remote_wakeup : 1;
+	unsigned int sched_rt_mutex : 1;
+	unsigned int user_dumpable : 1;
+	unsigned int in_execve : 1;
+	unsigned int in_iowait : 1;
+	unsigned int restore_sigmask : 1;
+	unsigned int no_cgroup_migration : 1;
+	unsigned int frozen : 1;
+	unsigned int in_memstall : 1;
+	unsigned int in_eventfd : 1;
+	unsigned int reported_split_lock : 1;
+	unsigned int in_thrashing : 1;
 	long unsigned int atomic_flags;
 	struct restart_block restart_block;
 	pid_t pid;
@@ -61424,12 +61675,12 @@ struct task_struct {
 	struct llist_head kretprobe_instances;
 	struct llist_head rethooks;
 	struct callback_head l1d_flush_kill;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct thread_struct thread;
 };
 
@@ -61475,7 +61726,7 @@ struct taskstats {
 	char ac_comm[32];
 	__u8 ac_sched;
 	__u8 ac_pad[3];
-	long: 0;
+	long : 0;
 	__u32 ac_uid;
 	__u32 ac_gid;
 	__u32 ac_pid;
@@ -61557,9 +61808,9 @@ struct tc_skb_cb {
 	u32 drop_reason;
 	u16 zone;
 	u16 mru;
-	u8 post_ct: 1;
-	u8 post_ct_snat: 1;
-	u8 post_ct_dnat: 1;
+	u8 post_ct : 1;
+	u8 post_ct_snat : 1;
+	u8 post_ct_dnat : 1;
 };
 
 struct tcf_chain;
@@ -61640,22 +61891,27 @@ struct tcf_proto_ops {
 	int (*classify)(struct sk_buff *, const struct tcf_proto *, struct tcf_result *);
 	int (*init)(struct tcf_proto *);
 	void (*destroy)(struct tcf_proto *, bool, struct netlink_ext_ack *);
-	void * (*get)(struct tcf_proto *, u32);
+	void *(*get)(struct tcf_proto *, u32);
 	void (*put)(struct tcf_proto *, void *);
-	int (*change)(struct net *, struct sk_buff *, struct tcf_proto *, long unsigned int, u32, struct nlattr **, void **, u32, struct netlink_ext_ack *);
+	int (*change)(struct net *, struct sk_buff *, struct tcf_proto *, long unsigned int, u32,
+		      struct nlattr **, void **, u32, struct netlink_ext_ack *);
 	int (*delete)(struct tcf_proto *, void *, bool *, bool, struct netlink_ext_ack *);
 	bool (*delete_empty)(struct tcf_proto *);
 	void (*walk)(struct tcf_proto *, struct tcf_walker *, bool);
-	int (*reoffload)(struct tcf_proto *, bool, flow_setup_cb_t *, void *, struct netlink_ext_ack *);
+	int (*reoffload)(struct tcf_proto *, bool, flow_setup_cb_t *, void *,
+			 struct netlink_ext_ack *);
 	void (*hw_add)(struct tcf_proto *, void *);
 	void (*hw_del)(struct tcf_proto *, void *);
 	void (*bind_class)(void *, u32, long unsigned int, void *, long unsigned int);
-	void * (*tmplt_create)(struct net *, struct tcf_chain *, struct nlattr **, struct netlink_ext_ack *);
+	void *(*tmplt_create)(struct net *, struct tcf_chain *, struct nlattr **,
+			      struct netlink_ext_ack *);
 	void (*tmplt_destroy)(void *);
 	void (*tmplt_reoffload)(struct tcf_chain *, bool, flow_setup_cb_t *, void *);
-	struct tcf_exts * (*get_exts)(const struct tcf_proto *, u32);
-	int (*dump)(struct net *, struct tcf_proto *, void *, struct sk_buff *, struct tcmsg *, bool);
-	int (*terse_dump)(struct net *, struct tcf_proto *, void *, struct sk_buff *, struct tcmsg *, bool);
+	struct tcf_exts *(*get_exts)(const struct tcf_proto *, u32);
+	int (*dump)(struct net *, struct tcf_proto *, void *, struct sk_buff *, struct tcmsg *,
+		    bool);
+	int (*terse_dump)(struct net *, struct tcf_proto *, void *, struct sk_buff *,
+			  struct tcmsg *, bool);
 	int (*tmplt_dump)(struct sk_buff *, struct net *, void *);
 	struct module *owner;
 	int flags;
@@ -61695,16 +61951,16 @@ struct tcp_options_received {
 	u32 ts_recent;
 	u32 rcv_tsval;
 	u32 rcv_tsecr;
-	u16 saw_tstamp: 1;
-	u16 tstamp_ok: 1;
-	u16 dsack: 1;
-	u16 wscale_ok: 1;
-	u16 sack_ok: 3;
-	u16 smc_ok: 1;
-	u16 snd_wscale: 4;
-	u16 rcv_wscale: 4;
-	u8 saw_unknown: 1;
-	u8 unused: 7;
+	u16 saw_tstamp : 1;
+	u16 tstamp_ok : 1;
+	u16 dsack : 1;
+	u16 wscale_ok : 1;
+	u16 sack_ok : 3;
+	u16 smc_ok : 1;
+	u16 snd_wscale : 4;
+	u16 rcv_wscale : 4;
+	u8 saw_unknown : 1;
+	u8 unused : 7;
 	u8 num_sacks;
 	u16 user_mss;
 	u16 mss_clamp;
@@ -61716,9 +61972,9 @@ struct tcp_rack {
 	u32 end_seq;
 	u32 last_delivered;
 	u8 reo_wnd_steps;
-	u8 reo_wnd_persist: 5;
-	u8 dsack_seen: 1;
-	u8 advanced: 1;
+	u8 reo_wnd_persist : 5;
+	u8 dsack_seen : 1;
+	u8 advanced : 1;
 };
 
 struct tcp_sack_block {
@@ -61749,11 +62005,11 @@ struct tcp_sock {
 	u32 sacked_out;
 	u16 tcp_header_len;
 	u8 scaling_ratio;
-	u8 chrono_type: 2;
-	u8 repair: 1;
-	u8 tcp_usec_ts: 1;
-	u8 is_sack_reneg: 1;
-	u8 is_cwnd_limited: 1;
+	u8 chrono_type : 2;
+	u8 repair : 1;
+	u8 tcp_usec_ts : 1;
+	u8 is_sack_reneg : 1;
+	u8 is_cwnd_limited : 1;
 	__u8 __cacheline_group_end__tcp_sock_read_txrx[0];
 	__u8 __cacheline_group_begin__tcp_sock_read_rx[0];
 	u32 copied_seq;
@@ -61768,15 +62024,15 @@ struct tcp_sock {
 	struct minmax rtt_min;
 	struct rb_root out_of_order_queue;
 	u32 snd_ssthresh;
-	u8 recvmsg_inq: 1;
+	u8 recvmsg_inq : 1;
 	__u8 __cacheline_group_end__tcp_sock_read_rx[0];
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	__u8 __cacheline_group_begin__tcp_sock_write_tx[0];
 	u32 segs_out;
 	u32 data_segs_out;
@@ -61795,8 +62051,8 @@ struct tcp_sock {
 	u8 ecn_flags;
 	__u8 __cacheline_group_end__tcp_sock_write_tx[0];
 	__u8 __cacheline_group_begin__tcp_sock_write_txrx[0];
-	u8 nonagle: 4;
-	u8 rate_app_limited: 1;
+	u8 nonagle : 4;
+	u8 rate_app_limited : 1;
 	__be32 pred_flags;
 	u64 tcp_clock_cache;
 	u64 tcp_mstamp;
@@ -61813,7 +62069,7 @@ struct tcp_sock {
 	u32 rcv_wnd;
 	struct tcp_options_received rx_opt;
 	__u8 __cacheline_group_end__tcp_sock_write_txrx[0];
-	long: 0;
+	long : 0;
 	__u8 __cacheline_group_begin__tcp_sock_write_rx[0];
 	u64 bytes_received;
 	u32 segs_in;
@@ -61843,21 +62099,21 @@ struct tcp_sock {
 	struct list_head tsq_node;
 	struct tcp_rack rack;
 	u8 compressed_ack;
-	u8 dup_ack_counter: 2;
-	u8 tlp_retrans: 1;
-	u8 unused: 5;
-	u8 thin_lto: 1;
-	u8 fastopen_connect: 1;
-	u8 fastopen_no_cookie: 1;
-	u8 fastopen_client_fail: 2;
-	u8 frto: 1;
+	u8 dup_ack_counter : 2;
+	u8 tlp_retrans : 1;
+	u8 unused : 5;
+	u8 thin_lto : 1;
+	u8 fastopen_connect : 1;
+	u8 fastopen_no_cookie : 1;
+	u8 fastopen_client_fail : 2;
+	u8 frto : 1;
 	u8 repair_queue;
-	u8 save_syn: 2;
-	u8 syn_data: 1;
-	u8 syn_fastopen: 1;
-	u8 syn_fastopen_exp: 1;
-	u8 syn_fastopen_ch: 1;
-	u8 syn_data_acked: 1;
+	u8 save_syn : 2;
+	u8 syn_data : 1;
+	u8 syn_fastopen : 1;
+	u8 syn_fastopen_exp : 1;
+	u8 syn_fastopen_ch : 1;
+	u8 syn_data_acked : 1;
 	u8 keepalive_probes;
 	u32 tcp_tx_delay;
 	u32 mdev_max_us;
@@ -61892,7 +62148,7 @@ struct tcp_sock {
 	unsigned int keepalive_intvl;
 	int linger2;
 	u8 bpf_sock_ops_cb_flags;
-	u8 bpf_chg_cc_inprogress: 1;
+	u8 bpf_chg_cc_inprogress : 1;
 	u16 timeout_rehash;
 	u32 rcv_ooopack;
 	struct {
@@ -61904,18 +62160,18 @@ struct tcp_sock {
 	struct tcp_fastopen_request *fastopen_req;
 	struct request_sock *fastopen_rsk;
 	struct saved_syn *saved_syn;
-	long: 64;
+	long : 64;
 };
 
 struct tcp6_sock {
 	struct tcp_sock tcp;
 	struct ipv6_pinfo inet6;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 union tcp_ao_addr {
@@ -61993,8 +62249,8 @@ struct tcp_fastopen_cookie {
 
 struct tcp_fastopen_metrics {
 	u16 mss;
-	u16 syn_loss: 10;
-	u16 try_exp: 2;
+	u16 syn_loss : 10;
+	u16 try_exp : 2;
 	long unsigned int last_syn_loss;
 	struct tcp_fastopen_cookie cookie;
 };
@@ -62014,10 +62270,10 @@ struct tcp_info {
 	__u8 tcpi_probes;
 	__u8 tcpi_backoff;
 	__u8 tcpi_options;
-	__u8 tcpi_snd_wscale: 4;
-	__u8 tcpi_rcv_wscale: 4;
-	__u8 tcpi_delivery_rate_app_limited: 1;
-	__u8 tcpi_fastopen_client_fail: 2;
+	__u8 tcpi_snd_wscale : 4;
+	__u8 tcpi_rcv_wscale : 4;
+	__u8 tcpi_delivery_rate_app_limited : 1;
+	__u8 tcpi_fastopen_client_fail : 2;
 	__u32 tcpi_rto;
 	__u32 tcpi_ato;
 	__u32 tcpi_snd_mss;
@@ -62133,8 +62389,8 @@ struct tcp_out_options {
 };
 
 struct tcp_plb_state {
-	u8 consec_cong_rounds: 5;
-	u8 unused: 3;
+	u8 consec_cong_rounds : 5;
+	u8 unused : 3;
 	u32 pause_until;
 };
 
@@ -62173,9 +62429,12 @@ union tcp_seq_and_ts_off;
 
 struct tcp_request_sock_ops {
 	u16 mss_clamp;
-	struct dst_entry * (*route_req)(const struct sock *, struct sk_buff *, struct flowi *, struct request_sock *, u32);
+	struct dst_entry *(*route_req)(const struct sock *, struct sk_buff *, struct flowi *,
+				       struct request_sock *, u32);
 	union tcp_seq_and_ts_off (*init_seq_and_ts_off)(const struct net *, const struct sk_buff *);
-	int (*send_synack)(const struct sock *, struct dst_entry *, struct flowi *, struct request_sock *, struct tcp_fastopen_cookie *, enum tcp_synack_type, struct sk_buff *);
+	int (*send_synack)(const struct sock *, struct dst_entry *, struct flowi *,
+			   struct request_sock *, struct tcp_fastopen_cookie *,
+			   enum tcp_synack_type, struct sk_buff *);
 };
 
 struct tcp_sack_block_wire {
@@ -62218,16 +62477,16 @@ struct tcp_skb_cb {
 	__u8 tcp_flags;
 	__u8 sacked;
 	__u8 ip_dsfield;
-	__u8 txstamp_ack: 1;
-	__u8 eor: 1;
-	__u8 has_rxtstamp: 1;
-	__u8 unused: 5;
+	__u8 txstamp_ack : 1;
+	__u8 eor : 1;
+	__u8 has_rxtstamp : 1;
+	__u8 unused : 5;
 	__u32 ack_seq;
 	union {
 		struct {
-			__u32 is_app_limited: 1;
-			__u32 delivered_ce: 20;
-			__u32 unused: 11;
+			__u32 is_app_limited : 1;
+			__u32 delivered_ce : 20;
+			__u32 unused : 11;
 			__u32 delivered;
 			u64 first_tx_mstamp;
 			u64 delivered_mstamp;
@@ -62272,16 +62531,16 @@ struct tcphdr {
 	__be16 dest;
 	__be32 seq;
 	__be32 ack_seq;
-	__u16 res1: 4;
-	__u16 doff: 4;
-	__u16 fin: 1;
-	__u16 syn: 1;
-	__u16 rst: 1;
-	__u16 psh: 1;
-	__u16 ack: 1;
-	__u16 urg: 1;
-	__u16 ece: 1;
-	__u16 cwr: 1;
+	__u16 res1 : 4;
+	__u16 doff : 4;
+	__u16 fin : 1;
+	__u16 syn : 1;
+	__u16 rst : 1;
+	__u16 psh : 1;
+	__u16 ack : 1;
+	__u16 urg : 1;
+	__u16 ece : 1;
+	__u16 cwr : 1;
 	__be16 window;
 	__sum16 check;
 	__be16 urg_ptr;
@@ -62485,14 +62744,16 @@ struct thermal_trip_desc {
 };
 
 struct thermal_zone_device_ops {
-	bool (*should_bind)(struct thermal_zone_device *, const struct thermal_trip *, struct thermal_cooling_device *, struct cooling_spec *);
+	bool (*should_bind)(struct thermal_zone_device *, const struct thermal_trip *,
+			    struct thermal_cooling_device *, struct cooling_spec *);
 	int (*get_temp)(struct thermal_zone_device *, int *);
 	int (*set_trips)(struct thermal_zone_device *, int, int);
 	int (*change_mode)(struct thermal_zone_device *, enum thermal_device_mode);
 	int (*set_trip_temp)(struct thermal_zone_device *, const struct thermal_trip *, int);
 	int (*get_crit_temp)(struct thermal_zone_device *, int *);
 	int (*set_emul_temp)(struct thermal_zone_device *, int);
-	int (*get_trend)(struct thermal_zone_device *, const struct thermal_trip *, enum thermal_trend *);
+	int (*get_trend)(struct thermal_zone_device *, const struct thermal_trip *,
+			 enum thermal_trend *);
 	void (*hot)(struct thermal_zone_device *);
 	void (*critical)(struct thermal_zone_device *);
 };
@@ -62682,8 +62943,8 @@ struct timer_base {
 	bool timers_pending;
 	long unsigned int pending_map[9];
 	struct hlist_head vectors[576];
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 };
 
 struct timer_events {
@@ -62851,10 +63112,10 @@ union tls_crypto_context {
 
 struct tls_context {
 	struct tls_prot_info prot_info;
-	u8 tx_conf: 3;
-	u8 rx_conf: 3;
-	u8 zerocopy_sendfile: 1;
-	u8 rx_no_pad: 1;
+	u8 tx_conf : 3;
+	u8 rx_conf : 3;
+	u8 zerocopy_sendfile : 1;
+	u8 rx_no_pad : 1;
 	int (*push_pending_record)(struct sock *, int);
 	void (*sk_write_space)(struct sock *);
 	void *priv_ctx_tx;
@@ -62880,10 +63141,10 @@ struct tls_context {
 
 struct tls_strparser {
 	struct sock *sk;
-	u32 mark: 8;
-	u32 stopped: 1;
-	u32 copy_mode: 1;
-	u32 mixed_decrypted: 1;
+	u32 mark : 8;
+	u32 stopped : 1;
+	u32 copy_mode : 1;
+	u32 mixed_decrypted : 1;
 	bool msg_ready;
 	struct strp_msg stm;
 	struct sk_buff *anchor;
@@ -62896,9 +63157,9 @@ struct tls_sw_context_rx {
 	struct sk_buff_head rx_list;
 	void (*saved_data_ready)(struct sock *);
 	u8 reader_present;
-	u8 async_capable: 1;
-	u8 zc_capable: 1;
-	u8 reader_contended: 1;
+	u8 async_capable : 1;
+	u8 zc_capable : 1;
+	u8 reader_contended : 1;
 	struct tls_strparser strp;
 	atomic_t decrypt_pending;
 	struct sk_buff_head async_hold;
@@ -62919,7 +63180,7 @@ struct tls_sw_context_tx {
 	struct tls_rec *open_rec;
 	struct list_head tx_list;
 	atomic_t encrypt_pending;
-	u8 async_capable: 1;
+	u8 async_capable : 1;
 	long unsigned int tx_bitmask;
 };
 
@@ -63026,16 +63287,16 @@ struct topa {
 };
 
 struct topa_entry {
-	u64 end: 1;
-	u64 rsvd0: 1;
-	u64 intr: 1;
-	u64 rsvd1: 1;
-	u64 stop: 1;
-	u64 rsvd2: 1;
-	u64 size: 4;
-	u64 rsvd3: 2;
-	u64 base: 40;
-	u64 rsvd4: 12;
+	u64 end : 1;
+	u64 rsvd0 : 1;
+	u64 intr : 1;
+	u64 rsvd1 : 1;
+	u64 stop : 1;
+	u64 rsvd2 : 1;
+	u64 size : 4;
+	u64 rsvd3 : 2;
+	u64 base : 40;
+	u64 rsvd4 : 12;
 };
 
 struct topa_page {
@@ -63396,42 +63657,53 @@ struct trace_event_class {
 	void *perf_probe;
 	int (*reg)(struct trace_event_call *, enum trace_reg, void *);
 	struct trace_event_fields *fields_array;
-	struct list_head * (*get_fields)(struct trace_event_call *);
+	struct list_head *(*get_fields)(struct trace_event_call *);
 	struct list_head fields;
 	int (*raw_init)(struct trace_event_call *);
 };
 
-struct trace_event_data_offsets_9p_client_req {};
+struct trace_event_data_offsets_9p_client_req {
+};
 
-struct trace_event_data_offsets_9p_client_res {};
+struct trace_event_data_offsets_9p_client_res {
+};
 
-struct trace_event_data_offsets_9p_fid_ref {};
+struct trace_event_data_offsets_9p_fid_ref {
+};
 
 struct trace_event_data_offsets_9p_protocol_dump {
 	u32 line;
 	const void *line_ptr_;
 };
 
-struct trace_event_data_offsets_alarm_class {};
+struct trace_event_data_offsets_alarm_class {
+};
 
-struct trace_event_data_offsets_alarmtimer_suspend {};
+struct trace_event_data_offsets_alarmtimer_suspend {
+};
 
-struct trace_event_data_offsets_alloc_vmap_area {};
+struct trace_event_data_offsets_alloc_vmap_area {
+};
 
-struct trace_event_data_offsets_amd_pstate_perf {};
+struct trace_event_data_offsets_amd_pstate_perf {
+};
 
-struct trace_event_data_offsets_balance_dirty_pages {};
+struct trace_event_data_offsets_balance_dirty_pages {
+};
 
-struct trace_event_data_offsets_bdi_dirty_ratelimit {};
+struct trace_event_data_offsets_bdi_dirty_ratelimit {
+};
 
-struct trace_event_data_offsets_bpf_test_finish {};
+struct trace_event_data_offsets_bpf_test_finish {
+};
 
 struct trace_event_data_offsets_bpf_trace_printk {
 	u32 bpf_string;
 	const void *bpf_string_ptr_;
 };
 
-struct trace_event_data_offsets_bpf_trigger_tp {};
+struct trace_event_data_offsets_bpf_trigger_tp {
+};
 
 struct trace_event_data_offsets_bpf_xdp_link_attach_failed {
 	u32 msg;
@@ -63465,7 +63737,8 @@ struct trace_event_data_offsets_cgroup_root {
 	const void *name_ptr_;
 };
 
-struct trace_event_data_offsets_cgroup_rstat {};
+struct trace_event_data_offsets_cgroup_rstat {
+};
 
 struct trace_event_data_offsets_clock {
 	u32 name;
@@ -63477,29 +63750,41 @@ struct trace_event_data_offsets_console {
 	const void *msg_ptr_;
 };
 
-struct trace_event_data_offsets_consume_skb {};
+struct trace_event_data_offsets_consume_skb {
+};
 
-struct trace_event_data_offsets_contention_begin {};
+struct trace_event_data_offsets_contention_begin {
+};
 
-struct trace_event_data_offsets_contention_end {};
+struct trace_event_data_offsets_contention_end {
+};
 
-struct trace_event_data_offsets_cpu {};
+struct trace_event_data_offsets_cpu {
+};
 
-struct trace_event_data_offsets_cpu_frequency_limits {};
+struct trace_event_data_offsets_cpu_frequency_limits {
+};
 
-struct trace_event_data_offsets_cpu_idle_miss {};
+struct trace_event_data_offsets_cpu_idle_miss {
+};
 
-struct trace_event_data_offsets_cpu_latency_qos_request {};
+struct trace_event_data_offsets_cpu_latency_qos_request {
+};
 
-struct trace_event_data_offsets_cpuhp_enter {};
+struct trace_event_data_offsets_cpuhp_enter {
+};
 
-struct trace_event_data_offsets_cpuhp_exit {};
+struct trace_event_data_offsets_cpuhp_exit {
+};
 
-struct trace_event_data_offsets_cpuhp_multi_enter {};
+struct trace_event_data_offsets_cpuhp_multi_enter {
+};
 
-struct trace_event_data_offsets_csd_function {};
+struct trace_event_data_offsets_csd_function {
+};
 
-struct trace_event_data_offsets_csd_queue_cpu {};
+struct trace_event_data_offsets_csd_queue_cpu {
+};
 
 struct trace_event_data_offsets_dev_pm_qos_request {
 	u32 name;
@@ -63604,67 +63889,93 @@ struct trace_event_data_offsets_dma_unmap_sg {
 	const void *addrs_ptr_;
 };
 
-struct trace_event_data_offsets_dql_stall_detected {};
+struct trace_event_data_offsets_dql_stall_detected {
+};
 
-struct trace_event_data_offsets_emulate_vsyscall {};
+struct trace_event_data_offsets_emulate_vsyscall {
+};
 
-struct trace_event_data_offsets_error_report_template {};
+struct trace_event_data_offsets_error_report_template {
+};
 
-struct trace_event_data_offsets_exit_mmap {};
+struct trace_event_data_offsets_exit_mmap {
+};
 
-struct trace_event_data_offsets_fib6_table_lookup {};
+struct trace_event_data_offsets_fib6_table_lookup {
+};
 
-struct trace_event_data_offsets_fib_table_lookup {};
+struct trace_event_data_offsets_fib_table_lookup {
+};
 
-struct trace_event_data_offsets_file_check_and_advance_wb_err {};
+struct trace_event_data_offsets_file_check_and_advance_wb_err {
+};
 
-struct trace_event_data_offsets_filelock_lease {};
+struct trace_event_data_offsets_filelock_lease {
+};
 
-struct trace_event_data_offsets_filelock_lock {};
+struct trace_event_data_offsets_filelock_lock {
+};
 
-struct trace_event_data_offsets_filemap_set_wb_err {};
+struct trace_event_data_offsets_filemap_set_wb_err {
+};
 
-struct trace_event_data_offsets_finish_task_reaping {};
+struct trace_event_data_offsets_finish_task_reaping {
+};
 
-struct trace_event_data_offsets_free_vmap_area_noflush {};
+struct trace_event_data_offsets_free_vmap_area_noflush {
+};
 
-struct trace_event_data_offsets_generic_add_lease {};
+struct trace_event_data_offsets_generic_add_lease {
+};
 
-struct trace_event_data_offsets_global_dirty_state {};
+struct trace_event_data_offsets_global_dirty_state {
+};
 
-struct trace_event_data_offsets_guest_halt_poll_ns {};
+struct trace_event_data_offsets_guest_halt_poll_ns {
+};
 
-struct trace_event_data_offsets_hrtimer_class {};
+struct trace_event_data_offsets_hrtimer_class {
+};
 
-struct trace_event_data_offsets_hrtimer_expire_entry {};
+struct trace_event_data_offsets_hrtimer_expire_entry {
+};
 
-struct trace_event_data_offsets_hrtimer_init {};
+struct trace_event_data_offsets_hrtimer_init {
+};
 
-struct trace_event_data_offsets_hrtimer_start {};
+struct trace_event_data_offsets_hrtimer_start {
+};
 
-struct trace_event_data_offsets_icmp_send {};
+struct trace_event_data_offsets_icmp_send {
+};
 
-struct trace_event_data_offsets_inet_sk_error_report {};
+struct trace_event_data_offsets_inet_sk_error_report {
+};
 
-struct trace_event_data_offsets_inet_sock_set_state {};
+struct trace_event_data_offsets_inet_sock_set_state {
+};
 
-struct trace_event_data_offsets_initcall_finish {};
+struct trace_event_data_offsets_initcall_finish {
+};
 
 struct trace_event_data_offsets_initcall_level {
 	u32 level;
 	const void *level_ptr_;
 };
 
-struct trace_event_data_offsets_initcall_start {};
+struct trace_event_data_offsets_initcall_start {
+};
 
-struct trace_event_data_offsets_ipi_handler {};
+struct trace_event_data_offsets_ipi_handler {
+};
 
 struct trace_event_data_offsets_ipi_raise {
 	u32 target_cpus;
 	const void *target_cpus_ptr_;
 };
 
-struct trace_event_data_offsets_ipi_send_cpu {};
+struct trace_event_data_offsets_ipi_send_cpu {
+};
 
 struct trace_event_data_offsets_ipi_send_cpumask {
 	u32 cpumask;
@@ -63676,40 +63987,55 @@ struct trace_event_data_offsets_irq_handler_entry {
 	const void *name_ptr_;
 };
 
-struct trace_event_data_offsets_irq_handler_exit {};
+struct trace_event_data_offsets_irq_handler_exit {
+};
 
-struct trace_event_data_offsets_irq_matrix_cpu {};
+struct trace_event_data_offsets_irq_matrix_cpu {
+};
 
-struct trace_event_data_offsets_irq_matrix_global {};
+struct trace_event_data_offsets_irq_matrix_global {
+};
 
-struct trace_event_data_offsets_irq_matrix_global_update {};
+struct trace_event_data_offsets_irq_matrix_global_update {
+};
 
-struct trace_event_data_offsets_itimer_expire {};
+struct trace_event_data_offsets_itimer_expire {
+};
 
-struct trace_event_data_offsets_itimer_state {};
+struct trace_event_data_offsets_itimer_state {
+};
 
-struct trace_event_data_offsets_kfree {};
+struct trace_event_data_offsets_kfree {
+};
 
-struct trace_event_data_offsets_kfree_skb {};
+struct trace_event_data_offsets_kfree_skb {
+};
 
-struct trace_event_data_offsets_kmalloc {};
+struct trace_event_data_offsets_kmalloc {
+};
 
-struct trace_event_data_offsets_kmem_cache_alloc {};
+struct trace_event_data_offsets_kmem_cache_alloc {
+};
 
 struct trace_event_data_offsets_kmem_cache_free {
 	u32 name;
 	const void *name_ptr_;
 };
 
-struct trace_event_data_offsets_leases_conflict {};
+struct trace_event_data_offsets_leases_conflict {
+};
 
-struct trace_event_data_offsets_locks_get_lock_context {};
+struct trace_event_data_offsets_locks_get_lock_context {
+};
 
-struct trace_event_data_offsets_ma_op {};
+struct trace_event_data_offsets_ma_op {
+};
 
-struct trace_event_data_offsets_ma_read {};
+struct trace_event_data_offsets_ma_read {
+};
 
-struct trace_event_data_offsets_ma_write {};
+struct trace_event_data_offsets_ma_write {
+};
 
 struct trace_event_data_offsets_mark_victim {
 	u32 comm;
@@ -63737,67 +64063,98 @@ struct trace_event_data_offsets_mei_reg_write {
 	const void *reg_ptr_;
 };
 
-struct trace_event_data_offsets_mem_connect {};
+struct trace_event_data_offsets_mem_connect {
+};
 
-struct trace_event_data_offsets_mem_disconnect {};
+struct trace_event_data_offsets_mem_disconnect {
+};
 
-struct trace_event_data_offsets_mem_return_failed {};
+struct trace_event_data_offsets_mem_return_failed {
+};
 
-struct trace_event_data_offsets_migration_pte {};
+struct trace_event_data_offsets_migration_pte {
+};
 
-struct trace_event_data_offsets_mm_alloc_contig_migrate_range_info {};
+struct trace_event_data_offsets_mm_alloc_contig_migrate_range_info {
+};
 
-struct trace_event_data_offsets_mm_filemap_fault {};
+struct trace_event_data_offsets_mm_filemap_fault {
+};
 
-struct trace_event_data_offsets_mm_filemap_op_page_cache {};
+struct trace_event_data_offsets_mm_filemap_op_page_cache {
+};
 
-struct trace_event_data_offsets_mm_filemap_op_page_cache_range {};
+struct trace_event_data_offsets_mm_filemap_op_page_cache_range {
+};
 
-struct trace_event_data_offsets_mm_lru_activate {};
+struct trace_event_data_offsets_mm_lru_activate {
+};
 
-struct trace_event_data_offsets_mm_lru_insertion {};
+struct trace_event_data_offsets_mm_lru_insertion {
+};
 
-struct trace_event_data_offsets_mm_migrate_pages {};
+struct trace_event_data_offsets_mm_migrate_pages {
+};
 
-struct trace_event_data_offsets_mm_migrate_pages_start {};
+struct trace_event_data_offsets_mm_migrate_pages_start {
+};
 
-struct trace_event_data_offsets_mm_page {};
+struct trace_event_data_offsets_mm_page {
+};
 
-struct trace_event_data_offsets_mm_page_alloc {};
+struct trace_event_data_offsets_mm_page_alloc {
+};
 
-struct trace_event_data_offsets_mm_page_alloc_extfrag {};
+struct trace_event_data_offsets_mm_page_alloc_extfrag {
+};
 
-struct trace_event_data_offsets_mm_page_free {};
+struct trace_event_data_offsets_mm_page_free {
+};
 
-struct trace_event_data_offsets_mm_page_free_batched {};
+struct trace_event_data_offsets_mm_page_free_batched {
+};
 
-struct trace_event_data_offsets_mm_page_pcpu_drain {};
+struct trace_event_data_offsets_mm_page_pcpu_drain {
+};
 
-struct trace_event_data_offsets_mm_shrink_slab_end {};
+struct trace_event_data_offsets_mm_shrink_slab_end {
+};
 
-struct trace_event_data_offsets_mm_shrink_slab_start {};
+struct trace_event_data_offsets_mm_shrink_slab_start {
+};
 
-struct trace_event_data_offsets_mm_vmscan_direct_reclaim_begin_template {};
+struct trace_event_data_offsets_mm_vmscan_direct_reclaim_begin_template {
+};
 
-struct trace_event_data_offsets_mm_vmscan_direct_reclaim_end_template {};
+struct trace_event_data_offsets_mm_vmscan_direct_reclaim_end_template {
+};
 
-struct trace_event_data_offsets_mm_vmscan_kswapd_sleep {};
+struct trace_event_data_offsets_mm_vmscan_kswapd_sleep {
+};
 
-struct trace_event_data_offsets_mm_vmscan_kswapd_wake {};
+struct trace_event_data_offsets_mm_vmscan_kswapd_wake {
+};
 
-struct trace_event_data_offsets_mm_vmscan_lru_isolate {};
+struct trace_event_data_offsets_mm_vmscan_lru_isolate {
+};
 
-struct trace_event_data_offsets_mm_vmscan_lru_shrink_active {};
+struct trace_event_data_offsets_mm_vmscan_lru_shrink_active {
+};
 
-struct trace_event_data_offsets_mm_vmscan_lru_shrink_inactive {};
+struct trace_event_data_offsets_mm_vmscan_lru_shrink_inactive {
+};
 
-struct trace_event_data_offsets_mm_vmscan_node_reclaim_begin {};
+struct trace_event_data_offsets_mm_vmscan_node_reclaim_begin {
+};
 
-struct trace_event_data_offsets_mm_vmscan_throttled {};
+struct trace_event_data_offsets_mm_vmscan_throttled {
+};
 
-struct trace_event_data_offsets_mm_vmscan_wakeup_kswapd {};
+struct trace_event_data_offsets_mm_vmscan_wakeup_kswapd {
+};
 
-struct trace_event_data_offsets_mm_vmscan_write_folio {};
+struct trace_event_data_offsets_mm_vmscan_write_folio {
+};
 
 struct trace_event_data_offsets_mmap_lock {
 	u32 memcg_path;
@@ -63809,7 +64166,8 @@ struct trace_event_data_offsets_mmap_lock_acquire_returned {
 	const void *memcg_path_ptr_;
 };
 
-struct trace_event_data_offsets_msr_trace_class {};
+struct trace_event_data_offsets_msr_trace_class {
+};
 
 struct trace_event_data_offsets_napi_poll {
 	u32 dev_name;
@@ -63831,7 +64189,8 @@ struct trace_event_data_offsets_neigh_update {
 	const void *dev_ptr_;
 };
 
-struct trace_event_data_offsets_net_dev_rx_exit_template {};
+struct trace_event_data_offsets_net_dev_rx_exit_template {
+};
 
 struct trace_event_data_offsets_net_dev_rx_verbose_template {
 	u32 name;
@@ -63860,72 +64219,103 @@ struct trace_event_data_offsets_net_dev_xmit_timeout {
 	const void *driver_ptr_;
 };
 
-struct trace_event_data_offsets_netfs_collect {};
+struct trace_event_data_offsets_netfs_collect {
+};
 
-struct trace_event_data_offsets_netfs_collect_folio {};
+struct trace_event_data_offsets_netfs_collect_folio {
+};
 
-struct trace_event_data_offsets_netfs_collect_gap {};
+struct trace_event_data_offsets_netfs_collect_gap {
+};
 
-struct trace_event_data_offsets_netfs_collect_sreq {};
+struct trace_event_data_offsets_netfs_collect_sreq {
+};
 
-struct trace_event_data_offsets_netfs_collect_state {};
+struct trace_event_data_offsets_netfs_collect_state {
+};
 
-struct trace_event_data_offsets_netfs_collect_stream {};
+struct trace_event_data_offsets_netfs_collect_stream {
+};
 
-struct trace_event_data_offsets_netfs_donate {};
+struct trace_event_data_offsets_netfs_donate {
+};
 
-struct trace_event_data_offsets_netfs_failure {};
+struct trace_event_data_offsets_netfs_failure {
+};
 
-struct trace_event_data_offsets_netfs_folio {};
+struct trace_event_data_offsets_netfs_folio {
+};
 
-struct trace_event_data_offsets_netfs_folioq {};
+struct trace_event_data_offsets_netfs_folioq {
+};
 
-struct trace_event_data_offsets_netfs_progress {};
+struct trace_event_data_offsets_netfs_progress {
+};
 
-struct trace_event_data_offsets_netfs_read {};
+struct trace_event_data_offsets_netfs_read {
+};
 
-struct trace_event_data_offsets_netfs_rreq {};
+struct trace_event_data_offsets_netfs_rreq {
+};
 
-struct trace_event_data_offsets_netfs_rreq_ref {};
+struct trace_event_data_offsets_netfs_rreq_ref {
+};
 
-struct trace_event_data_offsets_netfs_sreq {};
+struct trace_event_data_offsets_netfs_sreq {
+};
 
-struct trace_event_data_offsets_netfs_sreq_ref {};
+struct trace_event_data_offsets_netfs_sreq_ref {
+};
 
-struct trace_event_data_offsets_netfs_write {};
+struct trace_event_data_offsets_netfs_write {
+};
 
-struct trace_event_data_offsets_netfs_write_iter {};
+struct trace_event_data_offsets_netfs_write_iter {
+};
 
 struct trace_event_data_offsets_netlink_extack {
 	u32 msg;
 	const void *msg_ptr_;
 };
 
-struct trace_event_data_offsets_nmi_handler {};
+struct trace_event_data_offsets_nmi_handler {
+};
 
-struct trace_event_data_offsets_notifier_info {};
+struct trace_event_data_offsets_notifier_info {
+};
 
-struct trace_event_data_offsets_oom_score_adj_update {};
+struct trace_event_data_offsets_oom_score_adj_update {
+};
 
-struct trace_event_data_offsets_page_pool_release {};
+struct trace_event_data_offsets_page_pool_release {
+};
 
-struct trace_event_data_offsets_page_pool_state_hold {};
+struct trace_event_data_offsets_page_pool_state_hold {
+};
 
-struct trace_event_data_offsets_page_pool_state_release {};
+struct trace_event_data_offsets_page_pool_state_release {
+};
 
-struct trace_event_data_offsets_page_pool_update_nid {};
+struct trace_event_data_offsets_page_pool_update_nid {
+};
 
-struct trace_event_data_offsets_percpu_alloc_percpu {};
+struct trace_event_data_offsets_percpu_alloc_percpu {
+};
 
-struct trace_event_data_offsets_percpu_alloc_percpu_fail {};
+struct trace_event_data_offsets_percpu_alloc_percpu_fail {
+};
 
-struct trace_event_data_offsets_percpu_create_chunk {};
+struct trace_event_data_offsets_percpu_create_chunk {
+};
 
-struct trace_event_data_offsets_percpu_destroy_chunk {};
+struct trace_event_data_offsets_percpu_destroy_chunk {
+};
 
-struct trace_event_data_offsets_percpu_free_percpu {};
+struct trace_event_data_offsets_percpu_free_percpu {
+};
 
-struct trace_event_data_offsets_pm_qos_update {};
+struct trace_event_data_offsets_pm_qos_update {
+};
 
 struct trace_event_data_offsets_power_domain {
 	u32 name;
@@ -63937,9 +64327,11 @@ struct trace_event_data_offsets_powernv_throttle {
 	const void *reason_ptr_;
 };
 
-struct trace_event_data_offsets_pstate_sample {};
+struct trace_event_data_offsets_pstate_sample {
+};
 
-struct trace_event_data_offsets_purge_vmap_area_lazy {};
+struct trace_event_data_offsets_purge_vmap_area_lazy {
+};
 
 struct trace_event_data_offsets_qdisc_create {
 	u32 dev;
@@ -63948,7 +64340,8 @@ struct trace_event_data_offsets_qdisc_create {
 	const void *kind_ptr_;
 };
 
-struct trace_event_data_offsets_qdisc_dequeue {};
+struct trace_event_data_offsets_qdisc_dequeue {
+};
 
 struct trace_event_data_offsets_qdisc_destroy {
 	u32 dev;
@@ -63957,7 +64350,8 @@ struct trace_event_data_offsets_qdisc_destroy {
 	const void *kind_ptr_;
 };
 
-struct trace_event_data_offsets_qdisc_enqueue {};
+struct trace_event_data_offsets_qdisc_enqueue {
+};
 
 struct trace_event_data_offsets_qdisc_reset {
 	u32 dev;
@@ -63966,48 +64360,67 @@ struct trace_event_data_offsets_qdisc_reset {
 	const void *kind_ptr_;
 };
 
-struct trace_event_data_offsets_rcu_stall_warning {};
+struct trace_event_data_offsets_rcu_stall_warning {
+};
 
-struct trace_event_data_offsets_rcu_utilization {};
+struct trace_event_data_offsets_rcu_utilization {
+};
 
-struct trace_event_data_offsets_reclaim_retry_zone {};
+struct trace_event_data_offsets_reclaim_retry_zone {
+};
 
-struct trace_event_data_offsets_rss_stat {};
+struct trace_event_data_offsets_rss_stat {
+};
 
-struct trace_event_data_offsets_rtc_alarm_irq_enable {};
+struct trace_event_data_offsets_rtc_alarm_irq_enable {
+};
 
-struct trace_event_data_offsets_rtc_irq_set_freq {};
+struct trace_event_data_offsets_rtc_irq_set_freq {
+};
 
-struct trace_event_data_offsets_rtc_irq_set_state {};
+struct trace_event_data_offsets_rtc_irq_set_state {
+};
 
-struct trace_event_data_offsets_rtc_offset_class {};
+struct trace_event_data_offsets_rtc_offset_class {
+};
 
-struct trace_event_data_offsets_rtc_time_alarm_class {};
+struct trace_event_data_offsets_rtc_time_alarm_class {
+};
 
-struct trace_event_data_offsets_rtc_timer_class {};
+struct trace_event_data_offsets_rtc_timer_class {
+};
 
 struct trace_event_data_offsets_sched_ext_dump {
 	u32 line;
 	const void *line_ptr_;
 };
 
-struct trace_event_data_offsets_sched_kthread_stop {};
+struct trace_event_data_offsets_sched_kthread_stop {
+};
 
-struct trace_event_data_offsets_sched_kthread_stop_ret {};
+struct trace_event_data_offsets_sched_kthread_stop_ret {
+};
 
-struct trace_event_data_offsets_sched_kthread_work_execute_end {};
+struct trace_event_data_offsets_sched_kthread_work_execute_end {
+};
 
-struct trace_event_data_offsets_sched_kthread_work_execute_start {};
+struct trace_event_data_offsets_sched_kthread_work_execute_start {
+};
 
-struct trace_event_data_offsets_sched_kthread_work_queue_work {};
+struct trace_event_data_offsets_sched_kthread_work_queue_work {
+};
 
-struct trace_event_data_offsets_sched_migrate_task {};
+struct trace_event_data_offsets_sched_migrate_task {
+};
 
-struct trace_event_data_offsets_sched_move_numa {};
+struct trace_event_data_offsets_sched_move_numa {
+};
 
-struct trace_event_data_offsets_sched_numa_pair_template {};
+struct trace_event_data_offsets_sched_numa_pair_template {
+};
 
-struct trace_event_data_offsets_sched_pi_setprio {};
+struct trace_event_data_offsets_sched_pi_setprio {
+};
 
 struct trace_event_data_offsets_sched_prepare_exec {
 	u32 interp;
@@ -64023,80 +64436,115 @@ struct trace_event_data_offsets_sched_process_exec {
 	const void *filename_ptr_;
 };
 
-struct trace_event_data_offsets_sched_process_fork {};
+struct trace_event_data_offsets_sched_process_fork {
+};
 
-struct trace_event_data_offsets_sched_process_template {};
+struct trace_event_data_offsets_sched_process_template {
+};
 
-struct trace_event_data_offsets_sched_process_wait {};
+struct trace_event_data_offsets_sched_process_wait {
+};
 
-struct trace_event_data_offsets_sched_stat_runtime {};
+struct trace_event_data_offsets_sched_stat_runtime {
+};
 
-struct trace_event_data_offsets_sched_stat_template {};
+struct trace_event_data_offsets_sched_stat_template {
+};
 
-struct trace_event_data_offsets_sched_switch {};
+struct trace_event_data_offsets_sched_switch {
+};
 
-struct trace_event_data_offsets_sched_wake_idle_without_ipi {};
+struct trace_event_data_offsets_sched_wake_idle_without_ipi {
+};
 
-struct trace_event_data_offsets_sched_wakeup_template {};
+struct trace_event_data_offsets_sched_wakeup_template {
+};
 
-struct trace_event_data_offsets_signal_deliver {};
+struct trace_event_data_offsets_signal_deliver {
+};
 
-struct trace_event_data_offsets_signal_generate {};
+struct trace_event_data_offsets_signal_generate {
+};
 
-struct trace_event_data_offsets_sk_data_ready {};
+struct trace_event_data_offsets_sk_data_ready {
+};
 
-struct trace_event_data_offsets_skb_copy_datagram_iovec {};
+struct trace_event_data_offsets_skb_copy_datagram_iovec {
+};
 
-struct trace_event_data_offsets_skip_task_reaping {};
+struct trace_event_data_offsets_skip_task_reaping {
+};
 
-struct trace_event_data_offsets_sock_exceed_buf_limit {};
+struct trace_event_data_offsets_sock_exceed_buf_limit {
+};
 
-struct trace_event_data_offsets_sock_msg_length {};
+struct trace_event_data_offsets_sock_msg_length {
+};
 
-struct trace_event_data_offsets_sock_rcvqueue_full {};
+struct trace_event_data_offsets_sock_rcvqueue_full {
+};
 
-struct trace_event_data_offsets_softirq {};
+struct trace_event_data_offsets_softirq {
+};
 
-struct trace_event_data_offsets_start_task_reaping {};
+struct trace_event_data_offsets_start_task_reaping {
+};
 
-struct trace_event_data_offsets_suspend_resume {};
+struct trace_event_data_offsets_suspend_resume {
+};
 
 struct trace_event_data_offsets_swiotlb_bounced {
 	u32 dev_name;
 	const void *dev_name_ptr_;
 };
 
-struct trace_event_data_offsets_sys_enter {};
+struct trace_event_data_offsets_sys_enter {
+};
 
-struct trace_event_data_offsets_sys_exit {};
+struct trace_event_data_offsets_sys_exit {
+};
 
-struct trace_event_data_offsets_task_newtask {};
+struct trace_event_data_offsets_task_newtask {
+};
 
-struct trace_event_data_offsets_task_rename {};
+struct trace_event_data_offsets_task_rename {
+};
 
-struct trace_event_data_offsets_tasklet {};
+struct trace_event_data_offsets_tasklet {
+};
 
-struct trace_event_data_offsets_tcp_ao_event {};
+struct trace_event_data_offsets_tcp_ao_event {
+};
 
-struct trace_event_data_offsets_tcp_ao_event_sk {};
+struct trace_event_data_offsets_tcp_ao_event_sk {
+};
 
-struct trace_event_data_offsets_tcp_ao_event_sne {};
+struct trace_event_data_offsets_tcp_ao_event_sne {
+};
 
-struct trace_event_data_offsets_tcp_cong_state_set {};
+struct trace_event_data_offsets_tcp_cong_state_set {
+};
 
-struct trace_event_data_offsets_tcp_event_sk {};
+struct trace_event_data_offsets_tcp_event_sk {
+};
 
-struct trace_event_data_offsets_tcp_event_sk_skb {};
+struct trace_event_data_offsets_tcp_event_sk_skb {
+};
 
-struct trace_event_data_offsets_tcp_event_skb {};
+struct trace_event_data_offsets_tcp_event_skb {
+};
 
-struct trace_event_data_offsets_tcp_hash_event {};
+struct trace_event_data_offsets_tcp_hash_event {
+};
 
-struct trace_event_data_offsets_tcp_probe {};
+struct trace_event_data_offsets_tcp_probe {
+};
 
-struct trace_event_data_offsets_tcp_retransmit_synack {};
+struct trace_event_data_offsets_tcp_retransmit_synack {
+};
 
-struct trace_event_data_offsets_tcp_send_reset {};
+struct trace_event_data_offsets_tcp_send_reset {
+};
 
 struct trace_event_data_offsets_thermal_temperature {
 	u32 thermal_zone;
@@ -64108,119 +64556,171 @@ struct trace_event_data_offsets_thermal_zone_trip {
 	const void *thermal_zone_ptr_;
 };
 
-struct trace_event_data_offsets_tick_stop {};
+struct trace_event_data_offsets_tick_stop {
+};
 
-struct trace_event_data_offsets_timer_base_idle {};
+struct trace_event_data_offsets_timer_base_idle {
+};
 
-struct trace_event_data_offsets_timer_class {};
+struct trace_event_data_offsets_timer_class {
+};
 
-struct trace_event_data_offsets_timer_expire_entry {};
+struct trace_event_data_offsets_timer_expire_entry {
+};
 
-struct trace_event_data_offsets_timer_start {};
+struct trace_event_data_offsets_timer_start {
+};
 
-struct trace_event_data_offsets_tlb_flush {};
+struct trace_event_data_offsets_tlb_flush {
+};
 
-struct trace_event_data_offsets_tmigr_connect_child_parent {};
+struct trace_event_data_offsets_tmigr_connect_child_parent {
+};
 
-struct trace_event_data_offsets_tmigr_connect_cpu_parent {};
+struct trace_event_data_offsets_tmigr_connect_cpu_parent {
+};
 
-struct trace_event_data_offsets_tmigr_cpugroup {};
+struct trace_event_data_offsets_tmigr_cpugroup {
+};
 
-struct trace_event_data_offsets_tmigr_group_and_cpu {};
+struct trace_event_data_offsets_tmigr_group_and_cpu {
+};
 
-struct trace_event_data_offsets_tmigr_group_set {};
+struct trace_event_data_offsets_tmigr_group_set {
+};
 
-struct trace_event_data_offsets_tmigr_handle_remote {};
+struct trace_event_data_offsets_tmigr_handle_remote {
+};
 
-struct trace_event_data_offsets_tmigr_idle {};
+struct trace_event_data_offsets_tmigr_idle {
+};
 
-struct trace_event_data_offsets_tmigr_update_events {};
+struct trace_event_data_offsets_tmigr_update_events {
+};
 
-struct trace_event_data_offsets_udp_fail_queue_rcv_skb {};
+struct trace_event_data_offsets_udp_fail_queue_rcv_skb {
+};
 
-struct trace_event_data_offsets_vector_activate {};
+struct trace_event_data_offsets_vector_activate {
+};
 
-struct trace_event_data_offsets_vector_alloc {};
+struct trace_event_data_offsets_vector_alloc {
+};
 
-struct trace_event_data_offsets_vector_alloc_managed {};
+struct trace_event_data_offsets_vector_alloc_managed {
+};
 
-struct trace_event_data_offsets_vector_config {};
+struct trace_event_data_offsets_vector_config {
+};
 
-struct trace_event_data_offsets_vector_free_moved {};
+struct trace_event_data_offsets_vector_free_moved {
+};
 
-struct trace_event_data_offsets_vector_mod {};
+struct trace_event_data_offsets_vector_mod {
+};
 
-struct trace_event_data_offsets_vector_reserve {};
+struct trace_event_data_offsets_vector_reserve {
+};
 
-struct trace_event_data_offsets_vector_setup {};
+struct trace_event_data_offsets_vector_setup {
+};
 
-struct trace_event_data_offsets_vector_teardown {};
+struct trace_event_data_offsets_vector_teardown {
+};
 
-struct trace_event_data_offsets_vm_unmapped_area {};
+struct trace_event_data_offsets_vm_unmapped_area {
+};
 
-struct trace_event_data_offsets_vma_mas_szero {};
+struct trace_event_data_offsets_vma_mas_szero {
+};
 
-struct trace_event_data_offsets_vma_store {};
+struct trace_event_data_offsets_vma_store {
+};
 
-struct trace_event_data_offsets_wake_reaper {};
+struct trace_event_data_offsets_wake_reaper {
+};
 
 struct trace_event_data_offsets_wakeup_source {
 	u32 name;
 	const void *name_ptr_;
 };
 
-struct trace_event_data_offsets_wbc_class {};
+struct trace_event_data_offsets_wbc_class {
+};
 
-struct trace_event_data_offsets_workqueue_activate_work {};
+struct trace_event_data_offsets_workqueue_activate_work {
+};
 
-struct trace_event_data_offsets_workqueue_execute_end {};
+struct trace_event_data_offsets_workqueue_execute_end {
+};
 
-struct trace_event_data_offsets_workqueue_execute_start {};
+struct trace_event_data_offsets_workqueue_execute_start {
+};
 
 struct trace_event_data_offsets_workqueue_queue_work {
 	u32 workqueue;
 	const void *workqueue_ptr_;
 };
 
-struct trace_event_data_offsets_writeback_bdi_register {};
+struct trace_event_data_offsets_writeback_bdi_register {
+};
 
-struct trace_event_data_offsets_writeback_class {};
+struct trace_event_data_offsets_writeback_class {
+};
 
-struct trace_event_data_offsets_writeback_dirty_inode_template {};
+struct trace_event_data_offsets_writeback_dirty_inode_template {
+};
 
-struct trace_event_data_offsets_writeback_folio_template {};
+struct trace_event_data_offsets_writeback_folio_template {
+};
 
-struct trace_event_data_offsets_writeback_inode_template {};
+struct trace_event_data_offsets_writeback_inode_template {
+};
 
-struct trace_event_data_offsets_writeback_pages_written {};
+struct trace_event_data_offsets_writeback_pages_written {
+};
 
-struct trace_event_data_offsets_writeback_queue_io {};
+struct trace_event_data_offsets_writeback_queue_io {
+};
 
-struct trace_event_data_offsets_writeback_sb_inodes_requeue {};
+struct trace_event_data_offsets_writeback_sb_inodes_requeue {
+};
 
-struct trace_event_data_offsets_writeback_single_inode_template {};
+struct trace_event_data_offsets_writeback_single_inode_template {
+};
 
-struct trace_event_data_offsets_writeback_work_class {};
+struct trace_event_data_offsets_writeback_work_class {
+};
 
-struct trace_event_data_offsets_writeback_write_inode_template {};
+struct trace_event_data_offsets_writeback_write_inode_template {
+};
 
-struct trace_event_data_offsets_x86_exceptions {};
+struct trace_event_data_offsets_x86_exceptions {
+};
 
-struct trace_event_data_offsets_x86_fpu {};
+struct trace_event_data_offsets_x86_fpu {
+};
 
-struct trace_event_data_offsets_x86_irq_vector {};
+struct trace_event_data_offsets_x86_irq_vector {
+};
 
-struct trace_event_data_offsets_xdp_bulk_tx {};
+struct trace_event_data_offsets_xdp_bulk_tx {
+};
 
-struct trace_event_data_offsets_xdp_cpumap_enqueue {};
+struct trace_event_data_offsets_xdp_cpumap_enqueue {
+};
 
-struct trace_event_data_offsets_xdp_cpumap_kthread {};
+struct trace_event_data_offsets_xdp_cpumap_kthread {
+};
 
-struct trace_event_data_offsets_xdp_devmap_xmit {};
+struct trace_event_data_offsets_xdp_devmap_xmit {
+};
 
-struct trace_event_data_offsets_xdp_exception {};
+struct trace_event_data_offsets_xdp_exception {
+};
 
-struct trace_event_data_offsets_xdp_redirect_template {};
+struct trace_event_data_offsets_xdp_redirect_template {
+};
 
 struct trace_event_fields {
 	const char *type;
@@ -64229,8 +64729,8 @@ struct trace_event_fields {
 			const char *name;
 			const int size;
 			const int align;
-			const unsigned int is_signed: 1;
-			unsigned int needs_test: 1;
+			const unsigned int is_signed : 1;
+			unsigned int needs_test : 1;
 			const int filter_type;
 			const int len;
 		};
@@ -67319,7 +67819,8 @@ struct tracer {
 	void (*close)(struct trace_iterator *);
 	void (*pipe_close)(struct trace_iterator *);
 	ssize_t (*read)(struct trace_iterator *, struct file *, char *, size_t, loff_t *);
-	ssize_t (*splice_read)(struct trace_iterator *, struct file *, loff_t *, struct pipe_inode_info *, size_t, unsigned int);
+	ssize_t (*splice_read)(struct trace_iterator *, struct file *, loff_t *,
+			       struct pipe_inode_info *, size_t, unsigned int);
 	void (*print_header)(struct seq_file *);
 	enum print_line_t (*print_line)(struct trace_iterator *);
 	int (*set_flag)(struct trace_array *, u32, u32, int);
@@ -67347,8 +67848,8 @@ typedef int (*cmp_func_t)(const void *, const void *);
 
 struct tracer_stat {
 	const char *name;
-	void * (*stat_start)(struct tracer_stat *);
-	void * (*stat_next)(void *, int);
+	void *(*stat_start)(struct tracer_stat *);
+	void *(*stat_next)(void *, int);
 	cmp_func_t stat_cmp;
 	int (*stat_show)(struct seq_file *, void *);
 	void (*stat_release)(void *);
@@ -67442,16 +67943,17 @@ struct ts_state;
 struct ts_config {
 	struct ts_ops *ops;
 	int flags;
-	unsigned int (*get_next_block)(unsigned int, const u8 **, struct ts_config *, struct ts_state *);
+	unsigned int (*get_next_block)(unsigned int, const u8 **, struct ts_config *,
+				       struct ts_state *);
 	void (*finish)(struct ts_config *, struct ts_state *);
 };
 
 struct ts_ops {
 	const char *name;
-	struct ts_config * (*init)(const void *, unsigned int, gfp_t, int);
+	struct ts_config *(*init)(const void *, unsigned int, gfp_t, int);
 	unsigned int (*find)(struct ts_config *, struct ts_state *);
 	void (*destroy)(struct ts_config *);
-	void * (*get_pattern)(struct ts_config *);
+	void *(*get_pattern)(struct ts_config *);
 	unsigned int (*get_pattern_len)(struct ts_config *);
 	struct module *owner;
 	struct list_head list;
@@ -67535,7 +68037,8 @@ struct tty_ldisc_ops {
 	int (*open)(struct tty_struct *);
 	void (*close)(struct tty_struct *);
 	void (*flush_buffer)(struct tty_struct *);
-	ssize_t (*read)(struct tty_struct *, struct file *, u8 *, size_t, void **, long unsigned int);
+	ssize_t (*read)(struct tty_struct *, struct file *, u8 *, size_t, void **,
+			long unsigned int);
 	ssize_t (*write)(struct tty_struct *, struct file *, const u8 *, size_t);
 	int (*ioctl)(struct tty_struct *, unsigned int, long unsigned int);
 	int (*compat_ioctl)(struct tty_struct *, unsigned int, long unsigned int);
@@ -67551,7 +68054,7 @@ struct tty_ldisc_ops {
 };
 
 struct tty_operations {
-	struct tty_struct * (*lookup)(struct tty_driver *, struct file *, int);
+	struct tty_struct *(*lookup)(struct tty_driver *, struct file *, int);
 	int (*install)(struct tty_driver *, struct tty_struct *);
 	void (*remove)(struct tty_driver *, struct tty_struct *);
 	int (*open)(struct tty_struct *, struct file *);
@@ -67657,7 +68160,7 @@ struct uart_8250_em485 {
 	struct hrtimer stop_tx_timer;
 	struct hrtimer *active_timer;
 	struct uart_8250_port *port;
-	unsigned int tx_stopped: 1;
+	unsigned int tx_stopped : 1;
 };
 
 struct uart_8250_ops {
@@ -67735,7 +68238,7 @@ struct uart_ops {
 	void (*set_termios)(struct uart_port *, struct ktermios *, const struct ktermios *);
 	void (*set_ldisc)(struct uart_port *, struct ktermios *);
 	void (*pm)(struct uart_port *, unsigned int, unsigned int);
-	const char * (*type)(struct uart_port *);
+	const char *(*type)(struct uart_port *);
 	void (*release_port)(struct uart_port *);
 	int (*request_port)(struct uart_port *);
 	void (*config_port)(struct uart_port *, int);
@@ -67761,7 +68264,7 @@ struct ubuf_info_msgzc {
 		struct {
 			u32 id;
 			u16 len;
-			u16 zerocopy: 1;
+			u16 zerocopy : 1;
 			u32 bytelen;
 		};
 	};
@@ -67814,26 +68317,26 @@ struct udp_sock {
 	void (*encap_err_rcv)(struct sock *, struct sk_buff *, int, __be16, u32, u8 *);
 	int (*encap_err_lookup)(struct sock *, struct sk_buff *);
 	void (*encap_destroy)(struct sock *);
-	struct sk_buff * (*gro_receive)(struct sock *, struct list_head *, struct sk_buff *);
+	struct sk_buff *(*gro_receive)(struct sock *, struct list_head *, struct sk_buff *);
 	int (*gro_complete)(struct sock *, struct sk_buff *, int);
 	struct sk_buff_head reader_queue;
 	int forward_deficit;
 	int forward_threshold;
 	bool peeking_with_offset;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct udp6_sock {
 	struct udp_sock udp;
 	struct ipv6_pinfo inet6;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct udp_dev_scratch {
@@ -67890,7 +68393,8 @@ struct udp_tunnel_nic_shared;
 
 struct udp_tunnel_nic_info {
 	int (*set_port)(struct net_device *, unsigned int, unsigned int, struct udp_tunnel_info *);
-	int (*unset_port)(struct net_device *, unsigned int, unsigned int, struct udp_tunnel_info *);
+	int (*unset_port)(struct net_device *, unsigned int, unsigned int,
+			  struct udp_tunnel_info *);
 	int (*sync_table)(struct net_device *, unsigned int);
 	struct udp_tunnel_nic_shared *shared;
 	unsigned int flags;
@@ -67949,20 +68453,20 @@ struct uncore_global_discovery {
 	union {
 		u64 table1;
 		struct {
-			u64 type: 8;
-			u64 stride: 8;
-			u64 max_units: 10;
-			u64 __reserved_1: 36;
-			u64 access_type: 2;
+			u64 type : 8;
+			u64 stride : 8;
+			u64 max_units : 10;
+			u64 __reserved_1 : 36;
+			u64 access_type : 2;
 		};
 	};
 	u64 ctl;
 	union {
 		u64 table3;
 		struct {
-			u64 status_offset: 8;
-			u64 num_status: 16;
-			u64 __reserved_2: 40;
+			u64 status_offset : 8;
+			u64 num_status : 16;
+			u64 __reserved_2 : 40;
 		};
 	};
 };
@@ -67976,22 +68480,22 @@ struct uncore_unit_discovery {
 	union {
 		u64 table1;
 		struct {
-			u64 num_regs: 8;
-			u64 ctl_offset: 8;
-			u64 bit_width: 8;
-			u64 ctr_offset: 8;
-			u64 status_offset: 8;
-			u64 __reserved_1: 22;
-			u64 access_type: 2;
+			u64 num_regs : 8;
+			u64 ctl_offset : 8;
+			u64 bit_width : 8;
+			u64 ctr_offset : 8;
+			u64 status_offset : 8;
+			u64 __reserved_1 : 22;
+			u64 access_type : 2;
 		};
 	};
 	u64 ctl;
 	union {
 		u64 table3;
 		struct {
-			u64 box_type: 16;
-			u64 box_id: 16;
-			u64 __reserved_2: 32;
+			u64 box_type : 16;
+			u64 box_id : 16;
+			u64 __reserved_2 : 32;
 		};
 	};
 };
@@ -68055,12 +68559,12 @@ struct unix_sock {
 	struct sock *listener;
 	struct unix_vertex *vertex;
 	spinlock_t lock;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct socket_wq peer_wq;
 	wait_queue_entry_t peer_wake;
 	struct scm_stat scm_stat;
@@ -68182,7 +68686,7 @@ struct used_address {
 
 struct user_arg_ptr {
 	union {
-		const char * const *native;
+		const char *const *native;
 	} ptr;
 };
 
@@ -68190,13 +68694,13 @@ struct user_desc {
 	unsigned int entry_number;
 	unsigned int base_addr;
 	unsigned int limit;
-	unsigned int seg_32bit: 1;
-	unsigned int contents: 2;
-	unsigned int read_exec_only: 1;
-	unsigned int limit_in_pages: 1;
-	unsigned int seg_not_present: 1;
-	unsigned int useable: 1;
-	unsigned int lm: 1;
+	unsigned int seg_32bit : 1;
+	unsigned int contents : 2;
+	unsigned int read_exec_only : 1;
+	unsigned int limit_in_pages : 1;
+	unsigned int seg_not_present : 1;
+	unsigned int useable : 1;
+	unsigned int lm : 1;
 };
 
 struct user_i387_ia32_struct {
@@ -68233,7 +68737,8 @@ struct user_regset;
 
 typedef int user_regset_get2_fn(struct task_struct *, const struct user_regset *, struct membuf);
 
-typedef int user_regset_set_fn(struct task_struct *, const struct user_regset *, unsigned int, unsigned int, const void *, const void *);
+typedef int user_regset_set_fn(struct task_struct *, const struct user_regset *, unsigned int,
+			       unsigned int, const void *, const void *);
 
 typedef int user_regset_active_fn(struct task_struct *, const struct user_regset *);
 
@@ -68338,11 +68843,11 @@ struct va_alignment {
 	int flags;
 	long unsigned int mask;
 	long unsigned int bits;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct va_format {
@@ -68360,7 +68865,7 @@ struct vc_state {
 	unsigned int y;
 	unsigned char color;
 	unsigned char Gx_charset[2];
-	unsigned int charset: 1;
+	unsigned int charset : 1;
 	enum vc_intensity intensity;
 	bool italic;
 	bool underline;
@@ -68414,18 +68919,18 @@ struct vc_data {
 	struct pid *vt_pid;
 	int vt_newvt;
 	wait_queue_head_t paste_wait;
-	unsigned int vc_disp_ctrl: 1;
-	unsigned int vc_toggle_meta: 1;
-	unsigned int vc_decscnm: 1;
-	unsigned int vc_decom: 1;
-	unsigned int vc_decawm: 1;
-	unsigned int vc_deccm: 1;
-	unsigned int vc_decim: 1;
-	unsigned int vc_priv: 3;
-	unsigned int vc_need_wrap: 1;
-	unsigned int vc_can_do_color: 1;
-	unsigned int vc_report_mouse: 2;
-	unsigned char vc_utf: 1;
+	unsigned int vc_disp_ctrl : 1;
+	unsigned int vc_toggle_meta : 1;
+	unsigned int vc_decscnm : 1;
+	unsigned int vc_decom : 1;
+	unsigned int vc_decawm : 1;
+	unsigned int vc_deccm : 1;
+	unsigned int vc_decim : 1;
+	unsigned int vc_priv : 3;
+	unsigned int vc_need_wrap : 1;
+	unsigned int vc_can_do_color : 1;
+	unsigned int vc_report_mouse : 2;
+	unsigned char vc_utf : 1;
 	unsigned char vc_utf_count;
 	int vc_utf_char;
 	long unsigned int vc_tab_stop[4];
@@ -68661,14 +69166,15 @@ struct virtio_config_ops {
 	u8 (*get_status)(struct virtio_device *);
 	void (*set_status)(struct virtio_device *, u8);
 	void (*reset)(struct virtio_device *);
-	int (*find_vqs)(struct virtio_device *, unsigned int, struct virtqueue **, struct virtqueue_info *, struct irq_affinity *);
+	int (*find_vqs)(struct virtio_device *, unsigned int, struct virtqueue **,
+			struct virtqueue_info *, struct irq_affinity *);
 	void (*del_vqs)(struct virtio_device *);
 	void (*synchronize_cbs)(struct virtio_device *);
 	u64 (*get_features)(struct virtio_device *);
 	int (*finalize_features)(struct virtio_device *);
-	const char * (*bus_name)(struct virtio_device *);
+	const char *(*bus_name)(struct virtio_device *);
 	int (*set_vq_affinity)(struct virtqueue *, const struct cpumask *);
-	const struct cpumask * (*get_vq_affinity)(struct virtio_device *, int);
+	const struct cpumask *(*get_vq_affinity)(struct virtio_device *, int);
 	bool (*get_shm_region)(struct virtio_device *, struct virtio_shm_region *, u8);
 	int (*disable_vq_and_reset)(struct virtqueue *);
 	int (*enable_vq_after_reset)(struct virtqueue *);
@@ -68813,7 +69319,9 @@ struct virtio_pci_device {
 	unsigned int msix_vectors;
 	unsigned int msix_used_vectors;
 	bool per_vq_vectors;
-	struct virtqueue * (*setup_vq)(struct virtio_pci_device *, struct virtio_pci_vq_info *, unsigned int, void (*)(struct virtqueue *), const char *, bool, u16);
+	struct virtqueue *(*setup_vq)(struct virtio_pci_device *, struct virtio_pci_vq_info *,
+				      unsigned int, void (*)(struct virtqueue *), const char *,
+				      bool, u16);
 	void (*del_vq)(struct virtio_pci_vq_info *);
 	u16 (*config_vector)(struct virtio_pci_device *, u16);
 	int (*avq_index)(struct virtio_device *, u16 *, u16 *);
@@ -68906,7 +69414,8 @@ struct vm_operations_struct {
 	void (*close)(struct vm_area_struct *);
 	int (*may_split)(struct vm_area_struct *, long unsigned int);
 	int (*mremap)(struct vm_area_struct *);
-	int (*mprotect)(struct vm_area_struct *, long unsigned int, long unsigned int, long unsigned int);
+	int (*mprotect)(struct vm_area_struct *, long unsigned int, long unsigned int,
+			long unsigned int);
 	vm_fault_t (*fault)(struct vm_fault *);
 	vm_fault_t (*huge_fault)(struct vm_fault *, unsigned int);
 	vm_fault_t (*map_pages)(struct vm_fault *, long unsigned int, long unsigned int);
@@ -68914,16 +69423,18 @@ struct vm_operations_struct {
 	vm_fault_t (*page_mkwrite)(struct vm_fault *);
 	vm_fault_t (*pfn_mkwrite)(struct vm_fault *);
 	int (*access)(struct vm_area_struct *, long unsigned int, void *, int, int);
-	const char * (*name)(struct vm_area_struct *);
+	const char *(*name)(struct vm_area_struct *);
 	int (*set_policy)(struct vm_area_struct *, struct mempolicy *);
-	struct mempolicy * (*get_policy)(struct vm_area_struct *, long unsigned int, long unsigned int *);
-	struct page * (*find_special_page)(struct vm_area_struct *, long unsigned int);
+	struct mempolicy *(*get_policy)(struct vm_area_struct *, long unsigned int,
+					long unsigned int *);
+	struct page *(*find_special_page)(struct vm_area_struct *, long unsigned int);
 };
 
 struct vm_special_mapping {
 	const char *name;
 	struct page **pages;
-	vm_fault_t (*fault)(const struct vm_special_mapping *, struct vm_area_struct *, struct vm_fault *);
+	vm_fault_t (*fault)(const struct vm_special_mapping *, struct vm_area_struct *,
+			    struct vm_fault *);
 	int (*mremap)(const struct vm_special_mapping *, struct vm_area_struct *);
 	void (*close)(const struct vm_special_mapping *, struct vm_area_struct *);
 };
@@ -68983,8 +69494,8 @@ struct vma_merge_struct {
 	struct anon_vma_name *anon_name;
 	enum vma_merge_flags merge_flags;
 	enum vma_merge_state state;
-	bool give_up_on_oom: 1;
-	bool skip_vma_uprobe: 1;
+	bool give_up_on_oom : 1;
+	bool skip_vma_uprobe : 1;
 };
 
 struct vma_munmap_struct {
@@ -69017,7 +69528,7 @@ struct vma_prepare {
 	struct vm_area_struct *insert;
 	struct vm_area_struct *remove;
 	struct vm_area_struct *remove2;
-	bool skip_vma_uprobe: 1;
+	bool skip_vma_uprobe : 1;
 };
 
 struct vmap_area {
@@ -69337,8 +69848,8 @@ struct wakeup_source {
 	long unsigned int expire_count;
 	long unsigned int wakeup_count;
 	struct device *dev;
-	bool active: 1;
-	bool autosleep_enabled: 1;
+	bool active : 1;
+	bool autosleep_enabled : 1;
 };
 
 struct warn_args {
@@ -69382,12 +69893,12 @@ struct wb_writeback_work {
 	long int nr_pages;
 	struct super_block *sb;
 	enum writeback_sync_modes sync_mode;
-	unsigned int tagged_writepages: 1;
-	unsigned int for_kupdate: 1;
-	unsigned int range_cyclic: 1;
-	unsigned int for_background: 1;
-	unsigned int for_sync: 1;
-	unsigned int auto_free: 1;
+	unsigned int tagged_writepages : 1;
+	unsigned int for_kupdate : 1;
+	unsigned int range_cyclic : 1;
+	unsigned int for_background : 1;
+	unsigned int for_sync : 1;
+	unsigned int auto_free : 1;
 	enum wb_reason reason;
 	struct list_head list;
 	struct wb_completion *done;
@@ -69503,17 +70014,17 @@ struct workqueue_struct {
 	struct wq_device *wq_dev;
 	char name[32];
 	struct callback_head rcu;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 	unsigned int flags;
 	struct pool_workqueue **cpu_pwq;
 	struct wq_node_nr_active *node_nr_active[0];
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct wq_barrier {
@@ -69568,14 +70079,14 @@ struct writeback_control {
 	loff_t range_start;
 	loff_t range_end;
 	enum writeback_sync_modes sync_mode;
-	unsigned int for_kupdate: 1;
-	unsigned int for_background: 1;
-	unsigned int tagged_writepages: 1;
-	unsigned int for_reclaim: 1;
-	unsigned int range_cyclic: 1;
-	unsigned int for_sync: 1;
-	unsigned int unpinned_netfs_wb: 1;
-	unsigned int no_cgroup_owner: 1;
+	unsigned int for_kupdate : 1;
+	unsigned int for_background : 1;
+	unsigned int tagged_writepages : 1;
+	unsigned int for_reclaim : 1;
+	unsigned int range_cyclic : 1;
+	unsigned int for_sync : 1;
+	unsigned int unpinned_netfs_wb : 1;
+	unsigned int no_cgroup_owner : 1;
 	struct swap_iocb **swap_plug;
 	struct list_head *list;
 	struct folio_batch fbatch;
@@ -69657,9 +70168,9 @@ struct x86_hybrid_pmu {
 	struct event_constraint *event_constraints;
 	struct event_constraint *pebs_constraints;
 	struct extra_reg *extra_regs;
-	unsigned int late_ack: 1;
-	unsigned int mid_ack: 1;
-	unsigned int enabled_ack: 1;
+	unsigned int late_ack : 1;
+	unsigned int mid_ack : 1;
+	unsigned int enabled_ack : 1;
 	u64 pebs_data_source[256];
 };
 
@@ -69678,7 +70189,7 @@ struct x86_init_irqs {
 	void (*intr_init)(void);
 	void (*intr_mode_select)(void);
 	void (*intr_mode_init)(void);
-	struct irq_domain * (*create_pci_msi_domain)(void);
+	struct irq_domain *(*create_pci_msi_domain)(void);
 };
 
 struct x86_init_mpparse {
@@ -69696,7 +70207,7 @@ struct x86_init_oem {
 struct x86_init_resources {
 	void (*probe_roms)(void);
 	void (*reserve_resources)(void);
-	char * (*memory_setup)(void);
+	char *(*memory_setup)(void);
 	void (*dmi_setup)(void);
 };
 
@@ -69744,7 +70255,7 @@ struct x86_legacy_features {
 };
 
 struct x86_mapping_info {
-	void * (*alloc_pgt_page)(void *);
+	void *(*alloc_pgt_page)(void *);
 	void (*free_pgt_page)(void *, void *);
 	void *context;
 	long unsigned int page_flag;
@@ -69779,21 +70290,21 @@ struct x86_perf_task_context_arch_lbr {
 
 struct x86_perf_task_context_arch_lbr_xsave {
 	struct x86_perf_task_context_opt opt;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	union {
 		struct xregs_state xsave;
 		struct {
 			struct fxregs_state i387;
 			struct xstate_header header;
 			struct arch_lbr_state lbr;
-			long: 64;
-			long: 64;
-			long: 64;
+			long : 64;
+			long : 64;
+			long : 64;
 		};
 	};
 };
@@ -69861,7 +70372,8 @@ struct x86_pmu {
 	int events_mask_len;
 	int apic;
 	u64 max_period;
-	struct event_constraint * (*get_event_constraints)(struct cpu_hw_events *, int, struct perf_event *);
+	struct event_constraint *(*get_event_constraints)(struct cpu_hw_events *, int,
+							  struct perf_event *);
 	void (*put_event_constraints)(struct cpu_hw_events *, struct perf_event *);
 	void (*start_scheduling)(struct cpu_hw_events *);
 	void (*commit_scheduling)(struct cpu_hw_events *, int, int);
@@ -69869,9 +70381,9 @@ struct x86_pmu {
 	struct event_constraint *event_constraints;
 	struct x86_pmu_quirk *quirks;
 	void (*limit_period)(struct perf_event *, s64 *);
-	unsigned int late_ack: 1;
-	unsigned int mid_ack: 1;
-	unsigned int enabled_ack: 1;
+	unsigned int late_ack : 1;
+	unsigned int mid_ack : 1;
+	unsigned int enabled_ack : 1;
 	int attr_rdpmc_broken;
 	int attr_rdpmc;
 	struct attribute **format_attrs;
@@ -69886,16 +70398,16 @@ struct x86_pmu {
 	void (*sched_task)(struct perf_event_pmu_context *, struct task_struct *, bool);
 	u64 intel_ctrl;
 	union perf_capabilities intel_cap;
-	unsigned int bts: 1;
-	unsigned int bts_active: 1;
-	unsigned int pebs: 1;
-	unsigned int pebs_active: 1;
-	unsigned int pebs_broken: 1;
-	unsigned int pebs_prec_dist: 1;
-	unsigned int pebs_no_tlb: 1;
-	unsigned int pebs_no_isolation: 1;
-	unsigned int pebs_block: 1;
-	unsigned int pebs_ept: 1;
+	unsigned int bts : 1;
+	unsigned int bts_active : 1;
+	unsigned int pebs : 1;
+	unsigned int pebs_active : 1;
+	unsigned int pebs_broken : 1;
+	unsigned int pebs_prec_dist : 1;
+	unsigned int pebs_no_tlb : 1;
+	unsigned int pebs_no_isolation : 1;
+	unsigned int pebs_block : 1;
+	unsigned int pebs_ept : 1;
 	int pebs_record_size;
 	int pebs_buffer_size;
 	u64 pebs_events_mask;
@@ -69921,20 +70433,20 @@ struct x86_pmu {
 	};
 	bool lbr_double_abort;
 	bool lbr_pt_coexist;
-	unsigned int lbr_has_info: 1;
-	unsigned int lbr_has_tsx: 1;
-	unsigned int lbr_from_flags: 1;
-	unsigned int lbr_to_cycles: 1;
-	unsigned int lbr_depth_mask: 8;
-	unsigned int lbr_deep_c_reset: 1;
-	unsigned int lbr_lip: 1;
-	unsigned int lbr_cpl: 1;
-	unsigned int lbr_filter: 1;
-	unsigned int lbr_call_stack: 1;
-	unsigned int lbr_mispred: 1;
-	unsigned int lbr_timed_lbr: 1;
-	unsigned int lbr_br_type: 1;
-	unsigned int lbr_counters: 4;
+	unsigned int lbr_has_info : 1;
+	unsigned int lbr_has_tsx : 1;
+	unsigned int lbr_from_flags : 1;
+	unsigned int lbr_to_cycles : 1;
+	unsigned int lbr_depth_mask : 8;
+	unsigned int lbr_deep_c_reset : 1;
+	unsigned int lbr_lip : 1;
+	unsigned int lbr_cpl : 1;
+	unsigned int lbr_filter : 1;
+	unsigned int lbr_call_stack : 1;
+	unsigned int lbr_mispred : 1;
+	unsigned int lbr_timed_lbr : 1;
+	unsigned int lbr_br_type : 1;
+	unsigned int lbr_counters : 4;
 	void (*lbr_reset)(void);
 	void (*lbr_read)(struct cpu_hw_events *);
 	void (*lbr_save)(void *);
@@ -69942,11 +70454,11 @@ struct x86_pmu {
 	atomic_t lbr_exclusive[3];
 	int num_topdown_events;
 	void (*swap_task_ctx)(struct perf_event_pmu_context *, struct perf_event_pmu_context *);
-	unsigned int amd_nb_constraints: 1;
+	unsigned int amd_nb_constraints : 1;
 	u64 perf_ctr_pair_en;
 	struct extra_reg *extra_regs;
 	unsigned int flags;
-	struct perf_guest_switch_msr * (*guest_get_msrs)(int *, void *);
+	struct perf_guest_switch_msr *(*guest_get_msrs)(int *, void *);
 	int (*check_period)(struct perf_event *, u64);
 	int (*aux_output_match)(struct perf_event *);
 	void (*filter)(struct pmu *, int, bool *);
@@ -69963,26 +70475,26 @@ struct x86_pmu_capability {
 	int bit_width_fixed;
 	unsigned int events_mask;
 	int events_mask_len;
-	unsigned int pebs_ept: 1;
+	unsigned int pebs_ept : 1;
 };
 
 union x86_pmu_config {
 	struct {
-		u64 event: 8;
-		u64 umask: 8;
-		u64 usr: 1;
-		u64 os: 1;
-		u64 edge: 1;
-		u64 pc: 1;
-		u64 interrupt: 1;
-		u64 __reserved1: 1;
-		u64 en: 1;
-		u64 inv: 1;
-		u64 cmask: 8;
-		u64 event2: 4;
-		u64 __reserved2: 4;
-		u64 go: 1;
-		u64 ho: 1;
+		u64 event : 8;
+		u64 umask : 8;
+		u64 usr : 1;
+		u64 os : 1;
+		u64 edge : 1;
+		u64 pc : 1;
+		u64 interrupt : 1;
+		u64 __reserved1 : 1;
+		u64 en : 1;
+		u64 inv : 1;
+		u64 cmask : 8;
+		u64 event2 : 4;
+		u64 __reserved2 : 4;
+		u64 go : 1;
+		u64 ho : 1;
 	} bits;
 	u64 value;
 };
@@ -70067,8 +70579,10 @@ struct xattr_handler {
 	const char *prefix;
 	int flags;
 	bool (*list)(struct dentry *);
-	int (*get)(const struct xattr_handler *, struct dentry *, struct inode *, const char *, void *, size_t);
-	int (*set)(const struct xattr_handler *, struct mnt_idmap *, struct dentry *, struct inode *, const char *, const void *, size_t, int);
+	int (*get)(const struct xattr_handler *, struct dentry *, struct inode *, const char *,
+		   void *, size_t);
+	int (*set)(const struct xattr_handler *, struct mnt_idmap *, struct dentry *,
+		   struct inode *, const char *, const void *, size_t, int);
 };
 
 struct xattr_name {
@@ -70155,11 +70669,13 @@ struct xdp_page_head {
 	struct xdp_buff ctx;
 	union {
 		struct {
-			struct {} __empty_frame;
+			struct {
+			} __empty_frame;
 			struct xdp_frame frame[0];
 		};
 		struct {
-			struct {} __empty_data;
+			struct {
+			} __empty_data;
 			u8 data[0];
 		};
 	};
@@ -70171,11 +70687,11 @@ struct xdp_umem;
 
 struct xdp_sock {
 	struct sock sk;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct xsk_queue *rx;
 	struct net_device *dev;
 	struct xdp_umem *umem;
@@ -70189,7 +70705,7 @@ struct xdp_sock {
 		XSK_BOUND = 1,
 		XSK_UNBOUND = 2,
 	} state;
-	long: 64;
+	long : 64;
 	struct xsk_queue *tx;
 	struct list_head tx_list;
 	u32 tx_budget_spent;
@@ -70202,24 +70718,24 @@ struct xdp_sock {
 	struct mutex mutex;
 	struct xsk_queue *fq_tmp;
 	struct xsk_queue *cq_tmp;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 };
 
 struct xdp_test_data {
 	struct xdp_buff *orig_ctx;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
+	long : 64;
 	struct xdp_rxq_info rxq;
 	struct net_device *dev;
 	struct page_pool *pp;
@@ -70228,8 +70744,8 @@ struct xdp_test_data {
 	struct xdp_mem_info mem;
 	u32 batch_size;
 	u32 frame_cnt;
-	long: 64;
-	long: 64;
+	long : 64;
+	long : 64;
 };
 
 struct xdp_txq_info {
@@ -70287,9 +70803,9 @@ struct xfrm_dev_offload {
 	netdevice_tracker dev_tracker;
 	struct net_device *real_dev;
 	long unsigned int offload_handle;
-	u8 dir: 2;
-	u8 type: 2;
-	u8 flags: 2;
+	u8 dir : 2;
+	u8 type : 2;
+	u8 flags : 2;
 };
 
 struct xfrm_encap_tmpl {
@@ -70561,7 +71077,7 @@ struct xsk_buff_pool {
 	void *addrs;
 	spinlock_t cq_lock;
 	struct xdp_buff_xsk *free_heads[0];
-	long: 64;
+	long : 64;
 };
 
 struct xsk_tx_metadata_ops {
@@ -70578,12 +71094,12 @@ struct zap_details {
 
 union zen_patch_rev {
 	struct {
-		__u32 rev: 8;
-		__u32 stepping: 4;
-		__u32 model: 4;
-		__u32 __reserved: 4;
-		__u32 ext_model: 4;
-		__u32 ext_fam: 8;
+		__u32 rev : 8;
+		__u32 stepping : 4;
+		__u32 model : 4;
+		__u32 __reserved : 4;
+		__u32 ext_model : 4;
+		__u32 ext_fam : 8;
 	};
 	__u32 ucode_rev;
 };
@@ -70604,7 +71120,8 @@ typedef acpi_status (*acpi_execute_op)(struct acpi_walk_state *);
 
 typedef void (*acpi_gbl_event_handler)(u32, acpi_handle, u32, void *);
 
-typedef acpi_status (*acpi_gpe_callback)(struct acpi_gpe_xrupt_info *, struct acpi_gpe_block_info *, void *);
+typedef acpi_status (*acpi_gpe_callback)(struct acpi_gpe_xrupt_info *, struct acpi_gpe_block_info *,
+					 void *);
 
 typedef acpi_status (*acpi_init_handler)(acpi_handle, u32);
 
@@ -70612,7 +71129,8 @@ typedef u32 (*acpi_interface_handler)(acpi_string, u32);
 
 typedef u32 (*acpi_osd_handler)(void *);
 
-typedef acpi_status (*acpi_pkg_callback)(u8, union acpi_operand_object *, union acpi_generic_state *, void *);
+typedef acpi_status (*acpi_pkg_callback)(u8, union acpi_operand_object *,
+					 union acpi_generic_state *, void *);
 
 typedef acpi_status (*acpi_table_handler)(u32, void *, void *);
 
@@ -70626,11 +71144,14 @@ typedef int (*arch_set_vga_state_t)(struct pci_dev *, bool, unsigned int, u32);
 
 typedef int (*bpf_aux_classic_check_t)(struct sock_filter *, unsigned int);
 
-typedef u32 (*bpf_convert_ctx_access_t)(enum bpf_access_type, const struct bpf_insn *, struct bpf_insn *, struct bpf_prog *, u32 *);
+typedef u32 (*bpf_convert_ctx_access_t)(enum bpf_access_type, const struct bpf_insn *,
+					struct bpf_insn *, struct bpf_prog *, u32 *);
 
-typedef long unsigned int (*bpf_ctx_copy_t)(void *, const void *, long unsigned int, long unsigned int);
+typedef long unsigned int (*bpf_ctx_copy_t)(void *, const void *, long unsigned int,
+					    long unsigned int);
 
-typedef unsigned int (*bpf_dispatcher_fn)(const void *, const struct bpf_insn *, unsigned int (*)(const void *, const struct bpf_insn *));
+typedef unsigned int (*bpf_dispatcher_fn)(const void *, const struct bpf_insn *,
+					  unsigned int (*)(const void *, const struct bpf_insn *));
 
 typedef unsigned int (*bpf_func_t)(const void *, const struct bpf_insn *);
 
@@ -70680,7 +71201,8 @@ typedef u64 (*btf_bpf_event_output_data)(void *, struct bpf_map *, u64, void *, 
 
 typedef u64 (*btf_bpf_find_vma)(struct task_struct *, u64, bpf_callback_t, void *, u64);
 
-typedef u64 (*btf_bpf_flow_dissector_load_bytes)(const struct bpf_flow_dissector *, u32, void *, u32);
+typedef u64 (*btf_bpf_flow_dissector_load_bytes)(const struct bpf_flow_dissector *, u32, void *,
+						 u32);
 
 typedef u64 (*btf_bpf_for_each_map_elem)(struct bpf_map *, void *, void *, u64);
 
@@ -70838,15 +71360,18 @@ typedef u64 (*btf_bpf_per_cpu_ptr)(const void *, u32);
 
 typedef u64 (*btf_bpf_perf_event_output)(struct pt_regs *, struct bpf_map *, u64, void *, u64);
 
-typedef u64 (*btf_bpf_perf_event_output_raw_tp)(struct bpf_raw_tracepoint_args *, struct bpf_map *, u64, void *, u64);
+typedef u64 (*btf_bpf_perf_event_output_raw_tp)(struct bpf_raw_tracepoint_args *, struct bpf_map *,
+						u64, void *, u64);
 
 typedef u64 (*btf_bpf_perf_event_output_tp)(void *, struct bpf_map *, u64, void *, u64);
 
 typedef u64 (*btf_bpf_perf_event_read)(struct bpf_map *, u64);
 
-typedef u64 (*btf_bpf_perf_event_read_value)(struct bpf_map *, u64, struct bpf_perf_event_value *, u32);
+typedef u64 (*btf_bpf_perf_event_read_value)(struct bpf_map *, u64, struct bpf_perf_event_value *,
+					     u32);
 
-typedef u64 (*btf_bpf_perf_prog_read_value)(struct bpf_perf_event_data_kern *, struct bpf_perf_event_value *, u32);
+typedef u64 (*btf_bpf_perf_prog_read_value)(struct bpf_perf_event_data_kern *,
+					    struct bpf_perf_event_value *, u32);
 
 typedef u64 (*btf_bpf_probe_read_compat)(void *, u32, const void *);
 
@@ -70986,7 +71511,8 @@ typedef u64 (*btf_bpf_skb_pull_data)(struct sk_buff *, u32);
 
 typedef u64 (*btf_bpf_skb_set_tstamp)(struct sk_buff *, u64, u32);
 
-typedef u64 (*btf_bpf_skb_set_tunnel_key)(struct sk_buff *, const struct bpf_tunnel_key *, u32, u64);
+typedef u64 (*btf_bpf_skb_set_tunnel_key)(struct sk_buff *, const struct bpf_tunnel_key *, u32,
+					  u64);
 
 typedef u64 (*btf_bpf_skb_set_tunnel_opt)(struct sk_buff *, const u8 *, u32);
 
@@ -71022,11 +71548,14 @@ typedef u64 (*btf_bpf_sock_addr_getsockopt)(struct bpf_sock_addr_kern *, int, in
 
 typedef u64 (*btf_bpf_sock_addr_setsockopt)(struct bpf_sock_addr_kern *, int, int, char *, int);
 
-typedef u64 (*btf_bpf_sock_addr_sk_lookup_tcp)(struct bpf_sock_addr_kern *, struct bpf_sock_tuple *, u32, u64, u64);
+typedef u64 (*btf_bpf_sock_addr_sk_lookup_tcp)(struct bpf_sock_addr_kern *, struct bpf_sock_tuple *,
+					       u32, u64, u64);
 
-typedef u64 (*btf_bpf_sock_addr_sk_lookup_udp)(struct bpf_sock_addr_kern *, struct bpf_sock_tuple *, u32, u64, u64);
+typedef u64 (*btf_bpf_sock_addr_sk_lookup_udp)(struct bpf_sock_addr_kern *, struct bpf_sock_tuple *,
+					       u32, u64, u64);
 
-typedef u64 (*btf_bpf_sock_addr_skc_lookup_tcp)(struct bpf_sock_addr_kern *, struct bpf_sock_tuple *, u32, u64, u64);
+typedef u64 (*btf_bpf_sock_addr_skc_lookup_tcp)(struct bpf_sock_addr_kern *,
+						struct bpf_sock_tuple *, u32, u64, u64);
 
 typedef u64 (*btf_bpf_sock_from_file)(struct file *);
 
@@ -71076,7 +71605,8 @@ typedef u64 (*btf_bpf_task_storage_delete_recur)(struct bpf_map *, struct task_s
 
 typedef u64 (*btf_bpf_task_storage_get)(struct bpf_map *, struct task_struct *, void *, u64, gfp_t);
 
-typedef u64 (*btf_bpf_task_storage_get_recur)(struct bpf_map *, struct task_struct *, void *, u64, gfp_t);
+typedef u64 (*btf_bpf_task_storage_get_recur)(struct bpf_map *, struct task_struct *, void *, u64,
+					      gfp_t);
 
 typedef u64 (*btf_bpf_tc_sk_lookup_tcp)(struct sk_buff *, struct bpf_sock_tuple *, u32, u64, u64);
 
@@ -71138,7 +71668,8 @@ typedef u64 (*btf_bpf_xdp_sk_lookup_tcp)(struct xdp_buff *, struct bpf_sock_tupl
 
 typedef u64 (*btf_bpf_xdp_sk_lookup_udp)(struct xdp_buff *, struct bpf_sock_tuple *, u32, u32, u64);
 
-typedef u64 (*btf_bpf_xdp_skc_lookup_tcp)(struct xdp_buff *, struct bpf_sock_tuple *, u32, u32, u64);
+typedef u64 (*btf_bpf_xdp_skc_lookup_tcp)(struct xdp_buff *, struct bpf_sock_tuple *, u32, u32,
+					  u64);
 
 typedef u64 (*btf_bpf_xdp_store_bytes)(struct xdp_buff *, u32, void *, u32);
 
@@ -71150,7 +71681,8 @@ typedef u64 (*btf_get_func_ret)(void *, u64 *);
 
 typedef u64 (*btf_sk_reuseport_load_bytes)(const struct sk_reuseport_kern *, u32, void *, u32);
 
-typedef u64 (*btf_sk_reuseport_load_bytes_relative)(const struct sk_reuseport_kern *, u32, void *, u32, u32);
+typedef u64 (*btf_sk_reuseport_load_bytes_relative)(const struct sk_reuseport_kern *, u32, void *,
+						    u32, u32);
 
 typedef u64 (*btf_sk_select_reuseport)(struct sk_reuseport_kern *, struct bpf_map *, void *, u32);
 
@@ -71178,13 +71710,23 @@ typedef void (*btf_trace_alarmtimer_start)(void *, struct alarm *, ktime_t);
 
 typedef void (*btf_trace_alarmtimer_suspend)(void *, ktime_t, int);
 
-typedef void (*btf_trace_alloc_vmap_area)(void *, long unsigned int, long unsigned int, long unsigned int, long unsigned int, long unsigned int, int);
+typedef void (*btf_trace_alloc_vmap_area)(void *, long unsigned int, long unsigned int,
+					  long unsigned int, long unsigned int, long unsigned int,
+					  int);
 
-typedef void (*btf_trace_amd_pstate_perf)(void *, long unsigned int, long unsigned int, long unsigned int, u64, u64, u64, u64, unsigned int, bool, bool);
+typedef void (*btf_trace_amd_pstate_perf)(void *, long unsigned int, long unsigned int,
+					  long unsigned int, u64, u64, u64, u64, unsigned int, bool,
+					  bool);
 
-typedef void (*btf_trace_balance_dirty_pages)(void *, struct bdi_writeback *, long unsigned int, long unsigned int, long unsigned int, long unsigned int, long unsigned int, long unsigned int, long unsigned int, long unsigned int, long unsigned int, long int, long unsigned int);
+typedef void (*btf_trace_balance_dirty_pages)(void *, struct bdi_writeback *, long unsigned int,
+					      long unsigned int, long unsigned int,
+					      long unsigned int, long unsigned int,
+					      long unsigned int, long unsigned int,
+					      long unsigned int, long unsigned int, long int,
+					      long unsigned int);
 
-typedef void (*btf_trace_bdi_dirty_ratelimit)(void *, struct bdi_writeback *, long unsigned int, long unsigned int);
+typedef void (*btf_trace_bdi_dirty_ratelimit)(void *, struct bdi_writeback *, long unsigned int,
+					      long unsigned int);
 
 typedef void (*btf_trace_bpf_test_finish)(void *, int *);
 
@@ -71210,7 +71752,8 @@ typedef void (*btf_trace_call_function_single_exit)(void *, int);
 
 typedef void (*btf_trace_cdev_update)(void *, struct thermal_cooling_device *, long unsigned int);
 
-typedef void (*btf_trace_cgroup_attach_task)(void *, struct cgroup *, const char *, struct task_struct *, bool);
+typedef void (*btf_trace_cgroup_attach_task)(void *, struct cgroup *, const char *,
+					     struct task_struct *, bool);
 
 typedef void (*btf_trace_cgroup_destroy_root)(void *, struct cgroup_root *);
 
@@ -71232,7 +71775,8 @@ typedef void (*btf_trace_cgroup_rmdir)(void *, struct cgroup *, const char *);
 
 typedef void (*btf_trace_cgroup_rstat_cpu_lock_contended)(void *, struct cgroup *, int, bool);
 
-typedef void (*btf_trace_cgroup_rstat_cpu_lock_contended_fastpath)(void *, struct cgroup *, int, bool);
+typedef void (*btf_trace_cgroup_rstat_cpu_lock_contended_fastpath)(void *, struct cgroup *, int,
+								   bool);
 
 typedef void (*btf_trace_cgroup_rstat_cpu_locked)(void *, struct cgroup *, int, bool);
 
@@ -71250,7 +71794,8 @@ typedef void (*btf_trace_cgroup_rstat_unlock)(void *, struct cgroup *, int, bool
 
 typedef void (*btf_trace_cgroup_setup_root)(void *, struct cgroup_root *);
 
-typedef void (*btf_trace_cgroup_transfer_tasks)(void *, struct cgroup *, const char *, struct task_struct *, bool);
+typedef void (*btf_trace_cgroup_transfer_tasks)(void *, struct cgroup *, const char *,
+						struct task_struct *, bool);
 
 typedef void (*btf_trace_cgroup_unfreeze)(void *, struct cgroup *, const char *);
 
@@ -71280,63 +71825,90 @@ typedef void (*btf_trace_cpuhp_enter)(void *, unsigned int, int, int, int (*)(un
 
 typedef void (*btf_trace_cpuhp_exit)(void *, unsigned int, int, int, int);
 
-typedef void (*btf_trace_cpuhp_multi_enter)(void *, unsigned int, int, int, int (*)(unsigned int, struct hlist_node *), struct hlist_node *);
+typedef void (*btf_trace_cpuhp_multi_enter)(void *, unsigned int, int, int,
+					    int (*)(unsigned int, struct hlist_node *),
+					    struct hlist_node *);
 
 typedef void (*btf_trace_csd_function_entry)(void *, smp_call_func_t, call_single_data_t *);
 
 typedef void (*btf_trace_csd_function_exit)(void *, smp_call_func_t, call_single_data_t *);
 
-typedef void (*btf_trace_csd_queue_cpu)(void *, const unsigned int, long unsigned int, smp_call_func_t, call_single_data_t *);
+typedef void (*btf_trace_csd_queue_cpu)(void *, const unsigned int, long unsigned int,
+					smp_call_func_t, call_single_data_t *);
 
-typedef void (*btf_trace_dev_pm_qos_add_request)(void *, const char *, enum dev_pm_qos_req_type, s32);
+typedef void (*btf_trace_dev_pm_qos_add_request)(void *, const char *, enum dev_pm_qos_req_type,
+						 s32);
 
-typedef void (*btf_trace_dev_pm_qos_remove_request)(void *, const char *, enum dev_pm_qos_req_type, s32);
+typedef void (*btf_trace_dev_pm_qos_remove_request)(void *, const char *, enum dev_pm_qos_req_type,
+						    s32);
 
-typedef void (*btf_trace_dev_pm_qos_update_request)(void *, const char *, enum dev_pm_qos_req_type, s32);
+typedef void (*btf_trace_dev_pm_qos_update_request)(void *, const char *, enum dev_pm_qos_req_type,
+						    s32);
 
 typedef void (*btf_trace_device_pm_callback_end)(void *, struct device *, int);
 
 typedef void (*btf_trace_device_pm_callback_start)(void *, struct device *, const char *, int);
 
-typedef void (*btf_trace_devres_log)(void *, struct device *, const char *, void *, const char *, size_t);
+typedef void (*btf_trace_devres_log)(void *, struct device *, const char *, void *, const char *,
+				     size_t);
 
-typedef void (*btf_trace_dma_alloc)(void *, struct device *, void *, dma_addr_t, size_t, enum dma_data_direction, gfp_t, long unsigned int);
+typedef void (*btf_trace_dma_alloc)(void *, struct device *, void *, dma_addr_t, size_t,
+				    enum dma_data_direction, gfp_t, long unsigned int);
 
-typedef void (*btf_trace_dma_alloc_pages)(void *, struct device *, void *, dma_addr_t, size_t, enum dma_data_direction, gfp_t, long unsigned int);
+typedef void (*btf_trace_dma_alloc_pages)(void *, struct device *, void *, dma_addr_t, size_t,
+					  enum dma_data_direction, gfp_t, long unsigned int);
 
-typedef void (*btf_trace_dma_alloc_sgt)(void *, struct device *, struct sg_table *, size_t, enum dma_data_direction, gfp_t, long unsigned int);
+typedef void (*btf_trace_dma_alloc_sgt)(void *, struct device *, struct sg_table *, size_t,
+					enum dma_data_direction, gfp_t, long unsigned int);
 
-typedef void (*btf_trace_dma_alloc_sgt_err)(void *, struct device *, void *, dma_addr_t, size_t, enum dma_data_direction, gfp_t, long unsigned int);
+typedef void (*btf_trace_dma_alloc_sgt_err)(void *, struct device *, void *, dma_addr_t, size_t,
+					    enum dma_data_direction, gfp_t, long unsigned int);
 
-typedef void (*btf_trace_dma_free)(void *, struct device *, void *, dma_addr_t, size_t, enum dma_data_direction, long unsigned int);
+typedef void (*btf_trace_dma_free)(void *, struct device *, void *, dma_addr_t, size_t,
+				   enum dma_data_direction, long unsigned int);
 
-typedef void (*btf_trace_dma_free_pages)(void *, struct device *, void *, dma_addr_t, size_t, enum dma_data_direction, long unsigned int);
+typedef void (*btf_trace_dma_free_pages)(void *, struct device *, void *, dma_addr_t, size_t,
+					 enum dma_data_direction, long unsigned int);
 
-typedef void (*btf_trace_dma_free_sgt)(void *, struct device *, struct sg_table *, size_t, enum dma_data_direction);
+typedef void (*btf_trace_dma_free_sgt)(void *, struct device *, struct sg_table *, size_t,
+				       enum dma_data_direction);
 
-typedef void (*btf_trace_dma_map_page)(void *, struct device *, phys_addr_t, dma_addr_t, size_t, enum dma_data_direction, long unsigned int);
+typedef void (*btf_trace_dma_map_page)(void *, struct device *, phys_addr_t, dma_addr_t, size_t,
+				       enum dma_data_direction, long unsigned int);
 
-typedef void (*btf_trace_dma_map_resource)(void *, struct device *, phys_addr_t, dma_addr_t, size_t, enum dma_data_direction, long unsigned int);
+typedef void (*btf_trace_dma_map_resource)(void *, struct device *, phys_addr_t, dma_addr_t, size_t,
+					   enum dma_data_direction, long unsigned int);
 
-typedef void (*btf_trace_dma_map_sg)(void *, struct device *, struct scatterlist *, int, int, enum dma_data_direction, long unsigned int);
+typedef void (*btf_trace_dma_map_sg)(void *, struct device *, struct scatterlist *, int, int,
+				     enum dma_data_direction, long unsigned int);
 
-typedef void (*btf_trace_dma_map_sg_err)(void *, struct device *, struct scatterlist *, int, int, enum dma_data_direction, long unsigned int);
+typedef void (*btf_trace_dma_map_sg_err)(void *, struct device *, struct scatterlist *, int, int,
+					 enum dma_data_direction, long unsigned int);
 
-typedef void (*btf_trace_dma_sync_sg_for_cpu)(void *, struct device *, struct scatterlist *, int, enum dma_data_direction);
+typedef void (*btf_trace_dma_sync_sg_for_cpu)(void *, struct device *, struct scatterlist *, int,
+					      enum dma_data_direction);
 
-typedef void (*btf_trace_dma_sync_sg_for_device)(void *, struct device *, struct scatterlist *, int, enum dma_data_direction);
+typedef void (*btf_trace_dma_sync_sg_for_device)(void *, struct device *, struct scatterlist *, int,
+						 enum dma_data_direction);
 
-typedef void (*btf_trace_dma_sync_single_for_cpu)(void *, struct device *, dma_addr_t, size_t, enum dma_data_direction);
+typedef void (*btf_trace_dma_sync_single_for_cpu)(void *, struct device *, dma_addr_t, size_t,
+						  enum dma_data_direction);
 
-typedef void (*btf_trace_dma_sync_single_for_device)(void *, struct device *, dma_addr_t, size_t, enum dma_data_direction);
+typedef void (*btf_trace_dma_sync_single_for_device)(void *, struct device *, dma_addr_t, size_t,
+						     enum dma_data_direction);
 
-typedef void (*btf_trace_dma_unmap_page)(void *, struct device *, dma_addr_t, size_t, enum dma_data_direction, long unsigned int);
+typedef void (*btf_trace_dma_unmap_page)(void *, struct device *, dma_addr_t, size_t,
+					 enum dma_data_direction, long unsigned int);
 
-typedef void (*btf_trace_dma_unmap_resource)(void *, struct device *, dma_addr_t, size_t, enum dma_data_direction, long unsigned int);
+typedef void (*btf_trace_dma_unmap_resource)(void *, struct device *, dma_addr_t, size_t,
+					     enum dma_data_direction, long unsigned int);
 
-typedef void (*btf_trace_dma_unmap_sg)(void *, struct device *, struct scatterlist *, int, enum dma_data_direction, long unsigned int);
+typedef void (*btf_trace_dma_unmap_sg)(void *, struct device *, struct scatterlist *, int,
+				       enum dma_data_direction, long unsigned int);
 
-typedef void (*btf_trace_dql_stall_detected)(void *, short unsigned int, unsigned int, long unsigned int, long unsigned int, long unsigned int, long unsigned int *);
+typedef void (*btf_trace_dql_stall_detected)(void *, short unsigned int, unsigned int,
+					     long unsigned int, long unsigned int,
+					     long unsigned int, long unsigned int *);
 
 typedef void (*btf_trace_emulate_vsyscall)(void *, int);
 
@@ -71350,9 +71922,11 @@ typedef void (*btf_trace_exit_mmap)(void *, struct mm_struct *);
 
 typedef void (*btf_trace_fcntl_setlk)(void *, struct inode *, struct file_lock *, int);
 
-typedef void (*btf_trace_fib6_table_lookup)(void *, const struct net *, const struct fib6_result *, struct fib6_table *, const struct flowi6 *);
+typedef void (*btf_trace_fib6_table_lookup)(void *, const struct net *, const struct fib6_result *,
+					    struct fib6_table *, const struct flowi6 *);
 
-typedef void (*btf_trace_fib_table_lookup)(void *, u32, const struct flowi4 *, const struct fib_nh_common *, int);
+typedef void (*btf_trace_fib_table_lookup)(void *, u32, const struct flowi4 *,
+					   const struct fib_nh_common *, int);
 
 typedef void (*btf_trace_file_check_and_advance_wb_err)(void *, struct file *, errseq_t);
 
@@ -71364,7 +71938,8 @@ typedef void (*btf_trace_flock_lock_inode)(void *, struct inode *, struct file_l
 
 typedef void (*btf_trace_folio_wait_writeback)(void *, struct folio *, struct address_space *);
 
-typedef void (*btf_trace_free_vmap_area_noflush)(void *, long unsigned int, long unsigned int, long unsigned int);
+typedef void (*btf_trace_free_vmap_area_noflush)(void *, long unsigned int, long unsigned int,
+						 long unsigned int);
 
 typedef void (*btf_trace_generic_add_lease)(void *, struct inode *, struct file_lease *);
 
@@ -71404,35 +71979,43 @@ typedef void (*btf_trace_ipi_raise)(void *, const struct cpumask *, const char *
 
 typedef void (*btf_trace_ipi_send_cpu)(void *, const unsigned int, long unsigned int, void *);
 
-typedef void (*btf_trace_ipi_send_cpumask)(void *, const struct cpumask *, long unsigned int, void *);
+typedef void (*btf_trace_ipi_send_cpumask)(void *, const struct cpumask *, long unsigned int,
+					   void *);
 
 typedef void (*btf_trace_irq_handler_entry)(void *, int, struct irqaction *);
 
 typedef void (*btf_trace_irq_handler_exit)(void *, int, struct irqaction *, int);
 
-typedef void (*btf_trace_irq_matrix_alloc)(void *, int, unsigned int, struct irq_matrix *, struct cpumap *);
+typedef void (*btf_trace_irq_matrix_alloc)(void *, int, unsigned int, struct irq_matrix *,
+					   struct cpumap *);
 
-typedef void (*btf_trace_irq_matrix_alloc_managed)(void *, int, unsigned int, struct irq_matrix *, struct cpumap *);
+typedef void (*btf_trace_irq_matrix_alloc_managed)(void *, int, unsigned int, struct irq_matrix *,
+						   struct cpumap *);
 
-typedef void (*btf_trace_irq_matrix_alloc_reserved)(void *, int, unsigned int, struct irq_matrix *, struct cpumap *);
+typedef void (*btf_trace_irq_matrix_alloc_reserved)(void *, int, unsigned int, struct irq_matrix *,
+						    struct cpumap *);
 
-typedef void (*btf_trace_irq_matrix_assign)(void *, int, unsigned int, struct irq_matrix *, struct cpumap *);
+typedef void (*btf_trace_irq_matrix_assign)(void *, int, unsigned int, struct irq_matrix *,
+					    struct cpumap *);
 
 typedef void (*btf_trace_irq_matrix_assign_system)(void *, int, struct irq_matrix *);
 
-typedef void (*btf_trace_irq_matrix_free)(void *, int, unsigned int, struct irq_matrix *, struct cpumap *);
+typedef void (*btf_trace_irq_matrix_free)(void *, int, unsigned int, struct irq_matrix *,
+					  struct cpumap *);
 
 typedef void (*btf_trace_irq_matrix_offline)(void *, struct irq_matrix *);
 
 typedef void (*btf_trace_irq_matrix_online)(void *, struct irq_matrix *);
 
-typedef void (*btf_trace_irq_matrix_remove_managed)(void *, int, unsigned int, struct irq_matrix *, struct cpumap *);
+typedef void (*btf_trace_irq_matrix_remove_managed)(void *, int, unsigned int, struct irq_matrix *,
+						    struct cpumap *);
 
 typedef void (*btf_trace_irq_matrix_remove_reserved)(void *, struct irq_matrix *);
 
 typedef void (*btf_trace_irq_matrix_reserve)(void *, struct irq_matrix *);
 
-typedef void (*btf_trace_irq_matrix_reserve_managed)(void *, int, unsigned int, struct irq_matrix *, struct cpumap *);
+typedef void (*btf_trace_irq_matrix_reserve_managed)(void *, int, unsigned int, struct irq_matrix *,
+						     struct cpumap *);
 
 typedef void (*btf_trace_irq_work_entry)(void *, int);
 
@@ -71440,17 +72023,22 @@ typedef void (*btf_trace_irq_work_exit)(void *, int);
 
 typedef void (*btf_trace_itimer_expire)(void *, int, struct pid *, long long unsigned int);
 
-typedef void (*btf_trace_itimer_state)(void *, int, const struct itimerspec64 * const, long long unsigned int);
+typedef void (*btf_trace_itimer_state)(void *, int, const struct itimerspec64 *const,
+				       long long unsigned int);
 
 typedef void (*btf_trace_kfree)(void *, long unsigned int, const void *);
 
-typedef void (*btf_trace_kfree_skb)(void *, struct sk_buff *, void *, enum skb_drop_reason, struct sock *);
+typedef void (*btf_trace_kfree_skb)(void *, struct sk_buff *, void *, enum skb_drop_reason,
+				    struct sock *);
 
-typedef void (*btf_trace_kmalloc)(void *, long unsigned int, const void *, size_t, size_t, gfp_t, int);
+typedef void (*btf_trace_kmalloc)(void *, long unsigned int, const void *, size_t, size_t, gfp_t,
+				  int);
 
-typedef void (*btf_trace_kmem_cache_alloc)(void *, long unsigned int, const void *, struct kmem_cache *, gfp_t, int);
+typedef void (*btf_trace_kmem_cache_alloc)(void *, long unsigned int, const void *,
+					   struct kmem_cache *, gfp_t, int);
 
-typedef void (*btf_trace_kmem_cache_free)(void *, long unsigned int, const void *, const struct kmem_cache *);
+typedef void (*btf_trace_kmem_cache_free)(void *, long unsigned int, const void *,
+					  const struct kmem_cache *);
 
 typedef void (*btf_trace_leases_conflict)(void *, bool, struct file_lease *, struct file_lease *);
 
@@ -71458,7 +72046,8 @@ typedef void (*btf_trace_local_timer_entry)(void *, int);
 
 typedef void (*btf_trace_local_timer_exit)(void *, int);
 
-typedef void (*btf_trace_locks_get_lock_context)(void *, struct inode *, int, struct file_lock_context *);
+typedef void (*btf_trace_locks_get_lock_context)(void *, struct inode *, int,
+						 struct file_lock_context *);
 
 typedef void (*btf_trace_locks_remove_posix)(void *, struct inode *, struct file_lock *, int);
 
@@ -71466,7 +72055,8 @@ typedef void (*btf_trace_ma_op)(void *, const char *, struct ma_state *);
 
 typedef void (*btf_trace_ma_read)(void *, const char *, struct ma_state *);
 
-typedef void (*btf_trace_ma_write)(void *, const char *, struct ma_state *, long unsigned int, void *);
+typedef void (*btf_trace_ma_write)(void *, const char *, struct ma_state *, long unsigned int,
+				   void *);
 
 typedef void (*btf_trace_mark_victim)(void *, struct task_struct *, uid_t);
 
@@ -71476,13 +72066,18 @@ typedef void (*btf_trace_mei_reg_read)(void *, const struct device *, const char
 
 typedef void (*btf_trace_mei_reg_write)(void *, const struct device *, const char *, u32, u32);
 
-typedef void (*btf_trace_mem_connect)(void *, const struct xdp_mem_allocator *, const struct xdp_rxq_info *);
+typedef void (*btf_trace_mem_connect)(void *, const struct xdp_mem_allocator *,
+				      const struct xdp_rxq_info *);
 
 typedef void (*btf_trace_mem_disconnect)(void *, const struct xdp_mem_allocator *);
 
-typedef void (*btf_trace_mem_return_failed)(void *, const struct xdp_mem_info *, const struct page *);
+typedef void (*btf_trace_mem_return_failed)(void *, const struct xdp_mem_info *,
+					    const struct page *);
 
-typedef void (*btf_trace_mm_alloc_contig_migrate_range_info)(void *, long unsigned int, long unsigned int, long unsigned int, long unsigned int, long unsigned int, int);
+typedef void (*btf_trace_mm_alloc_contig_migrate_range_info)(void *, long unsigned int,
+							     long unsigned int, long unsigned int,
+							     long unsigned int, long unsigned int,
+							     int);
 
 typedef void (*btf_trace_mm_filemap_add_to_page_cache)(void *, struct folio *);
 
@@ -71490,15 +72085,19 @@ typedef void (*btf_trace_mm_filemap_delete_from_page_cache)(void *, struct folio
 
 typedef void (*btf_trace_mm_filemap_fault)(void *, struct address_space *, long unsigned int);
 
-typedef void (*btf_trace_mm_filemap_get_pages)(void *, struct address_space *, long unsigned int, long unsigned int);
+typedef void (*btf_trace_mm_filemap_get_pages)(void *, struct address_space *, long unsigned int,
+					       long unsigned int);
 
-typedef void (*btf_trace_mm_filemap_map_pages)(void *, struct address_space *, long unsigned int, long unsigned int);
+typedef void (*btf_trace_mm_filemap_map_pages)(void *, struct address_space *, long unsigned int,
+					       long unsigned int);
 
 typedef void (*btf_trace_mm_lru_activate)(void *, struct folio *);
 
 typedef void (*btf_trace_mm_lru_insertion)(void *, struct folio *);
 
-typedef void (*btf_trace_mm_migrate_pages)(void *, long unsigned int, long unsigned int, long unsigned int, long unsigned int, long unsigned int, long unsigned int, enum migrate_mode, int);
+typedef void (*btf_trace_mm_migrate_pages)(void *, long unsigned int, long unsigned int,
+					   long unsigned int, long unsigned int, long unsigned int,
+					   long unsigned int, enum migrate_mode, int);
 
 typedef void (*btf_trace_mm_migrate_pages_start)(void *, enum migrate_mode, int);
 
@@ -71514,9 +72113,12 @@ typedef void (*btf_trace_mm_page_free_batched)(void *, struct page *);
 
 typedef void (*btf_trace_mm_page_pcpu_drain)(void *, struct page *, unsigned int, int);
 
-typedef void (*btf_trace_mm_shrink_slab_end)(void *, struct shrinker *, int, int, long int, long int, long int);
+typedef void (*btf_trace_mm_shrink_slab_end)(void *, struct shrinker *, int, int, long int,
+					     long int, long int);
 
-typedef void (*btf_trace_mm_shrink_slab_start)(void *, struct shrinker *, struct shrink_control *, long int, long unsigned int, long long unsigned int, long unsigned int, int);
+typedef void (*btf_trace_mm_shrink_slab_start)(void *, struct shrinker *, struct shrink_control *,
+					       long int, long unsigned int, long long unsigned int,
+					       long unsigned int, int);
 
 typedef void (*btf_trace_mm_vmscan_direct_reclaim_begin)(void *, int, gfp_t);
 
@@ -71526,11 +72128,17 @@ typedef void (*btf_trace_mm_vmscan_kswapd_sleep)(void *, int);
 
 typedef void (*btf_trace_mm_vmscan_kswapd_wake)(void *, int, int, int);
 
-typedef void (*btf_trace_mm_vmscan_lru_isolate)(void *, int, int, long unsigned int, long unsigned int, long unsigned int, long unsigned int, int);
+typedef void (*btf_trace_mm_vmscan_lru_isolate)(void *, int, int, long unsigned int,
+						long unsigned int, long unsigned int,
+						long unsigned int, int);
 
-typedef void (*btf_trace_mm_vmscan_lru_shrink_active)(void *, int, long unsigned int, long unsigned int, long unsigned int, long unsigned int, int, int);
+typedef void (*btf_trace_mm_vmscan_lru_shrink_active)(void *, int, long unsigned int,
+						      long unsigned int, long unsigned int,
+						      long unsigned int, int, int);
 
-typedef void (*btf_trace_mm_vmscan_lru_shrink_inactive)(void *, int, long unsigned int, long unsigned int, struct reclaim_stat *, int, int);
+typedef void (*btf_trace_mm_vmscan_lru_shrink_inactive)(void *, int, long unsigned int,
+							long unsigned int, struct reclaim_stat *,
+							int, int);
 
 typedef void (*btf_trace_mm_vmscan_memcg_reclaim_begin)(void *, int, gfp_t);
 
@@ -71550,7 +72158,8 @@ typedef void (*btf_trace_mm_vmscan_wakeup_kswapd)(void *, int, int, int, gfp_t);
 
 typedef void (*btf_trace_mm_vmscan_write_folio)(void *, struct folio *);
 
-typedef void (*btf_trace_mmap_lock_acquire_returned)(void *, struct mm_struct *, const char *, bool, bool);
+typedef void (*btf_trace_mmap_lock_acquire_returned)(void *, struct mm_struct *, const char *, bool,
+						     bool);
 
 typedef void (*btf_trace_mmap_lock_released)(void *, struct mm_struct *, const char *, bool);
 
@@ -71568,7 +72177,8 @@ typedef void (*btf_trace_napi_poll)(void *, struct napi_struct *, int, int);
 
 typedef void (*btf_trace_neigh_cleanup_and_release)(void *, struct neighbour *, int);
 
-typedef void (*btf_trace_neigh_create)(void *, struct neigh_table *, struct net_device *, const void *, const struct neighbour *, bool);
+typedef void (*btf_trace_neigh_create)(void *, struct neigh_table *, struct net_device *,
+				       const void *, const struct neighbour *, bool);
 
 typedef void (*btf_trace_neigh_event_send_dead)(void *, struct neighbour *, int);
 
@@ -71582,35 +72192,50 @@ typedef void (*btf_trace_neigh_update_done)(void *, struct neighbour *, int);
 
 typedef void (*btf_trace_net_dev_queue)(void *, struct sk_buff *);
 
-typedef void (*btf_trace_net_dev_start_xmit)(void *, const struct sk_buff *, const struct net_device *);
+typedef void (*btf_trace_net_dev_start_xmit)(void *, const struct sk_buff *,
+					     const struct net_device *);
 
-typedef void (*btf_trace_net_dev_xmit)(void *, struct sk_buff *, int, struct net_device *, unsigned int);
+typedef void (*btf_trace_net_dev_xmit)(void *, struct sk_buff *, int, struct net_device *,
+				       unsigned int);
 
 typedef void (*btf_trace_net_dev_xmit_timeout)(void *, struct net_device *, int);
 
 typedef void (*btf_trace_netfs_collect)(void *, const struct netfs_io_request *);
 
-typedef void (*btf_trace_netfs_collect_folio)(void *, const struct netfs_io_request *, const struct folio *, long long unsigned int, long long unsigned int);
+typedef void (*btf_trace_netfs_collect_folio)(void *, const struct netfs_io_request *,
+					      const struct folio *, long long unsigned int,
+					      long long unsigned int);
 
-typedef void (*btf_trace_netfs_collect_gap)(void *, const struct netfs_io_request *, const struct netfs_io_stream *, long long unsigned int, char);
+typedef void (*btf_trace_netfs_collect_gap)(void *, const struct netfs_io_request *,
+					    const struct netfs_io_stream *, long long unsigned int,
+					    char);
 
-typedef void (*btf_trace_netfs_collect_sreq)(void *, const struct netfs_io_request *, const struct netfs_io_subrequest *);
+typedef void (*btf_trace_netfs_collect_sreq)(void *, const struct netfs_io_request *,
+					     const struct netfs_io_subrequest *);
 
-typedef void (*btf_trace_netfs_collect_state)(void *, const struct netfs_io_request *, long long unsigned int, unsigned int);
+typedef void (*btf_trace_netfs_collect_state)(void *, const struct netfs_io_request *,
+					      long long unsigned int, unsigned int);
 
-typedef void (*btf_trace_netfs_collect_stream)(void *, const struct netfs_io_request *, const struct netfs_io_stream *);
+typedef void (*btf_trace_netfs_collect_stream)(void *, const struct netfs_io_request *,
+					       const struct netfs_io_stream *);
 
-typedef void (*btf_trace_netfs_donate)(void *, const struct netfs_io_request *, const struct netfs_io_subrequest *, const struct netfs_io_subrequest *, size_t, enum netfs_donate_trace);
+typedef void (*btf_trace_netfs_donate)(void *, const struct netfs_io_request *,
+				       const struct netfs_io_subrequest *,
+				       const struct netfs_io_subrequest *, size_t,
+				       enum netfs_donate_trace);
 
-typedef void (*btf_trace_netfs_failure)(void *, struct netfs_io_request *, struct netfs_io_subrequest *, int, enum netfs_failure);
+typedef void (*btf_trace_netfs_failure)(void *, struct netfs_io_request *,
+					struct netfs_io_subrequest *, int, enum netfs_failure);
 
 typedef void (*btf_trace_netfs_folio)(void *, struct folio *, enum netfs_folio_trace);
 
 typedef void (*btf_trace_netfs_folioq)(void *, const struct folio_queue *, enum netfs_folioq_trace);
 
-typedef void (*btf_trace_netfs_progress)(void *, const struct netfs_io_subrequest *, long long unsigned int, size_t, size_t);
+typedef void (*btf_trace_netfs_progress)(void *, const struct netfs_io_subrequest *,
+					 long long unsigned int, size_t, size_t);
 
-typedef void (*btf_trace_netfs_read)(void *, struct netfs_io_request *, loff_t, size_t, enum netfs_read_trace);
+typedef void (*btf_trace_netfs_read)(void *, struct netfs_io_request *, loff_t, size_t,
+				     enum netfs_read_trace);
 
 typedef void (*btf_trace_netfs_rreq)(void *, struct netfs_io_request *, enum netfs_rreq_trace);
 
@@ -71618,9 +72243,11 @@ typedef void (*btf_trace_netfs_rreq_ref)(void *, unsigned int, int, enum netfs_r
 
 typedef void (*btf_trace_netfs_sreq)(void *, struct netfs_io_subrequest *, enum netfs_sreq_trace);
 
-typedef void (*btf_trace_netfs_sreq_ref)(void *, unsigned int, unsigned int, int, enum netfs_sreq_ref_trace);
+typedef void (*btf_trace_netfs_sreq_ref)(void *, unsigned int, unsigned int, int,
+					 enum netfs_sreq_ref_trace);
 
-typedef void (*btf_trace_netfs_write)(void *, const struct netfs_io_request *, enum netfs_write_trace);
+typedef void (*btf_trace_netfs_write)(void *, const struct netfs_io_request *,
+				      enum netfs_write_trace);
 
 typedef void (*btf_trace_netfs_write_iter)(void *, const struct kiocb *, const struct iov_iter *);
 
@@ -71652,15 +72279,18 @@ typedef void (*btf_trace_notifier_unregister)(void *, void *);
 
 typedef void (*btf_trace_oom_score_adj_update)(void *, struct task_struct *);
 
-typedef void (*btf_trace_page_fault_kernel)(void *, long unsigned int, struct pt_regs *, long unsigned int);
+typedef void (*btf_trace_page_fault_kernel)(void *, long unsigned int, struct pt_regs *,
+					    long unsigned int);
 
-typedef void (*btf_trace_page_fault_user)(void *, long unsigned int, struct pt_regs *, long unsigned int);
+typedef void (*btf_trace_page_fault_user)(void *, long unsigned int, struct pt_regs *,
+					  long unsigned int);
 
 typedef void (*btf_trace_page_pool_release)(void *, const struct page_pool *, s32, u32, u32);
 
 typedef void (*btf_trace_page_pool_state_hold)(void *, const struct page_pool *, netmem_ref, u32);
 
-typedef void (*btf_trace_page_pool_state_release)(void *, const struct page_pool *, netmem_ref, u32);
+typedef void (*btf_trace_page_pool_state_release)(void *, const struct page_pool *, netmem_ref,
+						  u32);
 
 typedef void (*btf_trace_page_pool_update_nid)(void *, const struct page_pool *, int);
 
@@ -71676,7 +72306,8 @@ typedef void (*btf_trace_pelt_rt_tp)(void *, struct rq *);
 
 typedef void (*btf_trace_pelt_se_tp)(void *, struct sched_entity *);
 
-typedef void (*btf_trace_percpu_alloc_percpu)(void *, long unsigned int, bool, bool, size_t, size_t, void *, int, void *, size_t, gfp_t);
+typedef void (*btf_trace_percpu_alloc_percpu)(void *, long unsigned int, bool, bool, size_t, size_t,
+					      void *, int, void *, size_t, gfp_t);
 
 typedef void (*btf_trace_percpu_alloc_percpu_fail)(void *, bool, bool, size_t, size_t);
 
@@ -71704,15 +72335,18 @@ typedef void (*btf_trace_powernv_throttle)(void *, int, const char *, int);
 
 typedef void (*btf_trace_pstate_sample)(void *, u32, u32, u32, u32, u64, u64, u64, u32, u32);
 
-typedef void (*btf_trace_purge_vmap_area_lazy)(void *, long unsigned int, long unsigned int, unsigned int);
+typedef void (*btf_trace_purge_vmap_area_lazy)(void *, long unsigned int, long unsigned int,
+					       unsigned int);
 
 typedef void (*btf_trace_qdisc_create)(void *, const struct Qdisc_ops *, struct net_device *, u32);
 
-typedef void (*btf_trace_qdisc_dequeue)(void *, struct Qdisc *, const struct netdev_queue *, int, struct sk_buff *);
+typedef void (*btf_trace_qdisc_dequeue)(void *, struct Qdisc *, const struct netdev_queue *, int,
+					struct sk_buff *);
 
 typedef void (*btf_trace_qdisc_destroy)(void *, struct Qdisc *);
 
-typedef void (*btf_trace_qdisc_enqueue)(void *, struct Qdisc *, const struct netdev_queue *, struct sk_buff *);
+typedef void (*btf_trace_qdisc_enqueue)(void *, struct Qdisc *, const struct netdev_queue *,
+					struct sk_buff *);
 
 typedef void (*btf_trace_qdisc_reset)(void *, struct Qdisc *);
 
@@ -71724,7 +72358,8 @@ typedef void (*btf_trace_rdpmc)(void *, unsigned int, u64, int);
 
 typedef void (*btf_trace_read_msr)(void *, unsigned int, u64, int);
 
-typedef void (*btf_trace_reclaim_retry_zone)(void *, struct zoneref *, int, long unsigned int, long unsigned int, long unsigned int, int, bool);
+typedef void (*btf_trace_reclaim_retry_zone)(void *, struct zoneref *, int, long unsigned int,
+					     long unsigned int, long unsigned int, int, bool);
 
 typedef void (*btf_trace_remove_migration_pte)(void *, long unsigned int, long unsigned int, int);
 
@@ -71762,7 +72397,9 @@ typedef void (*btf_trace_sb_clear_inode_writeback)(void *, struct inode *);
 
 typedef void (*btf_trace_sb_mark_inode_writeback)(void *, struct inode *);
 
-typedef void (*btf_trace_sched_compute_energy_tp)(void *, struct task_struct *, int, long unsigned int, long unsigned int, long unsigned int);
+typedef void (*btf_trace_sched_compute_energy_tp)(void *, struct task_struct *, int,
+						  long unsigned int, long unsigned int,
+						  long unsigned int);
 
 typedef void (*btf_trace_sched_cpu_capacity_tp)(void *, struct rq *);
 
@@ -71772,11 +72409,13 @@ typedef void (*btf_trace_sched_kthread_stop)(void *, struct task_struct *);
 
 typedef void (*btf_trace_sched_kthread_stop_ret)(void *, int);
 
-typedef void (*btf_trace_sched_kthread_work_execute_end)(void *, struct kthread_work *, kthread_work_func_t);
+typedef void (*btf_trace_sched_kthread_work_execute_end)(void *, struct kthread_work *,
+							 kthread_work_func_t);
 
 typedef void (*btf_trace_sched_kthread_work_execute_start)(void *, struct kthread_work *);
 
-typedef void (*btf_trace_sched_kthread_work_queue_work)(void *, struct kthread_worker *, struct kthread_work *);
+typedef void (*btf_trace_sched_kthread_work_queue_work)(void *, struct kthread_worker *,
+							struct kthread_work *);
 
 typedef void (*btf_trace_sched_migrate_task)(void *, struct task_struct *, int);
 
@@ -71788,7 +72427,8 @@ typedef void (*btf_trace_sched_pi_setprio)(void *, struct task_struct *, struct 
 
 typedef void (*btf_trace_sched_prepare_exec)(void *, struct task_struct *, struct linux_binprm *);
 
-typedef void (*btf_trace_sched_process_exec)(void *, struct task_struct *, pid_t, struct linux_binprm *);
+typedef void (*btf_trace_sched_process_exec)(void *, struct task_struct *, pid_t,
+					     struct linux_binprm *);
 
 typedef void (*btf_trace_sched_process_exit)(void *, struct task_struct *);
 
@@ -71808,11 +72448,14 @@ typedef void (*btf_trace_sched_stat_sleep)(void *, struct task_struct *, u64);
 
 typedef void (*btf_trace_sched_stat_wait)(void *, struct task_struct *, u64);
 
-typedef void (*btf_trace_sched_stick_numa)(void *, struct task_struct *, int, struct task_struct *, int);
+typedef void (*btf_trace_sched_stick_numa)(void *, struct task_struct *, int, struct task_struct *,
+					   int);
 
-typedef void (*btf_trace_sched_swap_numa)(void *, struct task_struct *, int, struct task_struct *, int);
+typedef void (*btf_trace_sched_swap_numa)(void *, struct task_struct *, int, struct task_struct *,
+					  int);
 
-typedef void (*btf_trace_sched_switch)(void *, bool, struct task_struct *, struct task_struct *, unsigned int);
+typedef void (*btf_trace_sched_switch)(void *, bool, struct task_struct *, struct task_struct *,
+				       unsigned int);
 
 typedef void (*btf_trace_sched_update_nr_running_tp)(void *, struct rq *, int);
 
@@ -71832,9 +72475,11 @@ typedef void (*btf_trace_sched_waking)(void *, struct task_struct *);
 
 typedef void (*btf_trace_set_migration_pte)(void *, long unsigned int, long unsigned int, int);
 
-typedef void (*btf_trace_signal_deliver)(void *, int, struct kernel_siginfo *, struct k_sigaction *);
+typedef void (*btf_trace_signal_deliver)(void *, int, struct kernel_siginfo *,
+					 struct k_sigaction *);
 
-typedef void (*btf_trace_signal_generate)(void *, int, struct kernel_siginfo *, struct task_struct *, int, int);
+typedef void (*btf_trace_signal_generate)(void *, int, struct kernel_siginfo *,
+					  struct task_struct *, int, int);
 
 typedef void (*btf_trace_sk_data_ready)(void *, const struct sock *);
 
@@ -71842,7 +72487,8 @@ typedef void (*btf_trace_skb_copy_datagram_iovec)(void *, const struct sk_buff *
 
 typedef void (*btf_trace_skip_task_reaping)(void *, int);
 
-typedef void (*btf_trace_sock_exceed_buf_limit)(void *, struct sock *, struct proto *, long int, int);
+typedef void (*btf_trace_sock_exceed_buf_limit)(void *, struct sock *, struct proto *, long int,
+						int);
 
 typedef void (*btf_trace_sock_rcvqueue_full)(void *, struct sock *, struct sk_buff *);
 
@@ -71878,21 +72524,27 @@ typedef void (*btf_trace_tasklet_entry)(void *, struct tasklet_struct *, void *)
 
 typedef void (*btf_trace_tasklet_exit)(void *, struct tasklet_struct *, void *);
 
-typedef void (*btf_trace_tcp_ao_handshake_failure)(void *, const struct sock *, const struct sk_buff *, const __u8, const __u8, const __u8);
+typedef void (*btf_trace_tcp_ao_handshake_failure)(void *, const struct sock *,
+						   const struct sk_buff *, const __u8, const __u8,
+						   const __u8);
 
-typedef void (*btf_trace_tcp_ao_key_not_found)(void *, const struct sock *, const struct sk_buff *, const __u8, const __u8, const __u8);
+typedef void (*btf_trace_tcp_ao_key_not_found)(void *, const struct sock *, const struct sk_buff *,
+					       const __u8, const __u8, const __u8);
 
-typedef void (*btf_trace_tcp_ao_mismatch)(void *, const struct sock *, const struct sk_buff *, const __u8, const __u8, const __u8);
+typedef void (*btf_trace_tcp_ao_mismatch)(void *, const struct sock *, const struct sk_buff *,
+					  const __u8, const __u8, const __u8);
 
 typedef void (*btf_trace_tcp_ao_rcv_sne_update)(void *, const struct sock *, __u32);
 
-typedef void (*btf_trace_tcp_ao_rnext_request)(void *, const struct sock *, const struct sk_buff *, const __u8, const __u8, const __u8);
+typedef void (*btf_trace_tcp_ao_rnext_request)(void *, const struct sock *, const struct sk_buff *,
+					       const __u8, const __u8, const __u8);
 
 typedef void (*btf_trace_tcp_ao_snd_sne_update)(void *, const struct sock *, __u32);
 
 typedef void (*btf_trace_tcp_ao_synack_no_key)(void *, const struct sock *, const __u8, const __u8);
 
-typedef void (*btf_trace_tcp_ao_wrong_maclen)(void *, const struct sock *, const struct sk_buff *, const __u8, const __u8, const __u8);
+typedef void (*btf_trace_tcp_ao_wrong_maclen)(void *, const struct sock *, const struct sk_buff *,
+					      const __u8, const __u8, const __u8);
 
 typedef void (*btf_trace_tcp_bad_csum)(void *, const struct sk_buff *);
 
@@ -71904,11 +72556,14 @@ typedef void (*btf_trace_tcp_hash_ao_required)(void *, const struct sock *, cons
 
 typedef void (*btf_trace_tcp_hash_bad_header)(void *, const struct sock *, const struct sk_buff *);
 
-typedef void (*btf_trace_tcp_hash_md5_mismatch)(void *, const struct sock *, const struct sk_buff *);
+typedef void (*btf_trace_tcp_hash_md5_mismatch)(void *, const struct sock *,
+						const struct sk_buff *);
 
-typedef void (*btf_trace_tcp_hash_md5_required)(void *, const struct sock *, const struct sk_buff *);
+typedef void (*btf_trace_tcp_hash_md5_required)(void *, const struct sock *,
+						const struct sk_buff *);
 
-typedef void (*btf_trace_tcp_hash_md5_unexpected)(void *, const struct sock *, const struct sk_buff *);
+typedef void (*btf_trace_tcp_hash_md5_unexpected)(void *, const struct sock *,
+						  const struct sk_buff *);
 
 typedef void (*btf_trace_tcp_probe)(void *, struct sock *, struct sk_buff *);
 
@@ -71918,9 +72573,11 @@ typedef void (*btf_trace_tcp_receive_reset)(void *, struct sock *);
 
 typedef void (*btf_trace_tcp_retransmit_skb)(void *, const struct sock *, const struct sk_buff *);
 
-typedef void (*btf_trace_tcp_retransmit_synack)(void *, const struct sock *, const struct request_sock *);
+typedef void (*btf_trace_tcp_retransmit_synack)(void *, const struct sock *,
+						const struct request_sock *);
 
-typedef void (*btf_trace_tcp_send_reset)(void *, const struct sock *, const struct sk_buff *, const enum sk_rst_reason);
+typedef void (*btf_trace_tcp_send_reset)(void *, const struct sock *, const struct sk_buff *,
+					 const enum sk_rst_reason);
 
 typedef void (*btf_trace_thermal_apic_entry)(void *, int);
 
@@ -71928,7 +72585,8 @@ typedef void (*btf_trace_thermal_apic_exit)(void *, int);
 
 typedef void (*btf_trace_thermal_temperature)(void *, struct thermal_zone_device *);
 
-typedef void (*btf_trace_thermal_zone_trip)(void *, struct thermal_zone_device *, int, enum thermal_trip_type);
+typedef void (*btf_trace_thermal_zone_trip)(void *, struct thermal_zone_device *, int,
+					    enum thermal_trip_type);
 
 typedef void (*btf_trace_tick_stop)(void *, int, int);
 
@@ -71966,15 +72624,18 @@ typedef void (*btf_trace_tmigr_cpu_online)(void *, struct tmigr_cpu *);
 
 typedef void (*btf_trace_tmigr_group_set)(void *, struct tmigr_group *);
 
-typedef void (*btf_trace_tmigr_group_set_cpu_active)(void *, struct tmigr_group *, union tmigr_state, u32);
+typedef void (*btf_trace_tmigr_group_set_cpu_active)(void *, struct tmigr_group *,
+						     union tmigr_state, u32);
 
-typedef void (*btf_trace_tmigr_group_set_cpu_inactive)(void *, struct tmigr_group *, union tmigr_state, u32);
+typedef void (*btf_trace_tmigr_group_set_cpu_inactive)(void *, struct tmigr_group *,
+						       union tmigr_state, u32);
 
 typedef void (*btf_trace_tmigr_handle_remote)(void *, struct tmigr_group *);
 
 typedef void (*btf_trace_tmigr_handle_remote_cpu)(void *, struct tmigr_cpu *);
 
-typedef void (*btf_trace_tmigr_update_events)(void *, struct tmigr_group *, struct tmigr_group *, union tmigr_state, union tmigr_state, u64);
+typedef void (*btf_trace_tmigr_update_events)(void *, struct tmigr_group *, struct tmigr_group *,
+					      union tmigr_state, union tmigr_state, u64);
 
 typedef void (*btf_trace_udp_fail_queue_rcv_skb)(void *, int, struct sock *, struct sk_buff *);
 
@@ -71984,9 +72645,11 @@ typedef void (*btf_trace_vector_alloc)(void *, unsigned int, unsigned int, bool,
 
 typedef void (*btf_trace_vector_alloc_managed)(void *, unsigned int, unsigned int, int);
 
-typedef void (*btf_trace_vector_clear)(void *, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int);
+typedef void (*btf_trace_vector_clear)(void *, unsigned int, unsigned int, unsigned int,
+				       unsigned int, unsigned int);
 
-typedef void (*btf_trace_vector_config)(void *, unsigned int, unsigned int, unsigned int, unsigned int);
+typedef void (*btf_trace_vector_config)(void *, unsigned int, unsigned int, unsigned int,
+					unsigned int);
 
 typedef void (*btf_trace_vector_deactivate)(void *, unsigned int, bool, bool, bool);
 
@@ -72000,11 +72663,14 @@ typedef void (*btf_trace_vector_setup)(void *, unsigned int, bool, int);
 
 typedef void (*btf_trace_vector_teardown)(void *, unsigned int, bool, bool);
 
-typedef void (*btf_trace_vector_update)(void *, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int);
+typedef void (*btf_trace_vector_update)(void *, unsigned int, unsigned int, unsigned int,
+					unsigned int, unsigned int);
 
-typedef void (*btf_trace_vm_unmapped_area)(void *, long unsigned int, struct vm_unmapped_area_info *);
+typedef void (*btf_trace_vm_unmapped_area)(void *, long unsigned int,
+					   struct vm_unmapped_area_info *);
 
-typedef void (*btf_trace_vma_mas_szero)(void *, struct maple_tree *, long unsigned int, long unsigned int);
+typedef void (*btf_trace_vma_mas_szero)(void *, struct maple_tree *, long unsigned int,
+					long unsigned int);
 
 typedef void (*btf_trace_vma_store)(void *, struct maple_tree *, struct vm_area_struct *);
 
@@ -72014,7 +72680,8 @@ typedef void (*btf_trace_wakeup_source_activate)(void *, const char *, unsigned 
 
 typedef void (*btf_trace_wakeup_source_deactivate)(void *, const char *, unsigned int);
 
-typedef void (*btf_trace_wbc_writepage)(void *, struct writeback_control *, struct backing_dev_info *);
+typedef void (*btf_trace_wbc_writepage)(void *, struct writeback_control *,
+					struct backing_dev_info *);
 
 typedef void (*btf_trace_workqueue_activate_work)(void *, struct work_struct *);
 
@@ -72022,7 +72689,8 @@ typedef void (*btf_trace_workqueue_execute_end)(void *, struct work_struct *, wo
 
 typedef void (*btf_trace_workqueue_execute_start)(void *, struct work_struct *);
 
-typedef void (*btf_trace_workqueue_queue_work)(void *, int, struct pool_workqueue *, struct work_struct *);
+typedef void (*btf_trace_workqueue_queue_work)(void *, int, struct pool_workqueue *,
+					       struct work_struct *);
 
 typedef void (*btf_trace_write_msr)(void *, unsigned int, u64, int);
 
@@ -72036,7 +72704,8 @@ typedef void (*btf_trace_writeback_dirty_inode_enqueue)(void *, struct inode *);
 
 typedef void (*btf_trace_writeback_dirty_inode_start)(void *, struct inode *, int);
 
-typedef void (*btf_trace_writeback_exec)(void *, struct bdi_writeback *, struct wb_writeback_work *);
+typedef void (*btf_trace_writeback_exec)(void *, struct bdi_writeback *,
+					 struct wb_writeback_work *);
 
 typedef void (*btf_trace_writeback_lazytime)(void *, struct inode *);
 
@@ -72046,27 +72715,36 @@ typedef void (*btf_trace_writeback_mark_inode_dirty)(void *, struct inode *, int
 
 typedef void (*btf_trace_writeback_pages_written)(void *, long int);
 
-typedef void (*btf_trace_writeback_queue)(void *, struct bdi_writeback *, struct wb_writeback_work *);
+typedef void (*btf_trace_writeback_queue)(void *, struct bdi_writeback *,
+					  struct wb_writeback_work *);
 
-typedef void (*btf_trace_writeback_queue_io)(void *, struct bdi_writeback *, struct wb_writeback_work *, long unsigned int, int);
+typedef void (*btf_trace_writeback_queue_io)(void *, struct bdi_writeback *,
+					     struct wb_writeback_work *, long unsigned int, int);
 
 typedef void (*btf_trace_writeback_sb_inodes_requeue)(void *, struct inode *);
 
-typedef void (*btf_trace_writeback_single_inode)(void *, struct inode *, struct writeback_control *, long unsigned int);
+typedef void (*btf_trace_writeback_single_inode)(void *, struct inode *, struct writeback_control *,
+						 long unsigned int);
 
-typedef void (*btf_trace_writeback_single_inode_start)(void *, struct inode *, struct writeback_control *, long unsigned int);
+typedef void (*btf_trace_writeback_single_inode_start)(void *, struct inode *,
+						       struct writeback_control *,
+						       long unsigned int);
 
-typedef void (*btf_trace_writeback_start)(void *, struct bdi_writeback *, struct wb_writeback_work *);
+typedef void (*btf_trace_writeback_start)(void *, struct bdi_writeback *,
+					  struct wb_writeback_work *);
 
-typedef void (*btf_trace_writeback_wait)(void *, struct bdi_writeback *, struct wb_writeback_work *);
+typedef void (*btf_trace_writeback_wait)(void *, struct bdi_writeback *,
+					 struct wb_writeback_work *);
 
 typedef void (*btf_trace_writeback_wake_background)(void *, struct bdi_writeback *);
 
 typedef void (*btf_trace_writeback_write_inode)(void *, struct inode *, struct writeback_control *);
 
-typedef void (*btf_trace_writeback_write_inode_start)(void *, struct inode *, struct writeback_control *);
+typedef void (*btf_trace_writeback_write_inode_start)(void *, struct inode *,
+						      struct writeback_control *);
 
-typedef void (*btf_trace_writeback_written)(void *, struct bdi_writeback *, struct wb_writeback_work *);
+typedef void (*btf_trace_writeback_written)(void *, struct bdi_writeback *,
+					    struct wb_writeback_work *);
 
 typedef void (*btf_trace_x86_fpu_after_restore)(void *, struct fpu *);
 
@@ -72098,19 +72776,29 @@ typedef void (*btf_trace_xdp_bulk_tx)(void *, const struct net_device *, int, in
 
 typedef void (*btf_trace_xdp_cpumap_enqueue)(void *, int, unsigned int, unsigned int, int);
 
-typedef void (*btf_trace_xdp_cpumap_kthread)(void *, int, unsigned int, unsigned int, int, struct xdp_cpumap_stats *);
+typedef void (*btf_trace_xdp_cpumap_kthread)(void *, int, unsigned int, unsigned int, int,
+					     struct xdp_cpumap_stats *);
 
-typedef void (*btf_trace_xdp_devmap_xmit)(void *, const struct net_device *, const struct net_device *, int, int, int);
+typedef void (*btf_trace_xdp_devmap_xmit)(void *, const struct net_device *,
+					  const struct net_device *, int, int, int);
 
-typedef void (*btf_trace_xdp_exception)(void *, const struct net_device *, const struct bpf_prog *, u32);
+typedef void (*btf_trace_xdp_exception)(void *, const struct net_device *, const struct bpf_prog *,
+					u32);
 
-typedef void (*btf_trace_xdp_redirect)(void *, const struct net_device *, const struct bpf_prog *, const void *, int, enum bpf_map_type, u32, u32);
+typedef void (*btf_trace_xdp_redirect)(void *, const struct net_device *, const struct bpf_prog *,
+				       const void *, int, enum bpf_map_type, u32, u32);
 
-typedef void (*btf_trace_xdp_redirect_err)(void *, const struct net_device *, const struct bpf_prog *, const void *, int, enum bpf_map_type, u32, u32);
+typedef void (*btf_trace_xdp_redirect_err)(void *, const struct net_device *,
+					   const struct bpf_prog *, const void *, int,
+					   enum bpf_map_type, u32, u32);
 
-typedef void (*btf_trace_xdp_redirect_map)(void *, const struct net_device *, const struct bpf_prog *, const void *, int, enum bpf_map_type, u32, u32);
+typedef void (*btf_trace_xdp_redirect_map)(void *, const struct net_device *,
+					   const struct bpf_prog *, const void *, int,
+					   enum bpf_map_type, u32, u32);
 
-typedef void (*btf_trace_xdp_redirect_map_err)(void *, const struct net_device *, const struct bpf_prog *, const void *, int, enum bpf_map_type, u32, u32);
+typedef void (*btf_trace_xdp_redirect_map_err)(void *, const struct net_device *,
+					       const struct bpf_prog *, const void *, int,
+					       enum bpf_map_type, u32, u32);
 
 typedef bool (*check_reserved_t)(u64, u64, enum e820_type);
 
@@ -72120,7 +72808,7 @@ typedef bool (*cond_update_fn_t)(struct trace_array *, void *);
 
 typedef int (*cppc_mode_transition_fn)(int);
 
-typedef void * (*devcon_match_fn_t)(const struct fwnode_handle *, const char *, void *);
+typedef void *(*devcon_match_fn_t)(const struct fwnode_handle *, const char *, void *);
 
 typedef int (*device_match_t)(struct device *, const void *);
 
@@ -72142,15 +72830,17 @@ typedef void fn_handler_fn(struct vc_data *);
 
 typedef void free_folio_t(struct folio *, long unsigned int);
 
-typedef struct sk_buff * (*gro_receive_sk_t)(struct sock *, struct list_head *, struct sk_buff *);
+typedef struct sk_buff *(*gro_receive_sk_t)(struct sock *, struct list_head *, struct sk_buff *);
 
-typedef struct sk_buff * (*gro_receive_t)(struct list_head *, struct sk_buff *);
+typedef struct sk_buff *(*gro_receive_t)(struct list_head *, struct sk_buff *);
 
 typedef bool (*hid_usage_cmp_t)(struct hid_usage *, unsigned int, unsigned int);
 
-typedef u32 inet6_ehashfn_t(const struct net *, const struct in6_addr *, const u16, const struct in6_addr *, const __be16);
+typedef u32 inet6_ehashfn_t(const struct net *, const struct in6_addr *, const u16,
+			    const struct in6_addr *, const __be16);
 
-typedef u32 inet_ehashfn_t(const struct net *, const __be32, const __u16, const __be32, const __be16);
+typedef u32 inet_ehashfn_t(const struct net *, const __be32, const __u16, const __be32,
+			   const __be16);
 
 typedef int (*initxattrs)(struct inode *, const struct xattr *, void *);
 
@@ -72160,7 +72850,8 @@ typedef size_t (*iov_step_f)(void *, size_t, size_t, void *, void *);
 
 typedef size_t (*iov_ustep_f)(void *, size_t, size_t, void *, void *);
 
-typedef void ip6_icmp_send_t(struct sk_buff *, u8, u8, __u32, const struct in6_addr *, const struct inet6_skb_parm *);
+typedef void ip6_icmp_send_t(struct sk_buff *, u8, u8, __u32, const struct in6_addr *,
+			     const struct inet6_skb_parm *);
 
 typedef void (*irq_write_msi_msg_t)(struct msi_desc *, struct msi_msg *);
 
@@ -72168,7 +72859,8 @@ typedef void k_handler_fn(struct vc_data *, unsigned char, char);
 
 typedef int (*list_cmp_func_t)(void *, const struct list_head *, const struct list_head *);
 
-typedef enum lru_status (*list_lru_walk_cb)(struct list_head *, struct list_lru_one *, spinlock_t *, void *);
+typedef enum lru_status (*list_lru_walk_cb)(struct list_head *, struct list_lru_one *, spinlock_t *,
+					    void *);
 
 typedef void (*move_fn_t)(struct lruvec *, struct folio *);
 
@@ -72182,7 +72874,8 @@ typedef struct ns_common *ns_get_path_helper_t(void *);
 
 typedef int (*objpool_init_obj_cb)(void *, void *);
 
-typedef int (*parse_pred_fn)(const char *, void *, int, struct filter_parse_error *, struct filter_pred **);
+typedef int (*parse_pred_fn)(const char *, void *, int, struct filter_parse_error *,
+			     struct filter_pred **);
 
 typedef int (*parse_unknown_fn)(char *, char *, const char *, void *);
 
@@ -72194,7 +72887,8 @@ typedef void perf_iterate_f(struct perf_event *, void *);
 
 typedef int perf_snapshot_branch_stack_t(struct perf_branch_entry *, unsigned int);
 
-typedef struct rt6_info * (*pol_lookup_t)(struct net *, struct fib6_table *, struct flowi6 *, const struct sk_buff *, int);
+typedef struct rt6_info *(*pol_lookup_t)(struct net *, struct fib6_table *, struct flowi6 *,
+					 const struct sk_buff *, int);
 
 typedef int (*pp_nl_fill_cb)(struct sk_buff *, const struct page_pool *, const struct genl_info *);
 
@@ -72202,7 +72896,8 @@ typedef int (*proc_visitor)(struct task_struct *, void *);
 
 typedef int (*pte_fn_t)(pte_t *, long unsigned int, void *);
 
-typedef void (*rethook_handler_t)(struct rethook_node *, void *, long unsigned int, struct pt_regs *);
+typedef void (*rethook_handler_t)(struct rethook_node *, void *, long unsigned int,
+				  struct pt_regs *);
 
 typedef bool (*ring_buffer_cond_fn)(void *);
 
@@ -72212,7 +72907,8 @@ typedef int (*sendmsg_func)(struct sock *, struct msghdr *);
 
 typedef void (*serial8250_isa_config_fn)(int, struct uart_port *, u32 *);
 
-typedef int (*set_callee_state_fn)(struct bpf_verifier_env *, struct bpf_func_state *, struct bpf_func_state *, int);
+typedef int (*set_callee_state_fn)(struct bpf_verifier_env *, struct bpf_func_state *,
+				   struct bpf_func_state *, int);
 
 typedef struct scatterlist *sg_alloc_fn(unsigned int, gfp_t);
 
@@ -72240,7 +72936,7 @@ typedef void text_poke_f(void *, const void *, size_t);
 
 typedef int (*tg_visitor)(struct task_group *, void *);
 
-typedef struct sock * (*udp_lookup_t)(const struct sk_buff *, __be16, __be16);
+typedef struct sock *(*udp_lookup_t)(const struct sk_buff *, __be16, __be16);
 
 typedef bool (*up_f)(struct tmigr_group *, struct tmigr_group *, struct tmigr_walk *);
 
@@ -72259,7 +72955,6 @@ struct bpf_iter;
 struct capture_control;
 
 struct hugepage_subpool;
-
 
 /* BPF kfuncs */
 #ifndef BPF_NO_KFUNC_PROTOTYPES

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <unistd.h>
 #include "fuzz.h"
-#include "signals.h"
+#include "interference_signals.h"
 #include "tmlib.h"
 
 static char dir[64];

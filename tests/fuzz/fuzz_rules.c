@@ -6,7 +6,7 @@
  */
 #include <stdio.h>
 #include "fuzz.h"
-#include "place.h"
+#include "demand.h"
 #include "rules.h"
 #include "tmlib.h"
 

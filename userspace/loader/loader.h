@@ -13,7 +13,7 @@
 
 #include "tidemark_abi.h"
 #include "tidemark.skel.h"
-#include "place.h"
+#include "demand.h"
 #include "rules.h"
 #include "topo.h"
 

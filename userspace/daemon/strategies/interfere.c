@@ -30,7 +30,7 @@
 #include "actuate.h"
 #include "strategy.h"
 #include "interfere.h"
-#include "signals.h"
+#include "interference_signals.h"
 #include "tmlib.h"
 #include "tmmaps.h"
 

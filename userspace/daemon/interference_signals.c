@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Interference signals of a cgroup: see signals.h. */
+/* Interference signals of a cgroup: see interference_signals.h. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 #include <netlink/genl/genl.h>
 #include <netlink/netlink.h>
 
-#include "signals.h"
+#include "interference_signals.h"
 
 int tm_psi_some_us(const char *dir, const char *res, uint64_t *us)
 {

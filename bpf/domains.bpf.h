@@ -4,8 +4,8 @@
  * idle-CPU search inside a home, the per-domain queues and soft homes.
  * Part of tidemark.bpf.c (one translation unit), included in order.
  */
-#ifndef __TM_PLACEMENT_BPF_H
-#define __TM_PLACEMENT_BPF_H
+#ifndef __TM_DOMAINS_BPF_H
+#define __TM_DOMAINS_BPF_H
 
 static __always_inline u32 dom_of(s32 cpu)
 {
@@ -330,4 +330,4 @@ static s32 init_domains(void)
 	return 0;
 }
 
-#endif /* __TM_PLACEMENT_BPF_H */
+#endif /* __TM_DOMAINS_BPF_H */

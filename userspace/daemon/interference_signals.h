@@ -6,8 +6,8 @@
  * cycles/instructions from perf where a PMU exists. Errors are
  * returned; nothing here exits.
  */
-#ifndef __TM_SIGNALS_H
-#define __TM_SIGNALS_H
+#ifndef __TM_INTERFERENCE_SIGNALS_H
+#define __TM_INTERFERENCE_SIGNALS_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

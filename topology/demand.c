@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Placement units, their demand, and their homes: see place.h. */
+/* Placement units, their demand, and their homes: see demand.h. */
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "place.h"
+#include "demand.h"
 #include "tmlib.h"
 #include "topo.h"
 

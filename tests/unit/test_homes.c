@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for CCX placement decisions (topology/placement.h). */
+/* Unit tests for CCX placement decisions (userspace/policy/homes.h). */
 #include "kselftest_harness.h"
-#include "placement.h"
+#include "homes.h"
 #include "topo.h"
 
 static int order[64];

@@ -14,8 +14,8 @@
  *   biggest demand first, kept homes before new ones, so a new or grown
  *   cgroup never pushes out one that still fits.
  */
-#ifndef __TM_PLACEMENT_H
-#define __TM_PLACEMENT_H
+#ifndef __TM_HOMES_H
+#define __TM_HOMES_H
 #include <stdbool.h>
 #include <stdint.h>
 

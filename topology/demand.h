@@ -2,7 +2,7 @@
 /*
  * Placement of ONLINE cgroups in cache domains, the userspace half: which
  * cgroups get a home (units), what CPU each one needs (demand), and the
- * homes that result (topology/placement.h decides). The loader pushes the
+ * homes that result (userspace/policy/homes.h decides). The loader pushes the
  * homes to the scheduler's "homes" map. No exit(): errors come back with a
  * message in the caller's buffer.
  *
@@ -14,12 +14,12 @@
  * (cpu.pressure some avg10), so a home too small to show the need does
  * not hide it.
  */
-#ifndef __TM_PLACE_H
-#define __TM_PLACE_H
+#ifndef __TM_DEMAND_H
+#define __TM_DEMAND_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "placement.h"
+#include "homes.h"
 #include "rules.h"
 #include "tmlib.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for placement units and demand (userspace/place.c), on a fake
+ * Unit tests for placement units and demand (userspace/demand.c), on a fake
  * cgroup tree in a temp directory: cpu.max, cpuset.cpus, cpu.stat and
  * cpu.pressure are plain files there.
  */
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "kselftest_harness.h"
-#include "place.h"
+#include "demand.h"
 
 static void put(const char *root, const char *rel, const char *file, const char *text)
 {
