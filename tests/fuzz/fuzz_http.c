@@ -26,7 +26,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	tm_config_defaults(&d.cfg);
 	pthread_mutex_init(&d.lock, NULL);
-	if (tm_http_global_init(err, sizeof(err)))
+	if (tm_httpc_global_init(err, sizeof(err)))
 		abort();
 	/* below the ephemeral range (from 32768), where no client's source
 	 * port can hold it; another taken one: the next */

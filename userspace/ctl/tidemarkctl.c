@@ -470,8 +470,8 @@ static int cmd_status(int argc, char **argv)
 		}
 	}
 	snprintf(url, sizeof(url), "http://%s:%lu/report", addr, port);
-	if (tm_http_global_init(err, sizeof(err)) ||
-	    tm_http_request(url, "GET", NULL, 3000, &resp, &status, err, sizeof(err))) {
+	if (tm_httpc_global_init(err, sizeof(err)) ||
+	    tm_httpc_request(url, "GET", NULL, 3000, &resp, &status, err, sizeof(err))) {
 		fprintf(stderr, "tidemarkctl: cannot reach tidemarkd: %s\n", err);
 		return 1;
 	}

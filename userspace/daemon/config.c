@@ -451,7 +451,7 @@ static void kube_url(struct ctx *x, const char *field, const char *url)
 {
 	char why[384];
 
-	if (tm_http_url_check(url, why, sizeof(why)))
+	if (tm_httpc_url_check(url, why, sizeof(why)))
 		fail(x, field, "%s", why);
 	else if (strncmp(url, "https://", 8))
 		fail(x, field, "'%s' must be https (a bearer token goes with every request)", url);
@@ -779,7 +779,7 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 		str_field(&x, o, "push_url", "report.push_url", c->report.push_url,
 			  sizeof(c->report.push_url));
 		if (c->report.push_url[0] &&
-		    tm_http_url_check(c->report.push_url, why, sizeof(why)))
+		    tm_httpc_url_check(c->report.push_url, why, sizeof(why)))
 			fail(&x, "report.push_url", "%s", why);
 		u32_field(&x, o, "push_interval_s", "report.push_interval_s", 1, 3600,
 			  &c->report.push_interval_s);

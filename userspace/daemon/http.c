@@ -285,9 +285,9 @@ static void *push_thread(void *arg)
 		if (!body)
 			continue;
 		/* bounded below the interval: a slow receiver delays nothing else */
-		ok = !tm_http_request(url, "POST", body,
-				      every * 1000 < 10000 ? every * 1000 : 10000, &resp, &status,
-				      err, sizeof(err)) &&
+		ok = !tm_httpc_request(url, "POST", body,
+				       every * 1000 < 10000 ? every * 1000 : 10000, &resp, &status,
+				       err, sizeof(err)) &&
 		     status / 100 == 2;
 		if (!ok && !resp)
 			fprintf(stderr, "tidemarkd: push: %s\n", err);

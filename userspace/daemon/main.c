@@ -191,7 +191,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (tm_http_global_init(err, sizeof(err))) {
+	if (tm_httpc_global_init(err, sizeof(err))) {
 		fprintf(stderr, "tidemarkd: %s\n", err);
 		return 1;
 	}

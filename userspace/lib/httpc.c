@@ -9,7 +9,7 @@
 
 #define RESP_MAX (4u << 20)
 
-int tm_http_global_init(char *err, size_t errlen)
+int tm_httpc_global_init(char *err, size_t errlen)
 {
 	CURLcode rc;
 
@@ -21,7 +21,7 @@ int tm_http_global_init(char *err, size_t errlen)
 	return 0;
 }
 
-int tm_http_url_check(const char *url, char *err, size_t errlen)
+int tm_httpc_url_check(const char *url, char *err, size_t errlen)
 {
 	char *scheme = NULL, *host = NULL, *user = NULL, *pw = NULL;
 	CURLU *u;
@@ -99,8 +99,8 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
 	return add;
 }
 
-int tm_http_exchange(const struct tm_http_req *r, char **resp, long *status, char *err,
-		     size_t errlen)
+int tm_httpc_exchange(const struct tm_httpc_req *r, char **resp, long *status, char *err,
+		      size_t errlen)
 {
 	char ebuf[CURL_ERROR_SIZE] = "", ct[128], *auth = NULL;
 	struct curl_slist *hdr = NULL;
@@ -187,13 +187,13 @@ int tm_http_exchange(const struct tm_http_req *r, char **resp, long *status, cha
 	return *resp ? 0 : -1;
 }
 
-int tm_http_request(const char *url, const char *method, const char *body, unsigned int timeout_ms,
-		    char **resp, long *status, char *err, size_t errlen)
+int tm_httpc_request(const char *url, const char *method, const char *body, unsigned int timeout_ms,
+		     char **resp, long *status, char *err, size_t errlen)
 {
-	struct tm_http_req r = {.url = url,
-				.method = method,
-				.body = !strcmp(method, "POST") ? (body ? body : "") : NULL,
-				.timeout_ms = timeout_ms};
+	struct tm_httpc_req r = {.url = url,
+				 .method = method,
+				 .body = !strcmp(method, "POST") ? (body ? body : "") : NULL,
+				 .timeout_ms = timeout_ms};
 
-	return tm_http_exchange(&r, resp, status, err, errlen);
+	return tm_httpc_exchange(&r, resp, status, err, errlen);
 }

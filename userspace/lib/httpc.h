@@ -1,21 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * HTTP(S) requests through libcurl (DNS, TLS, one deadline for the whole
- * exchange). Call tm_http_global_init() once, before any thread starts.
+ * exchange). Call tm_httpc_global_init() once, before any thread starts.
  */
 #ifndef __TM_HTTPC_H
 #define __TM_HTTPC_H
 #include <stddef.h>
 
 /* libcurl's process-wide set-up; -1 with a message when it fails. */
-int tm_http_global_init(char *err, size_t errlen);
+int tm_httpc_global_init(char *err, size_t errlen);
 
 /*
  * @url is one tidemark may send requests to: http or https, a host, no
  * user name or password, no spaces or control characters, at most 255
  * bytes. 0; -1 with what is wrong in @err.
  */
-int tm_http_url_check(const char *url, char *err, size_t errlen);
+int tm_httpc_url_check(const char *url, char *err, size_t errlen);
 
 /*
  * One request: @method "GET" or "POST" (with @body as JSON). The whole
@@ -23,13 +23,13 @@ int tm_http_url_check(const char *url, char *err, size_t errlen);
  * 4 MiB is refused. On success *resp is the malloc'd body (NUL-ended) and
  * *status the HTTP status; -1 with a message otherwise.
  */
-int tm_http_request(const char *url, const char *method, const char *body, unsigned int timeout_ms,
-		    char **resp, long *status, char *err, size_t errlen);
+int tm_httpc_request(const char *url, const char *method, const char *body, unsigned int timeout_ms,
+		     char **resp, long *status, char *err, size_t errlen);
 
 /* One request with what an API server needs besides: any method, a body's
  * content type, a bearer token or a client certificate, the CA to verify
  * the server with (a file or PEM text), a proxy. */
-struct tm_http_req {
+struct tm_httpc_req {
 	const char *url;
 	const char *method;	  /* "GET", "POST", "PATCH", "PUT", "DELETE" */
 	const char *body;	  /* NULL: none */
@@ -49,7 +49,7 @@ struct tm_http_req {
 	unsigned int timeout_ms; /* the whole exchange */
 };
 
-/* As tm_http_request, for @r. */
-int tm_http_exchange(const struct tm_http_req *r, char **resp, long *status, char *err,
-		     size_t errlen);
+/* As tm_httpc_request, for @r. */
+int tm_httpc_exchange(const struct tm_httpc_req *r, char **resp, long *status, char *err,
+		      size_t errlen);
 #endif

@@ -200,29 +200,29 @@ static int call(struct tm_kube *k, enum call c, const char *method, const char *
 	for (;;) {
 		const struct tm_kubeconf *kc = &k->cred;
 		char *tok = kc->token_file[0] ? read_token(kc->token_file, err, errlen) : NULL;
-		struct tm_http_req r = {.url = url,
-					.method = method,
-					.body = body,
-					.content_type = ctype,
-					.bearer = kc->token_file[0] ? tok : kc->token,
-					.ca_file = kc->ca_file[0] ? kc->ca_file : NULL,
-					.ca_pem = kc->ca_pem,
-					.ca_len = kc->ca_len,
-					.cert_file = kc->cert_file[0] ? kc->cert_file : NULL,
-					.key_file = kc->key_file[0] ? kc->key_file : NULL,
-					.cert_pem = kc->cert_pem,
-					.cert_len = kc->cert_len,
-					.key_pem = kc->key_pem,
-					.key_len = kc->key_len,
-					.proxy = kc->proxy[0] ? kc->proxy : NULL,
-					.timeout_ms = k->timeout_ms};
+		struct tm_httpc_req r = {.url = url,
+					 .method = method,
+					 .body = body,
+					 .content_type = ctype,
+					 .bearer = kc->token_file[0] ? tok : kc->token,
+					 .ca_file = kc->ca_file[0] ? kc->ca_file : NULL,
+					 .ca_pem = kc->ca_pem,
+					 .ca_len = kc->ca_len,
+					 .cert_file = kc->cert_file[0] ? kc->cert_file : NULL,
+					 .key_file = kc->key_file[0] ? kc->key_file : NULL,
+					 .cert_pem = kc->cert_pem,
+					 .cert_len = kc->cert_len,
+					 .key_pem = kc->key_pem,
+					 .key_len = kc->key_len,
+					 .proxy = kc->proxy[0] ? kc->proxy : NULL,
+					 .timeout_ms = k->timeout_ms};
 
 		*status = 0;
 		if (kc->token_file[0] && !tok) {
 			ret = -1; /* no token, no request: not retried either */
 			break;
 		}
-		ret = tm_http_exchange(&r, resp, status, err, errlen);
+		ret = tm_httpc_exchange(&r, resp, status, err, errlen);
 		if (tok) {
 			explicit_bzero(tok, strlen(tok));
 			free(tok);

@@ -311,7 +311,7 @@ static void cluster(struct kx *x, json_t *c, const char *where, const char *dir,
 		bad(x, "%s.server: missing", where);
 		return;
 	}
-	if (tm_http_url_check(s, why, sizeof(why))) {
+	if (tm_httpc_url_check(s, why, sizeof(why))) {
 		bad(x, "%s.server: %s", where, why);
 		return;
 	}
@@ -333,7 +333,7 @@ static void cluster(struct kx *x, json_t *c, const char *where, const char *dir,
 		    where);
 	proxy = str(x, c, where, "proxy-url");
 	if (proxy && *proxy) {
-		if (tm_http_url_check(proxy, why, sizeof(why)) && strncmp(proxy, "socks5://", 9))
+		if (tm_httpc_url_check(proxy, why, sizeof(why)) && strncmp(proxy, "socks5://", 9))
 			bad(x, "%s.proxy-url: %s", where, why);
 		else
 			snprintf(kc->proxy, sizeof(kc->proxy), "%s", proxy);
