@@ -276,9 +276,9 @@ __noinline int bw_stop_limited(u64 now)
 }
 
 /*
- * The checks every run makes, inline: the call to a global function (frame,
- * registers) cost each running and stopping 0.3-0.37 us (icount TCG, of 3.6
- * and 3.4 us) just to find no limit set.
+ * The checks every run makes, inline: a call to a global function (frame,
+ * registers) cost running and stopping a tenth of their time just to find
+ * no limit set.
  */
 static __always_inline void bw_start(struct task_struct *p, u64 now, u64 be_until)
 {

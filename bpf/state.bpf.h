@@ -34,9 +34,8 @@ static u64 vtime_now;
 /*
  * Vtime of the least advanced queued ONLINE/SYSTEM task as the last dispatch
  * saw it (hi_queues_of; vtime_now when nothing waited), lowered by every
- * enqueue below it: where a sleeper's credit counts from. Reading the
- * queue's head at every wakeup instead cost 3% of hackbench on 1 vCPU
- * (measured before tm_vtime_wake_ref's bound).
+ * enqueue below it: where a sleeper's credit counts from. Cheaper than
+ * reading the queue's head at every wakeup, which hackbench felt.
  */
 static u64 vtime_min;
 /*
@@ -62,8 +61,8 @@ static struct cpu_run cpu_runs[TM_MAX_CPUS];
 
 /*
  * ONLINE waits of one cgroup not yet added to cg_waits, per CPU: a hash
- * lookup and two atomic adds at every ONLINE run cost 1.1 us of running's
- * 5.0 (bpf_stats, 1 vCPU under TCG; 4.4 us with these batches). A CPU adds
+ * lookup and two atomic adds at every ONLINE run were a fifth of running's
+ * cost. A CPU adds
  * here while it runs the same cgroup's tasks, and moves the lot to cg_waits
  * when another cgroup's task waited, after TM_CG_WAIT_BATCH waits, or
  * TM_CG_WAIT_FLUSH_NS after the first (checked when any task starts and at
@@ -309,7 +308,7 @@ struct task_ctx {
 	/* se.sum_exec_runtime when it started running: a run's length as the
 	 * kernel accounts it (cpu.stat), for the trace's stop events. The
 	 * callbacks' own clock starts a run after the pick and ends it at the
-	 * callback, and ONLINE read 3-4% under cpu.stat that way under TCG. */
+	 * callback, which reads short of cpu.stat. */
 	u64 run_sum;
 	u64 home;   /* ONLINE: home domains it may reach, 0: none */
 	u64 q_home; /* the home it was queued for this time, 0: none */

@@ -199,7 +199,7 @@ static __always_inline void wake_preempt(struct task_struct *p, const struct cpu
 		 * Not yet: the runner's tick looks again (tidemark_tick), for
 		 * a wakee of another cgroup. Within one cgroup the slice
 		 * stands: its tasks trading the CPU at every tick cost
-		 * hackbench 14% on 1 vCPU (2,139 against 584 switches/s).
+		 * throughput (switches at every tick).
 		 */
 		if (tctx && tctx->cgid != r->cgid && (!r->wpend || (s64)(key - r->wkey) < 0)) {
 			r->wkey = key;
@@ -217,8 +217,8 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	 * Read once and passed down: the verifier looks a pointer read from a
 	 * task up in the kernel's BTF by name (up to three linear scans of
 	 * vmlinux's types) at every walk of the read, and it walks enqueue's
-	 * branches and loops many times. Such scans took a third of a load's
-	 * CPU under TCG, half of them for this field.
+	 * branches and loops many times: such scans were a large part of a
+	 * load's time, many of them for this field.
 	 */
 	const struct cpumask *allowed = p->cpus_ptr;
 	struct task_ctx *tctx = task_ctx(p);
@@ -307,8 +307,8 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	 * (tm_vtime_wake_ref). Counted from the most advanced running one
 	 * only, a service sharing CPUs with busy neighbours queued behind
 	 * those that had waited longer, and under a neighbour at its cpu.max
-	 * its wakeups waited up to two of their slices (p999 8-10 ms against
-	 * 5 ms). A preempted task keeps its place.
+	 * its wakeups waited up to two of their slices. A preempted task keeps
+	 * its place.
 	 */
 	vtime = p->scx.dsq_vtime;
 	if (enq_flags & SCX_ENQ_WAKEUP) {
@@ -321,9 +321,9 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	 * A wakee only its CPU may run (a 1-CPU cpuset, say) that is the least
 	 * advanced of what waits, or nothing waits: its CPU would dispatch it
 	 * next anyway. On that CPU's local queue it runs without a dispatch
-	 * round (the kernel calls ops.dispatch only for an empty local queue):
-	 * p50 wakeup 62.8 against 75.7 us next to BE on 1 vCPU, where every
-	 * task has one CPU. Not while BE's bounded wait or floor is due: both
+	 * round (the kernel calls ops.dispatch only for an empty local queue),
+	 * which shortens wakeups where every task has one CPU. Not while BE's
+	 * bounded wait or floor is due: both
 	 * are served in dispatch, which a pinned pair waking each other on
 	 * their local queue would never call (BE then starves until the
 	 * watchdog ejects the scheduler).
@@ -342,7 +342,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 		/* no kick: an insert on the local queue of an idle CPU
 		 * reschedules it (local_dsq_post_enq), while a kick from
 		 * enqueue, under the rq lock, is bounced through an irq_work
-		 * self-IPI: p50 wakeup 64.1 against 60.2 us on 1 vCPU */
+		 * self-IPI, which delays the wakeup */
 		tm_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags);
 		wake_preempt(p, allowed, tctx, cpu, vtime, enq_flags);
 		return;
@@ -493,7 +493,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 	 * dispatch runs before the expiring task is charged and queued again,
 	 * so it would always hand its CPU to a queued task: with more tasks
 	 * than CPUs a heavy task could never run two slices in a row, and
-	 * cpu.weight 300 vs 100 came out 2:1. Charge it now and keep it when
+	 * cpu.weight shares came out flattened. Charge it now and keep it when
 	 * it is still the furthest behind.
 	 */
 	hi_queues_of(d, &q);
@@ -590,8 +590,8 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 /*
  * Move the pending ONLINE waits of @cpu to their cgroup's cg_waits entry. A
  * global function, verified once: inlined at its three call sites, its
- * unrolled loop took a load 1.8 s longer under TCG. Unrolled: an open-coded
- * iterator is a kfunc call per bucket (running cost 0.5 us more with one).
+ * unrolled loop made loading much slower. Unrolled: an open-coded iterator
+ * is a kfunc call per bucket, which running pays for.
  */
 __noinline int cg_wait_flush(u32 cpu)
 {
@@ -773,7 +773,7 @@ void BPF_STRUCT_OPS(tidemark_tick, struct task_struct *p)
 {
 	struct task_ctx *tctx = task_ctx(p);
 	struct tm_cpu_ctx *c = cpu_ctx(scx_bpf_task_cpu(p));
-	/* one clock read for all: each cost 0.3 us under TCG (bpf_stats) */
+	/* one clock read for all: each read costs */
 	u64 now = bpf_ktime_get_ns();
 
 	trace_tick(p);

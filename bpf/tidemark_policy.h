@@ -41,8 +41,8 @@ static inline __u64 tm_bw_eff(__u64 quota_ns, __u64 period_ns, __u32 cap_mcpu)
 /*
  * Debt a refill carries at least: a run whose grant timer fires late ends at
  * the kernel's tick instead (4 ms at HZ=250, 10 ms at HZ=100). Carrying only
- * one period's worth forgave the rest of such an overrun: at cpu.max
- * "1000 100000" the test VM's cgroup used 12-22 ms/s where CFS holds 9-10.
+ * one period's worth forgave the rest of such an overrun, which a tiny quota
+ * then exceeded by far.
  */
 #define TM_BW_DEBT_MIN_NS 10000000ULL
 
@@ -214,8 +214,7 @@ static inline __u64 tm_be_floor_owed(__u64 cap_ns, __u32 suppress_pct, __u64 hi_
  * the line. Counted:
  *  - above the line whoever went past it: ONLINE's spikes too, or BE would
  *    be credited the room of ONLINE's lulls without paying for its spikes
- *    and a busy bursty service put the node above its line (4 vCPUs, ONLINE
- *    at 51-56% of the node: 1.5-3.2 points past a 65% line);
+ *    and a busy bursty service would put the node above its line;
  *  - while the floor is owed (@floor_ns), at most what BE used beyond it: the
  *    floor is BE's whatever ONLINE does, and BE short of it owes nothing;
  *  - below the line only while BE was held back (@be_limited: BE queued, budget
