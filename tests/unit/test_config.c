@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for tidemarkd's configuration validation (userspace/config.c). */
+/* Unit tests for tidemarkd's configuration validation (userspace/daemon/config.c). */
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for placement units and demand (userspace/demand.c), on a fake
+ * Unit tests for placement units and demand (topology/demand.c), on a fake
  * cgroup tree in a temp directory: cpu.max, cpuset.cpus, cpu.stat and
  * cpu.pressure are plain files there.
  */

@@ -59,7 +59,7 @@ struct tm_config {
 		uint32_t backoff_max_s;	    /* doubled after each further kill, up to this */
 		uint32_t backoff_cap_mcpu;  /* its BE cap meanwhile (0: none) */
 	} eviction;
-	/* satisfaction-based CPU eviction (strategy_cpuevict.c) */
+	/* satisfaction-based CPU eviction (strategies/cpuevict.c) */
 	struct {
 		bool enabled;
 		bool dry_run;
@@ -74,7 +74,7 @@ struct tm_config {
 		 * cpu.max quota, cpu.weight 1 as kubelet gives BestEffort pods) */
 		uint32_t default_request_mcpu;
 	} cpuevict;
-	/* interference detection and its action ladder (strategy_interfere.c) */
+	/* interference detection and its action ladder (strategies/interfere.c) */
 	struct {
 		bool enabled;
 		bool dry_run;
