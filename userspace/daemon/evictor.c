@@ -6,13 +6,14 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "actuate.h"
 #include "evict.h"
 #include "evictor.h"
 #include "kube.h"
-#include "rules.h"
+#include "pods.h"
 
 /*
  * What the evictor remembers of each cgroup or pod it killed: kubelet
@@ -23,7 +24,7 @@
 #define TM_EVICT_RECS 256
 
 static struct evict_rec {
-	char key[TM_CFG_PATH_MAX]; /* "pod:<uid>" */
+	char key[64];		   /* "pod:<uid>" */
 	char rel[TM_CFG_PATH_MAX]; /* the cgroup capped meanwhile */
 	uint32_t kills;
 	uint64_t until_ms; /* no kill before this */
@@ -31,18 +32,6 @@ static struct evict_rec {
 	bool capped, told;
 } recs[TM_EVICT_RECS];
 static int nr_recs;
-
-/* A pod's key, "pod:<uid>"; false for a cgroup that is no pod's: outside
- * Kubernetes new tasks in a killed cgroup are a new job, not a restart. */
-static bool evict_key(const char *rel, char *key, size_t len)
-{
-	char uid[40];
-
-	if (!tm_pod_uid(rel, uid, sizeof(uid)))
-		return false;
-	snprintf(key, len, "pod:%s", uid);
-	return true;
-}
 
 static struct evict_rec *rec_find(const char *key)
 {
@@ -52,14 +41,30 @@ static struct evict_rec *rec_find(const char *key)
 	return NULL;
 }
 
+/* A pod's back-off record (pod:<uid>), made when there is room; a full table
+ * is counted and said once (tm_limit_hit): that pod then loops unslowed. */
+static struct evict_rec *rec_new(struct tm_daemon *d, const char *key)
+{
+	struct evict_rec *r;
+
+	if (nr_recs == TM_EVICT_RECS) {
+		tm_limit_hit(d, "eviction.backoff", TM_EVICT_RECS);
+		return NULL;
+	}
+	r = &recs[nr_recs++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->key, sizeof(r->key), "%s", key);
+	return r;
+}
+
 bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, const char *rel,
 	      bool dry_run, const char *fmt, ...)
 {
 	const struct tm_config *cfg = &d->cfg;
-	char details[1500], key[TM_CFG_PATH_MAX] = "";
+	char details[1500], key[64] = "";
 	uint64_t now = tm_now_ms();
-	struct evict_rec *r;
-	bool via_api;
+	struct tm_target t;
+	struct evict_rec *r = NULL;
 	int via;
 	va_list ap;
 
@@ -68,7 +73,13 @@ bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, con
 			rel);
 		return false;
 	}
-	r = evict_key(rel, key, sizeof(key)) ? rec_find(key) : NULL;
+	/* resolved once: the key, the API's call and the audit line agree
+	 * whatever the pod list does meanwhile. Outside Kubernetes new tasks
+	 * in a killed cgroup are a new job, not a restart: no key. */
+	if (tm_target_resolve(rel, &t)) {
+		snprintf(key, sizeof(key), "pod:%s", t.uid);
+		r = rec_find(key);
+	}
 	if (r && now < r->until_ms) {
 		/* back within its back-off: capped (again: kubelet makes new
 		 * container cgroups), and said once per back-off */
@@ -95,7 +106,7 @@ bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, con
 	/* a pod the cluster names is evicted through the API (kubelet would
 	 * restart a killed one in place); capped meanwhile, so it frees the
 	 * CPU at once, and its memory.high already throttles it */
-	via = key[0] ? tm_kube_evict_ready(rel) : TM_EVICT_KILL;
+	via = tm_kube_evict(&t, strategy, action, dry_run);
 	if (via == TM_EVICT_WAIT) {
 		/* a pod killed in place comes back: capped until it has a name */
 		if (cfg->eviction.backoff_cap_mcpu && !dry_run)
@@ -105,24 +116,19 @@ bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, con
 			 rel, action);
 		return false;
 	}
-	via_api = via == TM_EVICT_API;
 	if (!tm_audit(d, strategy, action, dry_run, "cgroup=%s via=%s %s", rel,
-		      via_api ? "eviction-api" : "cgroup.kill", details))
+		      via == TM_EVICT_API ? "eviction-api" : "cgroup.kill", details))
 		return false;
-	if (via_api) {
+	if (via == TM_EVICT_API) {
 		if (cfg->eviction.backoff_cap_mcpu)
 			tm_be_cap(d, rel, cfg->eviction.backoff_cap_mcpu);
-		tm_kube_evict(rel, strategy, action);
 	} else if (tm_cg_write(d, rel, "cgroup.kill", "1")) {
 		fprintf(stderr, "tidemarkd: %s: cannot kill %s: %s\n", strategy, rel,
 			strerror(errno));
 		return false;
 	}
-	if (!r && key[0] && nr_recs < TM_EVICT_RECS) {
-		r = &recs[nr_recs++];
-		memset(r, 0, sizeof(*r));
-		snprintf(r->key, sizeof(r->key), "%s", key);
-	}
+	if (!r && key[0])
+		r = rec_new(d, key);
 	if (r) {
 		r->kills++;
 		r->backoff_ms =
@@ -134,7 +140,7 @@ bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, con
 	return true;
 }
 
-void tm_evict_round(struct tm_daemon *d, uint64_t now)
+void tm_evict_maintain(struct tm_daemon *d, uint64_t now)
 {
 	char rel[TM_CFG_PATH_MAX], strategy[32], why[256];
 	int k = 0;
@@ -166,4 +172,57 @@ void tm_evict_round(struct tm_daemon *d, uint64_t now)
 		recs[k++] = *r;
 	}
 	nr_recs = k;
+}
+
+bool tm_evict_round_ready(const struct tm_evict_round *r, uint64_t now)
+{
+	return now >= r->cooldown_until;
+}
+
+void tm_evict_round_cool(struct tm_evict_round *r, uint64_t now, uint64_t cooldown_ms)
+{
+	r->cooldown_until = now + cooldown_ms;
+}
+
+int tm_evict_round_run(struct tm_daemon *d, struct tm_evict_round *r, uint64_t now,
+		       struct tm_evict_cand *c, int n, uint64_t need, uint32_t max_kills,
+		       uint64_t cooldown_ms, bool dry_run, const char *fmt, ...)
+{
+	struct tm_victim *v = malloc(sizeof(*v) * (n ? n : 1));
+	int *order = malloc(sizeof(*order) * (n ? n : 1));
+	char round[1024];
+	va_list ap;
+	int m;
+
+	if (!v || !order) {
+		fprintf(stderr, "tidemarkd: %s: out of memory for %d eviction candidates\n",
+			r->strategy, n);
+		free(v);
+		free(order);
+		return -1;
+	}
+	va_start(ap, fmt);
+	vsnprintf(round, sizeof(round), fmt, ap);
+	va_end(ap);
+	for (int i = 0; i < n; i++) {
+		v[i] = (struct tm_victim){.id = i,
+					  .priority = c[i].priority,
+					  .amount = c[i].amount,
+					  .dying = c[i].dying};
+		c[i].picked = false;
+	}
+	m = tm_evict_pick(v, n, need, order);
+	if (max_kills && m > (int)max_kills)
+		m = max_kills;
+	for (int j = 0; j < m; j++) {
+		struct tm_evict_cand *x = &c[order[j]];
+
+		x->picked = true;
+		tm_evict(d, r->strategy, "kill", x->path, dry_run, "%s %s", x->detail, round);
+	}
+	if (m)
+		tm_evict_round_cool(r, now, cooldown_ms);
+	free(v);
+	free(order);
+	return m;
 }

@@ -8,6 +8,7 @@
 #define __TM_EVICTOR_H
 #include <stdbool.h>
 #include <stdint.h>
+#include "config.h"
 
 struct tm_daemon;
 
@@ -22,6 +23,47 @@ struct tm_daemon;
  */
 bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, const char *rel,
 	      bool dry_run, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-/* Once a round: caps of ended back-offs removed, quiet records forgotten. */
-void tm_evict_round(struct tm_daemon *d, uint64_t now);
+/* Once a loop: pods the API gave up on killed (eviction_fallback "kill"),
+ * caps of ended back-offs removed, quiet records forgotten. */
+void tm_evict_maintain(struct tm_daemon *d, uint64_t now);
+
+/*
+ * The eviction round every evicting strategy shares: each keeps only its
+ * need (how much must go, in its own unit) and its candidates; the pick,
+ * the per-round cap, the audit lines and the cool-down are here.
+ */
+struct tm_evict_cand {
+	char path[TM_CFG_PATH_MAX]; /* "/x/y" under the cgroup root */
+	int priority;		    /* lower goes first */
+	uint64_t amount;	    /* what killing it releases, in the round's unit */
+	bool dying;		    /* killed earlier, still releasing: counts as released */
+	char detail[160];	    /* its own figures, first in its audit line */
+	bool picked;		    /* set by the round */
+};
+
+/* A strategy's rounds. */
+struct tm_evict_round {
+	const char *strategy;	 /* in audit lines */
+	uint64_t cooldown_until; /* ms: no round before */
+};
+
+/* May a round of @r run at @now (no cool-down running)? */
+bool tm_evict_round_ready(const struct tm_evict_round *r, uint64_t now);
+
+/*
+ * One round at @now: among @c[0..@n) pick what releases @need, lowest
+ * priority first, then the largest (tm_evict_pick; dying ones count as
+ * released and are not picked), at most @max_kills of them (0: as many as
+ * it takes), and kill each through tm_evict, its audit line its detail
+ * then the round's own (@fmt). Picked candidates are marked. Returns how
+ * many were picked, and when any, no round follows for @cooldown_ms; -1
+ * when out of memory (said on stderr).
+ */
+int tm_evict_round_run(struct tm_daemon *d, struct tm_evict_round *r, uint64_t now,
+		       struct tm_evict_cand *c, int n, uint64_t need, uint32_t max_kills,
+		       uint64_t cooldown_ms, bool dry_run, const char *fmt, ...)
+	__attribute__((format(printf, 10, 11)));
+
+/* A cool-down without a kill (memory eviction after throttling). */
+void tm_evict_round_cool(struct tm_evict_round *r, uint64_t now, uint64_t cooldown_ms);
 #endif

@@ -72,7 +72,7 @@ static void run_due(struct tm_daemon *d, uint64_t now, uint64_t *due)
 	unsigned int ev = d->events;
 
 	tm_pins_round();
-	tm_evict_round(d, now);
+	tm_evict_maintain(d, now);
 	d->events = 0;
 	for (int i = 0; i < tm_nr_strategies; i++) {
 		const struct tm_strategy *s = tm_strategies[i];

@@ -865,7 +865,8 @@ char *tm_report_prometheus(struct tm_daemon *d)
 		"said once in the log).");
 	{
 		/* the fixed-size tables, at 0 until hit; every other list grows */
-		static const char *const tables[] = {"interference.online", "interference.be"};
+		static const char *const tables[] = {"interference.online", "interference.be",
+						     "eviction.backoff"};
 
 		for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
 			uint64_t hits = 0;

@@ -10,9 +10,9 @@
 
 struct tm_victim {
 	uint64_t id;
-	int priority;	/* lower goes first */
-	uint64_t bytes; /* what killing it releases (memory.current) */
-	bool dying;	/* killed earlier, memory not yet released */
+	int priority;	 /* lower goes first */
+	uint64_t amount; /* what killing it releases (bytes, mCPU: the caller's unit) */
+	bool dying;	 /* killed earlier, memory not yet released */
 };
 
 /*
@@ -50,13 +50,13 @@ static inline bool tm_victim_before(const struct tm_victim *a, const struct tm_v
 {
 	if (a->priority != b->priority)
 		return a->priority < b->priority;
-	if (a->bytes != b->bytes)
-		return a->bytes > b->bytes;
+	if (a->amount != b->amount)
+		return a->amount > b->amount;
 	return a->id < b->id; /* stable, whatever the input order */
 }
 
 /*
- * Choose victims to release @need bytes. Memory of victims already dying
+ * Choose victims to release @need (in their amount's unit). Memory of victims already dying
  * counts as released (they are not chosen again). @order receives the
  * indexes of the chosen ones, in kill order; returns how many. Stops when
  * enough is released or no candidate is left.
@@ -68,7 +68,7 @@ static inline int tm_evict_pick(const struct tm_victim *v, int n, uint64_t need,
 
 	for (int i = 0; i < n; i++)
 		if (v[i].dying)
-			released += v[i].bytes;
+			released += v[i].amount;
 	/* candidates, insertion-sorted (n is small) */
 	for (int i = 0; i < n; i++) {
 		int j;
@@ -81,7 +81,7 @@ static inline int tm_evict_pick(const struct tm_victim *v, int n, uint64_t need,
 		m++;
 	}
 	while (k < m && released < need) {
-		released += v[order[k]].bytes;
+		released += v[order[k]].amount;
 		k++;
 	}
 	return k;

@@ -505,33 +505,28 @@ set:
 	pthread_mutex_unlock(&kube_state.lock);
 }
 
-int tm_kube_evict_ready(const char *rel)
+int tm_kube_evict(const struct tm_target *t, const char *strategy, const char *action, bool dry_run)
 {
-	char uid[40], ns[64], name[254];
+	struct evq e = {};
 	uint64_t since;
-	bool on;
+	bool on, full = false;
 
 	pthread_mutex_lock(&kube_state.lock);
 	on = kube_state.evict_on;
 	since = kube_state.started_ms;
 	pthread_mutex_unlock(&kube_state.lock);
-	if (!on || tm_pod_uid(rel, uid, sizeof(uid)) != 1)
+	if (!on || !t->uid[0])
 		return TM_EVICT_KILL;
-	if (tm_pod_name(uid, ns, sizeof(ns), name, sizeof(name)))
+	if (!t->name[0])
+		/* not yet named: wait for the first list, not longer than 30 s */
+		return !tm_pods_listed() && tm_now_ms() - since < 30000 ? TM_EVICT_WAIT
+									: TM_EVICT_KILL;
+	if (dry_run)
 		return TM_EVICT_API;
-	/* not yet named: wait for the first list, not longer than 30 s */
-	return !tm_pods_listed() && tm_now_ms() - since < 30000 ? TM_EVICT_WAIT : TM_EVICT_KILL;
-}
-
-void tm_kube_evict(const char *rel, const char *strategy, const char *action)
-{
-	struct evq e = {};
-	bool full = false;
-
-	if (tm_pod_uid(rel, e.uid, sizeof(e.uid)) != 1 ||
-	    !tm_pod_name(e.uid, e.ns, sizeof(e.ns), e.name, sizeof(e.name)))
-		return;
-	snprintf(e.rel, sizeof(e.rel), "%s", rel);
+	snprintf(e.uid, sizeof(e.uid), "%s", t->uid);
+	snprintf(e.ns, sizeof(e.ns), "%s", t->ns);
+	snprintf(e.name, sizeof(e.name), "%s", t->name);
+	snprintf(e.rel, sizeof(e.rel), "%s", t->rel);
 	snprintf(e.strategy, sizeof(e.strategy), "%s", strategy);
 	snprintf(e.action, sizeof(e.action), "%s", action);
 	e.first_ms = e.next_ms = tm_now_ms();
@@ -548,6 +543,7 @@ out:
 	if (full) /* never silent: the cgroup is capped, the next round asks again */
 		fprintf(stderr, "tidemarkd: eviction queue full (%d): %s/%s not queued\n", EVICT_Q,
 			e.ns, e.name);
+	return TM_EVICT_API;
 }
 
 bool tm_kube_evict_fallback(char *rel, size_t rlen, char *strategy, size_t slen, char *why,

@@ -11,6 +11,7 @@
 
 #include "pods.h"
 #include "quantity.h"
+#include "rules.h"
 
 static struct {
 	pthread_mutex_t lock; /* everything below: the API client's and its readers' threads */
@@ -245,4 +246,16 @@ void tm_pods_origin(char *source, size_t slen, uint64_t *at, char *why, size_t w
 	*at = podtab.pods_at;
 	snprintf(why, wlen, "%s", podtab.why);
 	pthread_mutex_unlock(&podtab.lock);
+}
+
+bool tm_target_resolve(const char *rel, struct tm_target *t)
+{
+	memset(t, 0, sizeof(*t));
+	snprintf(t->rel, sizeof(t->rel), "%s", rel);
+	if (tm_pod_uid(rel, t->uid, sizeof(t->uid)) != 1) {
+		t->uid[0] = 0;
+		return false;
+	}
+	tm_pod_name(t->uid, t->ns, sizeof(t->ns), t->name, sizeof(t->name));
+	return true;
 }

@@ -43,6 +43,18 @@ bool tm_pods_listed(void);
 /* The namespace and name of pod @uid in the last list; false when unknown. */
 bool tm_pod_name(const char *uid, char *ns, size_t nslen, char *name, size_t namelen);
 
+/* A cgroup to act on, resolved once: its pod's UID (from the kubelet's
+ * cgroup name) and, when the last list has the pod, its namespace and name. */
+struct tm_target {
+	char rel[512]; /* the cgroup, "/x/y" under the cgroup root */
+	char uid[40];  /* "": no pod's cgroup */
+	char ns[64];   /* "": the pod list does not name it (yet) */
+	char name[254];
+};
+
+/* Resolve cgroup @rel into *@t; true when it is a pod's (named or not). */
+bool tm_target_resolve(const char *rel, struct tm_target *t);
+
 /* A copy of pod @uid from the last list; false when it is not in it. */
 bool tm_pod_get(const char *uid, struct tm_pod *out);
 

@@ -42,8 +42,8 @@ static struct {
 	/* per-second samples: satisfaction, or < 0 when not counted */
 	double sat[MAX_SAMPLES];
 	uint32_t head, n;
-	uint64_t cooldown_until;
-} st;
+	struct tm_evict_round round;
+} st = {.round = {.strategy = NAME}};
 
 struct bcg {
 	char path[TM_CFG_PATH_MAX];
@@ -145,9 +145,9 @@ static void configure(struct tm_daemon *d)
 
 static void tick(struct tm_daemon *d, uint64_t now)
 {
-	struct tm_victim *v = NULL;
+	struct tm_evict_cand *cand = NULL;
 	struct bcg *c = NULL;
-	int *order = NULL, n, m;
+	int n;
 	const struct tm_config *cfg = &d->cfg;
 	uint64_t ns[TM_NR_CLASSES];
 	double be, allowed, request = 0, sat = -1, cur, avg = 0, release;
@@ -188,7 +188,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		st.n++;
 
 	want = cfg->cpuevict.window_s < MAX_SAMPLES ? cfg->cpuevict.window_s : MAX_SAMPLES;
-	if (st.n < want || now < st.cooldown_until)
+	if (st.n < want || !tm_evict_round_ready(&st.round, now))
 		goto out;
 	for (k = 0; k < want; k++) {
 		double x = st.sat[(st.head + MAX_SAMPLES - 1 - k) % MAX_SAMPLES];
@@ -205,34 +205,27 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	if (avg * 100 >= cfg->cpuevict.lower_pct || cur * 100 >= cfg->cpuevict.lower_pct)
 		goto out;
 	release = tm_sat_release_mcpu(request, cur, cfg->cpuevict.upper_pct);
-	v = malloc(sizeof(*v) * (n ? n : 1));
-	order = malloc(sizeof(*order) * (n ? n : 1));
-	if (!v || !order)
+	cand = calloc(n ? n : 1, sizeof(*cand));
+	if (!cand)
 		goto out;
-	for (int i = 0; i < n; i++)
-		v[i] = (struct tm_victim){
-			.id = i, .priority = c[i].priority, .bytes = c[i].request};
-	m = tm_evict_pick(v, n, (uint64_t)release, order);
-	if (m > (int)cfg->cpuevict.max_per_round)
-		m = cfg->cpuevict.max_per_round;
-	for (int j = 0; j < m; j++) {
-		struct bcg *x = &c[order[j]];
-
-		tm_evict(d, NAME, "kill", x->path, cfg->cpuevict.dry_run,
-			 "priority=%d request_mcpu=%u%s satisfaction_pct=%.0f window_avg_pct=%.0f"
-			 " lower_pct=%u allowed_mcpu=%.0f be_used_mcpu=%.0f be_request_mcpu=%.0f"
-			 " release_mcpu=%.0f",
-			 x->priority, x->request, x->dflt ? " (default_request_mcpu)" : "",
-			 cur * 100, avg * 100, cfg->cpuevict.lower_pct, allowed, be, request,
-			 release);
+	for (int i = 0; i < n; i++) {
+		memcpy(cand[i].path, c[i].path, sizeof(cand[i].path));
+		cand[i].priority = c[i].priority;
+		cand[i].amount = c[i].request;
+		snprintf(cand[i].detail, sizeof(cand[i].detail), "priority=%d request_mcpu=%u%s",
+			 c[i].priority, c[i].request, c[i].dflt ? " (default_request_mcpu)" : "");
 	}
-	if (m) {
-		st.cooldown_until = now + cfg->cpuevict.cooldown_s * 1000ULL;
+	if (tm_evict_round_run(d, &st.round, now, cand, n, (uint64_t)release,
+			       cfg->cpuevict.max_per_round, cfg->cpuevict.cooldown_s * 1000ULL,
+			       cfg->cpuevict.dry_run,
+			       "satisfaction_pct=%.0f window_avg_pct=%.0f lower_pct=%u"
+			       " allowed_mcpu=%.0f be_used_mcpu=%.0f be_request_mcpu=%.0f"
+			       " release_mcpu=%.0f",
+			       cur * 100, avg * 100, cfg->cpuevict.lower_pct, allowed, be, request,
+			       release) > 0)
 		st.n = 0; /* judge the next round on fresh samples */
-	}
 out:
-	free(v);
-	free(order);
+	free(cand);
 	free(c);
 }
 

@@ -45,12 +45,12 @@ static struct {
 	bool have_last;
 	double pct[MAX_SAMPLES];
 	uint32_t head, n;
-	uint64_t cooldown_until;
+	struct tm_evict_round round;
 	struct cg_use *cg; /* every BE cgroup: grows with the node */
 	int cap_cg;
 	int ncg;
 	double last_avg; /* for the report, -1 until a window is full */
-} st = {.last_avg = -1};
+} st = {.last_avg = -1, .round = {.strategy = NAME}};
 
 static void add_stat(int cpu, __u64 busy, __u64 total, void *arg)
 {
@@ -159,8 +159,8 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	const struct tm_config *cfg = &d->cfg;
 	uint32_t want =
 		cfg->cpu.evict_window_s < MAX_SAMPLES ? cfg->cpu.evict_window_s : MAX_SAMPLES;
-	struct tm_victim *v;
-	int *order, m, n = 0;
+	struct tm_evict_cand *c;
+	int n = 0;
 	uint64_t need, be_mcpu = 0, cap = (uint64_t)tm_nr_cpus() * 1000;
 	double pct, avg = 0;
 
@@ -183,43 +183,31 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	st.last_avg = avg;
 	pthread_mutex_unlock(&d->lock);
 	need = tm_cpu_high_need_mcpu(avg, cfg->cpu.evict_pct, cfg->cpu.evict_lower_pct, cap);
-	if (!need || now < st.cooldown_until)
+	if (!need || !tm_evict_round_ready(&st.round, now))
 		return;
-	v = malloc(sizeof(*v) * (st.ncg ? st.ncg : 1));
-	order = malloc(sizeof(*order) * (st.ncg ? st.ncg : 1));
-	if (!v || !order)
-		goto out;
+	c = calloc(st.ncg ? st.ncg : 1, sizeof(*c));
+	if (!c)
+		return;
 	for (int i = 0; i < st.ncg; i++) {
 		if (!st.cg[i].mcpu)
 			continue; /* idle: killing it frees nothing */
-		v[n] = (struct tm_victim){
-			.id = i, .priority = st.cg[i].priority, .bytes = st.cg[i].mcpu};
+		memcpy(c[n].path, st.cg[i].path, sizeof(c[n].path));
+		c[n].priority = st.cg[i].priority;
+		c[n].amount = st.cg[i].mcpu;
+		snprintf(c[n].detail, sizeof(c[n].detail), "priority=%d used_mcpu=%u",
+			 st.cg[i].priority, st.cg[i].mcpu);
 		be_mcpu += st.cg[i].mcpu;
 		n++;
 	}
-	if (!n)
-		goto out; /* no BE is running: ONLINE and SYSTEM alone are above the line */
-	m = tm_evict_pick(v, n, need, order);
-	if (m > (int)cfg->cpuevict.max_per_round)
-		m = cfg->cpuevict.max_per_round;
-	for (int j = 0; j < m; j++) {
-		struct cg_use *x = &st.cg[v[order[j]].id];
-
-		tm_evict(d, NAME, "kill", x->path, cfg->cpuevict.dry_run,
-			 "priority=%d used_mcpu=%u node_cpu_pct=%.1f window_s=%u evict_pct=%u"
-			 " evict_lower_pct=%u need_mcpu=%" PRIu64 " be_used_mcpu=%" PRIu64
-			 " source=%s",
-			 x->priority, x->mcpu, avg, want, cfg->cpu.evict_pct,
-			 cfg->cpu.evict_lower_pct, need, be_mcpu,
-			 st.sched ? "scheduler" : "proc_stat");
-	}
-	if (m) {
-		st.cooldown_until = now + cfg->cpuevict.cooldown_s * 1000ULL;
+	/* no BE running: ONLINE and SYSTEM alone are above the line */
+	if (n && tm_evict_round_run(d, &st.round, now, c, n, need, cfg->cpuevict.max_per_round,
+				    cfg->cpuevict.cooldown_s * 1000ULL, cfg->cpuevict.dry_run,
+				    "node_cpu_pct=%.1f window_s=%u evict_pct=%u evict_lower_pct=%u"
+				    " need_mcpu=%" PRIu64 " be_used_mcpu=%" PRIu64 " source=%s",
+				    avg, want, cfg->cpu.evict_pct, cfg->cpu.evict_lower_pct, need,
+				    be_mcpu, st.sched ? "scheduler" : "proc_stat") > 0)
 		st.n = 0; /* judge the next round on fresh samples */
-	}
-out:
-	free(v);
-	free(order);
+	free(c);
 }
 
 static uint32_t period_ms(const struct tm_daemon *d)

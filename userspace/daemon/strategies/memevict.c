@@ -38,17 +38,13 @@ struct killed {
 /* Lists that grow with the node (every BE cgroup may be in them). */
 static struct {
 	int phase; /* 0 idle, 1 throttled, 2 killed (cooling down) */
-	uint64_t throttle_at, cooldown_until;
+	uint64_t throttle_at;
+	struct tm_evict_round round;
 	struct throttled *thr;
 	int nr_thr, cap_thr;
 	struct killed *kil;
 	int nr_kil, cap_kil;
-} st;
-
-struct cand {
-	char path[TM_CFG_PATH_MAX]; /* relative to the cgroup root, "/x/y" */
-	struct tm_victim v;
-};
+} st = {.round = {.strategy = NAME}};
 
 static int cg_read_u64(const struct tm_daemon *d, const char *rel, const char *file, uint64_t *out)
 {
@@ -129,11 +125,11 @@ static int grow(void **v, int *cap, int n, size_t size)
 }
 
 /* Every configured BE cgroup with its memory (caller frees *out). */
-static int candidates(struct tm_daemon *d, struct cand **out, uint64_t now)
+static int candidates(struct tm_daemon *d, struct tm_evict_cand **out, uint64_t now)
 {
 	struct tm_be_cg *be;
 	int nb = tm_be_cgroups(d, &be), n = 0;
-	struct cand *c;
+	struct tm_evict_cand *c;
 
 	*out = NULL;
 	prune_kills(d, now);
@@ -146,10 +142,12 @@ static int candidates(struct tm_daemon *d, struct cand **out, uint64_t now)
 	}
 	for (int i = 0; i < nb; i++) {
 		memcpy(c[n].path, be[i].path, sizeof(c[n].path));
-		c[n].v = (struct tm_victim){.id = n, .priority = be[i].cfg->priority};
-		if (cg_read_u64(d, be[i].path, "memory.current", &c[n].v.bytes))
+		c[n].priority = be[i].cfg->priority;
+		if (cg_read_u64(d, be[i].path, "memory.current", &c[n].amount))
 			continue; /* no memory controller there */
-		c[n].v.dying = dying(be[i].path);
+		c[n].dying = dying(be[i].path);
+		snprintf(c[n].detail, sizeof(c[n].detail), "priority=%d memory_current=%" PRIu64,
+			 c[n].priority, c[n].amount);
 		n++;
 	}
 	free(be);
@@ -199,9 +197,8 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	__u64 total = 0, avail = 0;
 	uint64_t used, need, sum = 0;
 	uint32_t pct;
-	struct tm_victim *v;
-	struct cand *c;
-	int *order, n, k;
+	struct tm_evict_cand *c;
+	int n, k;
 
 	if (!cfg->memevict.enabled || tm_read_meminfo(&total, &avail))
 		return;
@@ -211,31 +208,31 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	if (!need) {
 		if (st.nr_thr)
 			restore(d, "node memory back under evict_lower_pct");
-		if (st.phase && now >= st.cooldown_until)
+		if (st.phase && tm_evict_round_ready(&st.round, now))
 			st.phase = 0;
 		return;
 	}
 	/* an episode starts at evict_pct and goes on until evict_lower_pct */
-	if ((st.phase == 0 && pct < cfg->memory.evict_pct) || now < st.cooldown_until)
+	if ((st.phase == 0 && pct < cfg->memory.evict_pct) || !tm_evict_round_ready(&st.round, now))
 		return;
 	n = candidates(d, &c, now);
 	for (int i = 0; i < n; i++)
-		if (!c[i].v.dying)
-			sum += c[i].v.bytes;
+		if (!c[i].dying)
+			sum += c[i].amount;
 	if (cfg->memevict.throttle_first && st.phase == 0 && sum) {
 		for (int i = 0; i < n; i++) {
 			uint64_t share, high;
 			char val[32];
 
-			if (c[i].v.dying || !c[i].v.bytes)
+			if (c[i].dying || !c[i].amount)
 				continue;
-			share = (uint64_t)((double)need * c[i].v.bytes / sum);
-			high = c[i].v.bytes > share ? c[i].v.bytes - share : 0;
+			share = (uint64_t)((double)need * c[i].amount / sum);
+			high = c[i].amount > share ? c[i].amount - share : 0;
 			snprintf(val, sizeof(val), "%" PRIu64, high);
 			if (tm_audit(d, NAME, "throttle", cfg->memevict.dry_run,
 				     "cgroup=%s memory_current=%" PRIu64 " memory_high=%" PRIu64
 				     " node_used_pct=%u evict_pct=%u need_bytes=%" PRIu64,
-				     c[i].path, c[i].v.bytes, high, pct, cfg->memory.evict_pct,
+				     c[i].path, c[i].amount, high, pct, cfg->memory.evict_pct,
 				     need)) {
 				if (tm_cg_write_saved(d, NAME, c[i].path, "memory.high", val))
 					fprintf(stderr,
@@ -254,36 +251,24 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		free(c);
 		return;
 	}
-	v = malloc(sizeof(*v) * (n ? n : 1));
-	order = malloc(sizeof(*order) * (n ? n : 1));
-	if (!v || !order) {
-		free(v);
-		free(order);
-		free(c);
-		return;
-	}
-	for (int i = 0; i < n; i++)
-		v[i] = c[i].v;
-	k = tm_evict_pick(v, n, need, order);
-	free(v);
-	for (int j = 0; j < k; j++) {
-		struct cand *x = &c[order[j]];
-
-		tm_evict(d, NAME, "kill", x->path, cfg->memevict.dry_run,
-			 "priority=%d memory_current=%" PRIu64
-			 " node_used_pct=%u evict_pct=%u need_bytes=%" PRIu64,
-			 x->v.priority, x->v.bytes, pct, cfg->memory.evict_pct, need);
-		if (grow((void **)&st.kil, &st.cap_kil, st.nr_kil, sizeof(st.kil[0])))
+	/* every pick it takes: memory.high already holds each one back */
+	k = tm_evict_round_run(d, &st.round, now, c, n, need, 0, cfg->memevict.cooldown_ms,
+			       cfg->memevict.dry_run,
+			       "node_used_pct=%u evict_pct=%u need_bytes=%" PRIu64, pct,
+			       cfg->memory.evict_pct, need);
+	for (int i = 0; i < n && k > 0; i++) {
+		if (!c[i].picked ||
+		    grow((void **)&st.kil, &st.cap_kil, st.nr_kil, sizeof(st.kil[0])))
 			continue;
-		memcpy(st.kil[st.nr_kil].path, x->path, sizeof(st.kil[0].path));
+		memcpy(st.kil[st.nr_kil].path, c[i].path, sizeof(st.kil[0].path));
 		st.kil[st.nr_kil++].at_ms = now;
 	}
-	free(order);
 	free(c);
-	if (!k && !cfg->memevict.throttle_first)
+	if (k < 0 || (!k && !cfg->memevict.throttle_first))
 		return;
 	st.phase = 2;
-	st.cooldown_until = now + cfg->memevict.cooldown_ms;
+	if (!k) /* throttled, nothing left to kill: cool down all the same */
+		tm_evict_round_cool(&st.round, now, cfg->memevict.cooldown_ms);
 }
 
 static void stop(struct tm_daemon *d)
