@@ -34,7 +34,25 @@ TM_GIT     := $(shell h=$$(git rev-parse --short HEAD 2>/dev/null) && \
 		{ git diff --quiet HEAD -- 2>/dev/null || h=$$h-dirty; echo $$h; })
 TM_VERSION := $(TM_RELEASE)$(if $(TM_GIT),+git.$(TM_GIT))
 
-BINS := $(BUILD)/scx_tidemark $(BUILD)/tidemarkd $(BUILD)/tidemarkctl $(BUILD)/tm-probe
+# make CLUSTER=0: a node-only tidemarkd, cluster/none.c in place of the
+# API client, the kubeconfig reader and the HTTP client, so it links neither
+# libcurl nor libyaml nor libcrypto (NodeMetric and the pod table stay).
+CLUSTER ?= 1
+NODE_ONLY := $(BUILD)/node-only
+DAEMON_NODE_LIBS = $(USER_LIBS) -ljansson -lmicrohttpd -lhwloc $(NL_LIBS) -lm -lsystemd
+ifeq ($(CLUSTER),0)
+LIBTMD := $(NODE_ONLY)/libtidemarkd.a
+TIDEMARKD := $(NODE_ONLY)/tidemarkd
+DAEMON_LIBS = $(DAEMON_NODE_LIBS)
+else ifeq ($(CLUSTER),1)
+LIBTMD := $(BUILD)/libtidemarkd.a
+TIDEMARKD := $(BUILD)/tidemarkd
+DAEMON_LIBS = $(USER_LIBS) -ljansson -lmicrohttpd -lcurl -lyaml -lcrypto -lhwloc $(NL_LIBS) -lm -lsystemd
+else
+$(error CLUSTER must be 1 (the default: the whole daemon) or 0 (node-only), not '$(CLUSTER)')
+endif
+
+BINS := $(BUILD)/scx_tidemark $(TIDEMARKD) $(BUILD)/tidemarkctl $(BUILD)/tm-probe
 
 .SECONDARY:
 
@@ -86,8 +104,11 @@ NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null || echo -lnl-gen
 # userspace/lib and topology: one static library every program links.
 LIB_SRCS    := $(wildcard userspace/lib/*.c topology/*.c)
 LOADER_SRCS := $(wildcard userspace/loader/*.c)
-DAEMON_SRCS := $(wildcard userspace/daemon/*.c userspace/daemon/strategies/*.c \
-		 userspace/daemon/cluster/*.c)
+CLUSTER_SRCS := $(filter-out %/none.c,$(wildcard userspace/daemon/cluster/*.c))
+CLUSTER_NODE_SRCS := userspace/daemon/cluster/nodemetric.c userspace/daemon/cluster/pods.c \
+		     userspace/daemon/cluster/none.c
+DAEMON_CORE_SRCS := $(wildcard userspace/daemon/*.c userspace/daemon/strategies/*.c)
+DAEMON_SRCS := $(DAEMON_CORE_SRCS) $(CLUSTER_SRCS)
 # the daemon's own headers: its core, and the cluster wing behind a wall
 DAEMON_INC  := -Iuserspace/daemon -Iuserspace/daemon/cluster
 CTL_SRCS    := $(wildcard userspace/ctl/*.c)
@@ -95,8 +116,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 LIBTM := $(BUILD)/libtidemark.a
 # tidemarkd but its main(): what the daemon's unit tests link
 DAEMON_LIB_SRCS := $(filter-out userspace/daemon/main.c,$(DAEMON_SRCS))
-LIBTMD := $(BUILD)/libtidemarkd.a
-DAEMON_LIBS = $(USER_LIBS) -ljansson -lmicrohttpd -lcurl -lyaml -lcrypto -lhwloc $(NL_LIBS) -lm -lsystemd
+NODE_LIB_SRCS := $(filter-out userspace/daemon/main.c,$(DAEMON_CORE_SRCS)) $(CLUSTER_NODE_SRCS)
 
 $(BUILD)/obj/%.o: %.c $(LIBBPF_A)
 	@mkdir -p $(dir $@)
@@ -105,7 +125,7 @@ $(BUILD)/obj/%.o: %.c $(LIBBPF_A)
 # The loader includes the skeleton.
 $(call obj,$(LOADER_SRCS)): $(BUILD)/tidemark.skel.h
 $(call obj,$(LOADER_SRCS)): USER_CFLAGS += -Iuserspace/loader
-$(call obj,$(DAEMON_SRCS)): USER_CFLAGS += $(DAEMON_INC) $(NL_CFLAGS)
+$(call obj,$(DAEMON_SRCS) $(CLUSTER_NODE_SRCS)): USER_CFLAGS += $(DAEMON_INC) $(NL_CFLAGS)
 $(call obj,$(CTL_SRCS)): USER_CFLAGS += -Iuserspace/ctl
 
 -include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d $(BUILD)/obj/*/*/*/*.d)
@@ -126,11 +146,22 @@ $(LIBTM): $(call obj,$(LIB_SRCS))
 $(BUILD)/scx_tidemark: $(call obj,$(LOADER_SRCS)) $(LIBTM)
 	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lsystemd
 
-$(LIBTMD): $(call obj,$(DAEMON_LIB_SRCS))
+$(BUILD)/libtidemarkd.a: $(call obj,$(DAEMON_LIB_SRCS))
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/tidemarkd: $(call obj,userspace/daemon/main.c) $(LIBTMD) $(LIBTM)
-	$(CC) $(CFLAGS) -o $@ $^ $(DAEMON_LIBS)
+$(BUILD)/tidemarkd: $(call obj,userspace/daemon/main.c) $(BUILD)/libtidemarkd.a $(LIBTM)
+	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -ljansson -lmicrohttpd -lcurl -lyaml -lcrypto \
+		-lhwloc $(NL_LIBS) -lm -lsystemd
+
+$(NODE_ONLY)/libtidemarkd.a: $(call obj,$(NODE_LIB_SRCS))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+# none.o first: its HTTP client stand-in keeps libtidemark.a's out
+$(NODE_ONLY)/tidemarkd: $(call obj,userspace/daemon/main.c) $(NODE_ONLY)/libtidemarkd.a $(LIBTM)
+	$(CC) $(CFLAGS) -o $@ $(call obj,userspace/daemon/main.c) \
+		$(call obj,userspace/daemon/cluster/none.c) $(NODE_ONLY)/libtidemarkd.a $(LIBTM) \
+		$(DAEMON_NODE_LIBS)
 
 $(BUILD)/tidemarkctl: $(call obj,$(CTL_SRCS)) $(LIBTM)
 	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lcurl
@@ -153,9 +184,11 @@ $(BUILD)/scx_tidemark_notrace: $(patsubst userspace/loader/%.c,$(NOTRACE)/obj/%.
 
 # Each program's object files, a line each, for tests/host/layering.sh
 # (built first: .SECONDARY lets make skip objects a program is newer than).
-layering-objs: $(call obj,$(LOADER_SRCS) $(DAEMON_SRCS) $(CTL_SRCS) $(LIB_SRCS))
+layering-objs: $(call obj,$(LOADER_SRCS) $(DAEMON_SRCS) $(CLUSTER_NODE_SRCS) $(CTL_SRCS) $(LIB_SRCS))
 	@echo scx_tidemark $(call obj,$(LOADER_SRCS) $(LIB_SRCS))
 	@echo tidemarkd $(call obj,$(DAEMON_SRCS) $(LIB_SRCS))
+	@echo tidemarkd-node-only $(call obj,$(DAEMON_CORE_SRCS) $(CLUSTER_NODE_SRCS) \
+		$(filter-out userspace/lib/httpc.c,$(LIB_SRCS)))
 	@echo tidemarkctl $(call obj,$(CTL_SRCS) $(LIB_SRCS))
 
 # The verifier's instruction count per program (make verifier).
@@ -184,7 +217,7 @@ DOCDIR     ?= $(PREFIX)/share/doc/tidemark
 UNIT_SED = -e 's|/usr/local/sbin/|$(PREFIX)/sbin/|g' -e 's|/usr/local/share/doc/tidemark/|$(DOCDIR)/|g' \
 	   -e 's|/etc/tidemark/|$(SYSCONFDIR)/tidemark/|g'
 
-install: $(BUILD)/scx_tidemark $(BUILD)/tidemarkd $(BUILD)/tidemarkctl
+install: $(BUILD)/scx_tidemark $(TIDEMARKD) $(BUILD)/tidemarkctl
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR) \
 		$(DESTDIR)$(SYSCONFDIR)/tidemark
 	install -m 0755 $^ $(DESTDIR)$(PREFIX)/sbin/

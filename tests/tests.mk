@@ -1,13 +1,20 @@
 # Tests: host unit tests (kselftest_harness.h used in place from the kernel
 # tree), host shell tests, and VM tests run through tools/vm/run.
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
-UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+ifeq ($(CLUSTER),0)
+# the node-only daemon's: the kubeconfig reader is not in it
+UNIT_SRCS := $(filter-out tests/unit/test_kubeconfig.c,$(UNIT_SRCS))
+UNIT_OUT := $(NODE_ONLY)/tests
+else
+UNIT_OUT := $(BUILD)/tests
+endif
+UNIT_BINS := $(patsubst tests/unit/%.c,$(UNIT_OUT)/%,$(UNIT_SRCS))
 
 # Built with the programs' own warnings (but -Wclobbered, which the harness's
 # own vfork in TEST_F trips); linked with the daemon's library (the path
 # tests drive its configuration parser and actuators).
-$(BUILD)/tests/%: tests/unit/%.c $(wildcard bpf/*.h userspace/*/*.h topology/*.h) $(LIBTMD) $(LIBTM) $(BUILD)/ksrc
-	@mkdir -p $(BUILD)/tests
+$(UNIT_OUT)/%: tests/unit/%.c $(wildcard bpf/*.h userspace/*/*.h userspace/*/*/*.h topology/*.h) $(LIBTMD) $(LIBTM) $(BUILD)/ksrc
+	@mkdir -p $(UNIT_OUT)
 	$(CC) $(CFLAGS) $(WARN) -Wno-clobbered -std=gnu11 -D_GNU_SOURCE $(USER_INC) $(DAEMON_INC) \
 		-I$(KSRC)/tools/testing/selftests -o $@ $< $(LIBTMD) $(LIBTM) $(DAEMON_LIBS)
 
@@ -32,8 +39,14 @@ test:
 test-needs: $(TEST_NEEDS)
 test-needs-host: $(TEST_NEEDS_HOST)
 
+ifeq ($(CLUSTER),0)
+# the node-only daemon's own: its unit tests and tests/host/node-only.sh
+test-unit: all $(UNIT_BINS)
+	tests/run $(UNIT_BINS) tests/host/node-only.sh
+else
 test-unit: all $(UNIT_BINS) fuzz-build asan-build
 	tests/run $(UNIT_BINS) $(wildcard tests/host/*.sh)
+endif
 
 test-vm: all asan-build $(BUILD)/scx_tidemark_notrace $(BUILD)/tm-insns kernel $(BUILD)/peers/scx_simple \
 	$(BUILD)/peers/scx_flatcg

@@ -59,7 +59,7 @@ else
 	not_ok "BPF parts in order: no part declares what it does not define" "$out"
 fi
 progs=$(make -s --no-print-directory layering-objs 2>&1)
-[ "$(wc -l <<<"$progs")" -eq 3 ] || not_ok "make layering-objs lists the three programs" "$progs"
+[ "$(wc -l <<<"$progs")" -eq 4 ] || not_ok "make layering-objs lists the four programs (tidemarkd twice: whole and node-only)" "$progs"
 while read -r prog objs; do
 	out=$(python3 $judge objs $objs 2>&1)
 	rc=$?

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include "kselftest_harness.h"
 #include "config.h"
+#include "kube.h"
 
 static struct tm_config c;
 static char err[512];
@@ -49,7 +50,7 @@ TEST(full_config)
 		      "\"cgroups\":{\"be\":[\"/be\",{\"path\":\"/batch/"
 		      "*\",\"priority\":-5}],\"online\":[\"/online\"]},"
 		      "\"report\":{\"listen\":\"0.0.0.0:9100\",\"sample_s\":5,\"reclaim_pct\":90,"
-		      "\"push_url\":\"http://10.0.0.1:8080/nodemetric\",\"push_interval_s\":30}}"));
+		      "\"push_interval_s\":30}}"));
 	EXPECT_EQ(60U, c.cpu.suppress_pct);
 	EXPECT_EQ(75U, c.memory.evict_lower_pct);
 	EXPECT_EQ(500U, c.max_be_wait_ms);
@@ -61,7 +62,38 @@ TEST(full_config)
 	EXPECT_EQ(1, c.nr_online);
 	EXPECT_STREQ("0.0.0.0", c.report.listen_addr);
 	EXPECT_EQ(9100, c.report.listen_port);
+}
+
+/* The push URL through libcurl's URL parser, or, in a node-only build
+ * (make CLUSTER=0), refused as needing the HTTP client. */
+TEST(push_url)
+{
+	if (tm_cluster_missing()) {
+		EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"push_url\":\"http://x/\"}}"));
+		EXPECT_NE(NULL, strstr(err, "report.push_url: a push needs the HTTP client: "
+					    "this tidemarkd is built node-only"));
+		EXPECT_EQ(-1, parse("{\"version\":1,\"kubernetes\":{\"api\":\"in-cluster\"}}"));
+		EXPECT_NE(NULL, strstr(err, "kubernetes.api: 'in-cluster' needs the cluster wing"));
+		EXPECT_EQ(-1, parse("{\"version\":1,\"kubernetes\":{\"pods\":\"kubelet\"}}"));
+		EXPECT_NE(NULL, strstr(err, "kubernetes.pods: 'kubelet' needs the cluster wing"));
+		return;
+	}
+	/* host names and https go, CRLF never reaches a request line */
+	EXPECT_EQ(0, parse("{\"version\":1,\"report\":{\"push_url\":\"http://10.0.0.1:8080/"
+			   "nodemetric\"}}"));
 	EXPECT_STREQ("http://10.0.0.1:8080/nodemetric", c.report.push_url);
+	EXPECT_EQ(0,
+		  parse("{\"version\":1,\"report\":{\"push_url\":\"https://koord.example/x\"}}"));
+	EXPECT_EQ(0, parse("{\"version\":1,\"report\":{\"push_url\":\"http://localhost:8080/\"}}"));
+	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"push_url\":\"ftp://x/y\"}}"));
+	EXPECT_STREQ("report.push_url: 'ftp://x/y': the scheme must be http or https", err);
+	EXPECT_EQ(-1,
+		  parse("{\"version\":1,\"report\":{\"push_url\":\"http://x/a\\r\\nHost: y\"}}"));
+	EXPECT_STREQ("report.push_url: has a space or control character (byte 0x0d)", err);
+	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"push_url\":\"http://u:p@x/\"}}"));
+	EXPECT_NE(NULL, strstr(err, "no user name or password"));
+	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"push_url\":\"http://x:99999/\"}}"));
+	EXPECT_NE(NULL, strstr(err, "is not a URL"));
 }
 
 TEST(watermark_order_is_enforced_with_the_field_named)
@@ -118,20 +150,6 @@ TEST(bad_input_names_the_field)
 	EXPECT_EQ(0, parse("{\"version\":1,\"report\":{\"listen\":\"10.1.2.3:80\"}}"));
 	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"listen\":\"127.0.0.1:0\"}}"));
 	EXPECT_STREQ("report.listen: port '0' must be 1-65535", err);
-	/* libcurl's URL parser: host names and https go, CRLF never reaches a
-	 * request line */
-	EXPECT_EQ(0,
-		  parse("{\"version\":1,\"report\":{\"push_url\":\"https://koord.example/x\"}}"));
-	EXPECT_EQ(0, parse("{\"version\":1,\"report\":{\"push_url\":\"http://localhost:8080/\"}}"));
-	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"push_url\":\"ftp://x/y\"}}"));
-	EXPECT_STREQ("report.push_url: 'ftp://x/y': the scheme must be http or https", err);
-	EXPECT_EQ(-1,
-		  parse("{\"version\":1,\"report\":{\"push_url\":\"http://x/a\\r\\nHost: y\"}}"));
-	EXPECT_STREQ("report.push_url: has a space or control character (byte 0x0d)", err);
-	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"push_url\":\"http://u:p@x/\"}}"));
-	EXPECT_NE(NULL, strstr(err, "no user name or password"));
-	EXPECT_EQ(-1, parse("{\"version\":1,\"report\":{\"push_url\":\"http://x:99999/\"}}"));
-	EXPECT_NE(NULL, strstr(err, "is not a URL"));
 	EXPECT_EQ(-1, parse("{\"version\":1,\"version\":1}"));
 	EXPECT_NE(NULL, strstr(err, "duplicate"));
 	EXPECT_EQ(-1, parse("{\"version\":1,"));

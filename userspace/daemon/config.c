@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "httpc.h"
+#include "kube.h"
 #include "kubeconfig.h"
 #include "tidemark_policy.h"
 #include "tmlib.h"
@@ -508,6 +509,9 @@ static void kubernetes(struct ctx *x, json_t *o, struct tm_config *c)
 	    strcmp(c->kube.api, "kubeconfig"))
 		fail(x, "kubernetes.api", "'%s' must be none, in-cluster or kubeconfig",
 		     c->kube.api);
+	else if (strcmp(c->kube.api, "none") && tm_cluster_missing())
+		fail(x, "kubernetes.api", "'%s' needs the cluster wing: %s", c->kube.api,
+		     tm_cluster_missing());
 	str_field(x, o, "kubeconfig", "kubernetes.kubeconfig", c->kube.kubeconfig,
 		  sizeof(c->kube.kubeconfig));
 	str_field(x, o, "context", "kubernetes.context", c->kube.context, sizeof(c->kube.context));
@@ -534,6 +538,9 @@ static void kubernetes(struct ctx *x, json_t *o, struct tm_config *c)
 		fail(x, "kubernetes.pods", "'%s' must be api, kubelet or none", c->kube.pods);
 	else if (!strcmp(c->kube.pods, "api") && !strcmp(c->kube.api, "none"))
 		fail(x, "kubernetes.pods", "'api' needs kubernetes.api (it is none)");
+	else if (!strcmp(c->kube.pods, "kubelet") && tm_cluster_missing())
+		fail(x, "kubernetes.pods", "'kubelet' needs the cluster wing: %s",
+		     tm_cluster_missing());
 	str_field(x, o, "kubelet_url", "kubernetes.kubelet_url", c->kube.kubelet_url,
 		  sizeof(c->kube.kubelet_url));
 	kube_url(x, "kubernetes.kubelet_url", c->kube.kubelet_url);
@@ -778,8 +785,11 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 			  &c->report.system_reserved_mib);
 		str_field(&x, o, "push_url", "report.push_url", c->report.push_url,
 			  sizeof(c->report.push_url));
-		if (c->report.push_url[0] &&
-		    tm_httpc_url_check(c->report.push_url, why, sizeof(why)))
+		if (c->report.push_url[0] && tm_cluster_missing())
+			fail(&x, "report.push_url", "a push needs the HTTP client: %s",
+			     tm_cluster_missing());
+		else if (c->report.push_url[0] &&
+			 tm_httpc_url_check(c->report.push_url, why, sizeof(why)))
 			fail(&x, "report.push_url", "%s", why);
 		u32_field(&x, o, "push_interval_s", "report.push_interval_s", 1, 3600,
 			  &c->report.push_interval_s);

@@ -15,6 +15,10 @@
 struct tm_daemon;
 struct tm_kube;
 
+/* NULL when this tidemarkd has the cluster wing; else why not (a node-only
+ * build, make CLUSTER=0: cluster/none.c). */
+const char *tm_cluster_missing(void);
+
 /* Start the cluster thread (NULL and a message when it cannot start; a
  * configuration without an API or a pod source starts none and says so). */
 struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed);
