@@ -106,6 +106,7 @@ LIB_SRCS    := $(wildcard userspace/lib/*.c topology/*.c)
 LOADER_SRCS := $(wildcard userspace/loader/*.c)
 CLUSTER_SRCS := $(filter-out %/none.c,$(wildcard userspace/daemon/cluster/*.c))
 CLUSTER_NODE_SRCS := userspace/daemon/cluster/nodemetric.c userspace/daemon/cluster/pods.c \
+		     userspace/daemon/cluster/nodeslo.c \
 		     userspace/daemon/cluster/none.c
 DAEMON_CORE_SRCS := $(wildcard userspace/daemon/*.c userspace/daemon/strategies/*.c)
 DAEMON_SRCS := $(DAEMON_CORE_SRCS) $(CLUSTER_SRCS)
