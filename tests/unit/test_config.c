@@ -36,6 +36,13 @@ TEST(minimal_config_gets_the_defaults)
 	EXPECT_EQ(9477, c.report.listen_port);
 }
 
+/* Every default of the field table passes its own row (the range, the
+ * choices, its own parser). */
+TEST(the_table_s_defaults_are_valid)
+{
+	EXPECT_EQ(0, tm_config_defaults_check(err, sizeof(err)));
+}
+
 TEST(full_config)
 {
 	ASSERT_EQ(

@@ -11,109 +11,16 @@
 #include <string.h>
 
 #include "config.h"
+#include "strategy.h"
 #include "httpc.h"
 #include "kube.h"
 #include "kubeconfig.h"
 #include "tidemark_policy.h"
 #include "tmlib.h"
 
-void tm_config_defaults(struct tm_config *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->version = TM_CONFIG_VERSION;
-	c->cpu.forbid_pct = 60;
-	c->cpu.suppress_pct = 65;
-	c->cpu.evict_pct = 70;
-	c->cpu.evict_lower_pct = 0; /* suppress_pct unless given */
-	c->cpu.evict_window_s = 10;
-	c->memory.forbid_pct = 65;
-	c->memory.evict_lower_pct = 68;
-	c->memory.evict_pct = 70;
-	c->max_be_wait_ms = 1000;
-	c->be_floor_mcpu = 100;
-	c->memevict.enabled = true;
-	c->memevict.throttle_first = true;
-	c->memevict.poll_ms = 100;
-	c->memevict.cooldown_ms = 2000;
-	c->fallback.enabled = true;
-	c->eviction.backoff_initial_s = 60;
-	c->eviction.backoff_max_s = 1800;
-	c->eviction.backoff_cap_mcpu = 100;
-	c->cpuevict.enabled = true;
-	c->cpuevict.window_s = 300;
-	c->cpuevict.min_coverage_pct = 80;
-	c->cpuevict.lower_pct = 60;
-	c->cpuevict.upper_pct = 80;
-	c->cpuevict.usage_gate_pct = 90;
-	c->cpuevict.cooldown_s = 60;
-	c->cpuevict.max_per_round = 1;
-	c->cpuevict.default_request_mcpu = 1000;
-	c->interfere.enabled = true;
-	c->interfere.sample_ms = 1000;
-	c->interfere.warmup_samples = 10;
-	c->interfere.baseline_span = 60;
-	c->interfere.sigma = 3;
-	c->interfere.min_rise_pct = 50;
-	c->interfere.need_n = 3;
-	c->interfere.of_m = 5;
-	c->interfere.corr_samples = 20;
-	c->interfere.min_corr_pct = 50;
-	c->interfere.min_active_mcpu = 50;
-	c->interfere.cooldown_s = 5;
-	c->interfere.recover_s = 60;
-	c->interfere.suppress_step_pct = 15;
-	c->interfere.suppress_min_pct = 30;
-	c->interfere.throttle_mcpu = 200;
-	snprintf(c->report.listen_addr, sizeof(c->report.listen_addr), "127.0.0.1");
-	c->report.listen_ip = htonl(INADDR_LOOPBACK);
-	c->report.listen_port = 9477;
-	c->report.sample_s = 10;
-	c->report.reclaim_pct = 100;
-	c->report.push_interval_s = 60;
-	snprintf(c->pin_dir, sizeof(c->pin_dir), "/sys/fs/bpf/tidemark");
-	snprintf(c->kube.api, sizeof(c->kube.api), "none");
-	snprintf(c->kube.token_file, sizeof(c->kube.token_file),
-		 "/var/run/secrets/kubernetes.io/serviceaccount/token");
-	snprintf(c->kube.ca_file, sizeof(c->kube.ca_file),
-		 "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
-	c->kube.pods[0] = 0; /* api when the API is configured, else none */
-	snprintf(c->kube.kubelet_url, sizeof(c->kube.kubelet_url), "https://127.0.0.1:10250/pods");
-	c->kube.pods_refresh_s = 10;
-	c->kube.timeout_ms = 5000;
-	c->kube.retries = 3;
-	c->kube.update_nodemetric = true;
-	c->kube.nodeslo = true;
-	c->kube.evict_via_api = true;
-	c->kube.eviction_timeout_s = 60;
-	snprintf(c->kube.eviction_fallback, sizeof(c->kube.eviction_fallback), "kill");
-	snprintf(c->kube.taint_key, sizeof(c->kube.taint_key), "tidemark.io/be-forbidden");
-	c->kube.taint_after_s = 10;
-	c->kube.untaint_after_s = 60;
-}
-
-struct ctx {
-	char *err;
-	size_t errlen;
-	int failed;
-};
-
-static int fail(struct ctx *x, const char *field, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (x->failed++)
-		return -1; /* the first error is the one reported */
-	n = snprintf(x->err, x->errlen, "%s: ", field);
-	va_start(ap, fmt);
-	if (n >= 0 && (size_t)n < x->errlen)
-		vsnprintf(x->err + n, x->errlen - n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* Every key of @obj must be one of @keys (NULL-terminated). */
-static void known_keys(struct ctx *x, const char *where, json_t *obj, const char *const *keys)
+static void known_keys(struct tm_cfg_ctx *x, const char *where, json_t *obj,
+		       const char *const *keys)
 {
 	const char *k;
 	json_t *v;
@@ -128,25 +35,25 @@ static void known_keys(struct ctx *x, const char *where, json_t *obj, const char
 			char f[256];
 
 			snprintf(f, sizeof(f), "%s%s%s", where, *where ? "." : "", k);
-			fail(x, f, "unknown field");
+			tm_cfg_fail(x, f, "unknown field");
 			return;
 		}
 	}
 }
 
-static json_t *object(struct ctx *x, json_t *parent, const char *key, const char *field)
+static json_t *object(struct tm_cfg_ctx *x, json_t *parent, const char *key, const char *field)
 {
 	json_t *o = json_object_get(parent, key);
 
 	if (o && !json_is_object(o)) {
-		fail(x, field, "must be an object");
+		tm_cfg_fail(x, field, "must be an object");
 		return NULL;
 	}
 	return o;
 }
 
-static void u32_field(struct ctx *x, json_t *obj, const char *key, const char *field, uint32_t min,
-		      uint32_t max, uint32_t *out)
+static void u32_field(struct tm_cfg_ctx *x, json_t *obj, const char *key, const char *field,
+		      uint32_t min, uint32_t max, uint32_t *out)
 {
 	json_t *v = json_object_get(obj, key);
 	json_int_t n;
@@ -154,32 +61,33 @@ static void u32_field(struct ctx *x, json_t *obj, const char *key, const char *f
 	if (!v)
 		return;
 	if (!json_is_integer(v)) {
-		fail(x, field, "must be a whole number");
+		tm_cfg_fail(x, field, "must be a whole number");
 		return;
 	}
 	n = json_integer_value(v);
 	if (n < min || n > max) {
-		fail(x, field, "%lld is out of range %u-%u", (long long)n, min, max);
+		tm_cfg_fail(x, field, "%lld is out of range %u-%u", (long long)n, min, max);
 		return;
 	}
 	*out = (uint32_t)n;
 }
 
-static void bool_field(struct ctx *x, json_t *obj, const char *key, const char *field, bool *out)
+static void bool_field(struct tm_cfg_ctx *x, json_t *obj, const char *key, const char *field,
+		       bool *out)
 {
 	json_t *v = json_object_get(obj, key);
 
 	if (!v)
 		return;
 	if (!json_is_boolean(v)) {
-		fail(x, field, "must be true or false");
+		tm_cfg_fail(x, field, "must be true or false");
 		return;
 	}
 	*out = json_is_true(v);
 }
 
-static void num_field(struct ctx *x, json_t *obj, const char *key, const char *field, double min,
-		      double max, double *out)
+static void num_field(struct tm_cfg_ctx *x, json_t *obj, const char *key, const char *field,
+		      double min, double max, double *out)
 {
 	json_t *v = json_object_get(obj, key);
 	double n;
@@ -187,30 +95,30 @@ static void num_field(struct ctx *x, json_t *obj, const char *key, const char *f
 	if (!v)
 		return;
 	if (!json_is_number(v)) {
-		fail(x, field, "must be a number");
+		tm_cfg_fail(x, field, "must be a number");
 		return;
 	}
 	n = json_number_value(v);
 	if (n < min || n > max) {
-		fail(x, field, "%g is out of range %g-%g", n, min, max);
+		tm_cfg_fail(x, field, "%g is out of range %g-%g", n, min, max);
 		return;
 	}
 	*out = n;
 }
 
-static void str_field(struct ctx *x, json_t *obj, const char *key, const char *field, char *out,
-		      size_t len)
+static void str_field(struct tm_cfg_ctx *x, json_t *obj, const char *key, const char *field,
+		      char *out, size_t len)
 {
 	json_t *v = json_object_get(obj, key);
 
 	if (!v)
 		return;
 	if (!json_is_string(v)) {
-		fail(x, field, "must be a string");
+		tm_cfg_fail(x, field, "must be a string");
 		return;
 	}
 	if (strlen(json_string_value(v)) >= len) {
-		fail(x, field, "longer than %zu bytes", len - 1);
+		tm_cfg_fail(x, field, "longer than %zu bytes", len - 1);
 		return;
 	}
 	snprintf(out, len, "%s", json_string_value(v));
@@ -218,29 +126,27 @@ static void str_field(struct ctx *x, json_t *obj, const char *key, const char *f
 
 /* Every configured path in its one form ("/x/y", tm_cg_rel_norm), in place,
  * so that all strategies compare like with like. */
-static bool path_ok(struct ctx *x, const char *field, char *p)
+static bool path_ok(struct tm_cfg_ctx *x, const char *field, char *p)
 {
 	char norm[TM_CFG_PATH_MAX];
 	const char *why;
 
 	if (tm_cg_rel_norm(p, norm, sizeof(norm), &why))
-		return fail(x, field, "%s", why), false;
+		return tm_cfg_fail(x, field, "%s", why), false;
 	memcpy(p, norm, strlen(norm) + 1);
 	return true;
 }
 
-/* "cgroups": {"be": ["/be", {"path": "/be/low", "priority": -1}], "online": ["/online"]} */
-static void cgroups(struct ctx *x, json_t *o, struct tm_config *c)
+/* "be": ["/be", {"path": "/be/low", "priority": -1, "request_mcpu": 500}] */
+static void cgroups_be(struct tm_cfg_ctx *x, json_t *o, struct tm_config *c)
 {
-	static const char *const keys[] = {"be", "online", NULL};
-	json_t *be, *on, *v;
+	json_t *be, *v;
 	size_t i;
 	char f[64];
 
-	known_keys(x, "cgroups", o, keys);
 	be = json_object_get(o, "be");
 	if (be && !json_is_array(be))
-		fail(x, "cgroups.be", "must be an array");
+		tm_cfg_fail(x, "cgroups.be", "must be an array");
 	else if (be) {
 		c->nr_be = 0;
 		json_array_foreach(be, i, v)
@@ -249,14 +155,14 @@ static void cgroups(struct ctx *x, json_t *o, struct tm_config *c)
 
 			snprintf(f, sizeof(f), "cgroups.be[%zu]", i);
 			if (c->nr_be >= TM_CFG_MAX_CGROUPS) {
-				fail(x, f, "more than %d BE cgroups", TM_CFG_MAX_CGROUPS);
+				tm_cfg_fail(x, f, "more than %d BE cgroups", TM_CFG_MAX_CGROUPS);
 				return;
 			}
 			memset(g, 0, sizeof(*g));
 			if (json_is_string(v)) {
 				if (strlen(json_string_value(v)) >= sizeof(g->path)) {
-					fail(x, f, "path longer than %zu bytes",
-					     sizeof(g->path) - 1);
+					tm_cfg_fail(x, f, "path longer than %zu bytes",
+						    sizeof(g->path) - 1);
 					return;
 				}
 				snprintf(g->path, sizeof(g->path), "%s", json_string_value(v));
@@ -268,33 +174,35 @@ static void cgroups(struct ctx *x, json_t *o, struct tm_config *c)
 
 				known_keys(x, f, v, gk);
 				if (!json_is_string(json_object_get(v, "path"))) {
-					fail(x, f, "needs a \"path\" string");
+					tm_cfg_fail(x, f, "needs a \"path\" string");
 					return;
 				}
 				if (strlen(json_string_value(json_object_get(v, "path"))) >=
 				    sizeof(g->path)) {
-					fail(x, f, "path longer than %zu bytes",
-					     sizeof(g->path) - 1);
+					tm_cfg_fail(x, f, "path longer than %zu bytes",
+						    sizeof(g->path) - 1);
 					return;
 				}
 				snprintf(g->path, sizeof(g->path), "%s",
 					 json_string_value(json_object_get(v, "path")));
 				if (pr && (!json_is_integer(pr) || json_integer_value(pr) < -1000 ||
 					   json_integer_value(pr) > 1000)) {
-					fail(x, f,
-					     "priority must be a whole number in -1000..1000");
+					tm_cfg_fail(
+						x, f,
+						"priority must be a whole number in -1000..1000");
 					return;
 				}
 				g->priority = pr ? (int)json_integer_value(pr) : 0;
 				if (rq && (!json_is_integer(rq) || json_integer_value(rq) < 1 ||
 					   json_integer_value(rq) > TM_MCPU_MAX)) {
-					fail(x, f, "request_mcpu must be a whole number in 1..%d",
-					     TM_MCPU_MAX);
+					tm_cfg_fail(x, f,
+						    "request_mcpu must be a whole number in 1..%d",
+						    TM_MCPU_MAX);
 					return;
 				}
 				g->request_mcpu = rq ? (uint32_t)json_integer_value(rq) : 0;
 			} else {
-				fail(x, f, "must be a path or {\"path\", \"priority\"}");
+				tm_cfg_fail(x, f, "must be a path or {\"path\", \"priority\"}");
 				return;
 			}
 			if (!path_ok(x, f, g->path))
@@ -302,20 +210,30 @@ static void cgroups(struct ctx *x, json_t *o, struct tm_config *c)
 			c->nr_be++;
 		}
 	}
+}
+
+/* "online": ["/online"] */
+static void cgroups_online(struct tm_cfg_ctx *x, json_t *o, struct tm_config *c)
+{
+	json_t *on, *v;
+	size_t i;
+	char f[64];
+
 	on = json_object_get(o, "online");
 	if (on && !json_is_array(on))
-		fail(x, "cgroups.online", "must be an array");
+		tm_cfg_fail(x, "cgroups.online", "must be an array");
 	else if (on) {
 		c->nr_online = 0;
 		json_array_foreach(on, i, v)
 		{
 			snprintf(f, sizeof(f), "cgroups.online[%zu]", i);
 			if (c->nr_online >= TM_CFG_MAX_CGROUPS) {
-				fail(x, f, "more than %d ONLINE cgroups", TM_CFG_MAX_CGROUPS);
+				tm_cfg_fail(x, f, "more than %d ONLINE cgroups",
+					    TM_CFG_MAX_CGROUPS);
 				return;
 			}
 			if (!json_is_string(v) || strlen(json_string_value(v)) >= TM_CFG_PATH_MAX) {
-				fail(x, f, "must be a cgroup path string");
+				tm_cfg_fail(x, f, "must be a cgroup path string");
 				return;
 			}
 			snprintf(c->online[c->nr_online], TM_CFG_PATH_MAX, "%s",
@@ -327,7 +245,7 @@ static void cgroups(struct ctx *x, json_t *o, struct tm_config *c)
 	}
 }
 
-static void listen_field(struct ctx *x, json_t *o, struct tm_config *c)
+static void listen_field(struct tm_cfg_ctx *x, json_t *o, struct tm_config *c)
 {
 	char buf[96], *colon, *end;
 	unsigned long port;
@@ -339,7 +257,7 @@ static void listen_field(struct ctx *x, json_t *o, struct tm_config *c)
 		return;
 	colon = strrchr(buf, ':');
 	if (!colon) {
-		fail(x, "report.listen", "'%s' must be ADDRESS:PORT (IPv4)", buf);
+		tm_cfg_fail(x, "report.listen", "'%s' must be ADDRESS:PORT (IPv4)", buf);
 		return;
 	}
 	*colon = 0;
@@ -347,60 +265,20 @@ static void listen_field(struct ctx *x, json_t *o, struct tm_config *c)
 	port = strtoul(colon + 1, &end, 10);
 	if (errno || *end || strspn(colon + 1, "0123456789") != strlen(colon + 1) || !colon[1] ||
 	    port < 1 || port > 65535) {
-		fail(x, "report.listen", "port '%s' must be 1-65535", colon + 1);
+		tm_cfg_fail(x, "report.listen", "port '%s' must be 1-65535", colon + 1);
 		return;
 	}
 	/* inet_pton is strict ("127.0.0.01", "127.1" refused): the address
 	 * bound is the one validated here, never a fallback to 0.0.0.0 */
 	if (inet_pton(AF_INET, buf, &ia) != 1) {
-		fail(x, "report.listen",
-		     "address '%s' must be an IPv4 address (dotted, no leading zeros)", buf);
+		tm_cfg_fail(x, "report.listen",
+			    "address '%s' must be an IPv4 address (dotted, no leading zeros)", buf);
 		return;
 	}
 	c->report.listen_ip = ia.s_addr;
 	/* at most 15 characters once parsed */
 	snprintf(c->report.listen_addr, sizeof(c->report.listen_addr), "%.63s", buf);
 	c->report.listen_port = port;
-}
-
-static void interference(struct ctx *x, json_t *o, struct tm_config *c)
-{
-	static const char *const keys[] = {"enabled",	       "dry_run",	"sample_ms",
-					   "warmup_samples",   "baseline_span", "sigma",
-					   "min_rise_pct",     "need_n",	"of_m",
-					   "corr_samples",     "min_corr_pct",	"min_active_mcpu",
-					   "cooldown_s",       "recover_s",	"suppress_step_pct",
-					   "suppress_min_pct", "throttle_mcpu", NULL};
-	typeof(c->interfere) *f = &c->interfere;
-
-	known_keys(x, "interference", o, keys);
-	bool_field(x, o, "enabled", "interference.enabled", &f->enabled);
-	bool_field(x, o, "dry_run", "interference.dry_run", &f->dry_run);
-	u32_field(x, o, "sample_ms", "interference.sample_ms", 100, 60000, &f->sample_ms);
-	u32_field(x, o, "warmup_samples", "interference.warmup_samples", 3, 3600,
-		  &f->warmup_samples);
-	u32_field(x, o, "baseline_span", "interference.baseline_span", 2, 3600, &f->baseline_span);
-	num_field(x, o, "sigma", "interference.sigma", 0.5, 20, &f->sigma);
-	u32_field(x, o, "min_rise_pct", "interference.min_rise_pct", 0, 10000, &f->min_rise_pct);
-	u32_field(x, o, "need_n", "interference.need_n", 1, 32, &f->need_n);
-	u32_field(x, o, "of_m", "interference.of_m", 1, 32, &f->of_m);
-	u32_field(x, o, "corr_samples", "interference.corr_samples", 4, 64, &f->corr_samples);
-	u32_field(x, o, "min_corr_pct", "interference.min_corr_pct", 1, 100, &f->min_corr_pct);
-	u32_field(x, o, "min_active_mcpu", "interference.min_active_mcpu", 0, TM_MCPU_MAX,
-		  &f->min_active_mcpu);
-	u32_field(x, o, "cooldown_s", "interference.cooldown_s", 1, 3600, &f->cooldown_s);
-	u32_field(x, o, "recover_s", "interference.recover_s", 1, 86400, &f->recover_s);
-	u32_field(x, o, "suppress_step_pct", "interference.suppress_step_pct", 1, 99,
-		  &f->suppress_step_pct);
-	u32_field(x, o, "suppress_min_pct", "interference.suppress_min_pct", 1, 100,
-		  &f->suppress_min_pct);
-	u32_field(x, o, "throttle_mcpu", "interference.throttle_mcpu", 1, TM_MCPU_MAX,
-		  &f->throttle_mcpu);
-	if (x->failed)
-		return;
-	if (f->need_n > f->of_m)
-		fail(x, "interference.need_n", "%u must not be above of_m (%u)", f->need_n,
-		     f->of_m);
 }
 
 /* A node name as Kubernetes allows one: a DNS subdomain (RFC 1123). */
@@ -448,19 +326,20 @@ static bool taint_key_ok(const char *k)
 	return true;
 }
 
-static void kube_url(struct ctx *x, const char *field, const char *url)
+static void kube_url(struct tm_cfg_ctx *x, const char *field, const char *url)
 {
 	char why[384];
 
 	if (tm_httpc_url_check(url, why, sizeof(why)))
-		fail(x, field, "%s", why);
+		tm_cfg_fail(x, field, "%s", why);
 	else if (strncmp(url, "https://", 8))
-		fail(x, field, "'%s' must be https (a bearer token goes with every request)", url);
+		tm_cfg_fail(x, field, "'%s' must be https (a bearer token goes with every request)",
+			    url);
 }
 
 /* api kubeconfig: the file found as kubectl finds it (one file, not a
  * merged list), and read now, so that --check says what is wrong in it. */
-static void kubeconfig(struct ctx *x, json_t *o, struct tm_config *c)
+static void kubeconfig(struct tm_cfg_ctx *x, json_t *o, struct tm_config *c)
 {
 	const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
 	static const char *const own[] = {"server", "token_file", "ca_file"};
@@ -474,12 +353,12 @@ static void kubeconfig(struct ctx *x, json_t *o, struct tm_config *c)
 			char f[48];
 
 			snprintf(f, sizeof(f), "kubernetes.%s", own[i]);
-			fail(x, f, "the kubeconfig gives it (kubernetes.api is kubeconfig)");
+			tm_cfg_fail(x, f, "the kubeconfig gives it (kubernetes.api is kubeconfig)");
 			return;
 		}
 	if (!p[0] && env && *env && strchr(env, ':')) {
-		fail(x, "kubernetes.kubeconfig",
-		     "not given, and $KUBECONFIG lists several files (%s): name one", env);
+		tm_cfg_fail(x, "kubernetes.kubeconfig",
+			    "not given, and $KUBECONFIG lists several files (%s): name one", env);
 		return;
 	}
 	if (!p[0] && env && *env)
@@ -487,179 +366,536 @@ static void kubeconfig(struct ctx *x, json_t *o, struct tm_config *c)
 	else if (!p[0] && home && *home)
 		n = snprintf(p, len, "%s/.kube/config", home);
 	else if (!p[0]) {
-		fail(x, "kubernetes.kubeconfig",
-		     "not given, and neither $KUBECONFIG nor $HOME is set");
+		tm_cfg_fail(x, "kubernetes.kubeconfig",
+			    "not given, and neither $KUBECONFIG nor $HOME is set");
 		return;
 	}
 	if (n < 0 || (size_t)n >= len) {
-		fail(x, "kubernetes.kubeconfig", "the path is longer than %zu bytes", len - 1);
+		tm_cfg_fail(x, "kubernetes.kubeconfig", "the path is longer than %zu bytes",
+			    len - 1);
 		return;
 	}
 	if (tm_kubeconfig_load(p, c->kube.context, &kc, err, sizeof(err))) {
-		fail(x, "kubernetes.kubeconfig", "%s", err);
+		tm_cfg_fail(x, "kubernetes.kubeconfig", "%s", err);
 		return;
 	}
 	tm_kubeconfig_free(&kc);
 }
 
-static void kubernetes(struct ctx *x, json_t *o, struct tm_config *c)
-{
-	str_field(x, o, "api", "kubernetes.api", c->kube.api, sizeof(c->kube.api));
-	if (strcmp(c->kube.api, "none") && strcmp(c->kube.api, "in-cluster") &&
-	    strcmp(c->kube.api, "kubeconfig"))
-		fail(x, "kubernetes.api", "'%s' must be none, in-cluster or kubeconfig",
-		     c->kube.api);
-	else if (strcmp(c->kube.api, "none") && tm_cluster_missing())
-		fail(x, "kubernetes.api", "'%s' needs the cluster wing: %s", c->kube.api,
-		     tm_cluster_missing());
-	str_field(x, o, "kubeconfig", "kubernetes.kubeconfig", c->kube.kubeconfig,
-		  sizeof(c->kube.kubeconfig));
-	str_field(x, o, "context", "kubernetes.context", c->kube.context, sizeof(c->kube.context));
-	if (!strcmp(c->kube.api, "kubeconfig"))
-		kubeconfig(x, o, c);
-	else if (c->kube.kubeconfig[0] || c->kube.context[0])
-		fail(x, c->kube.kubeconfig[0] ? "kubernetes.kubeconfig" : "kubernetes.context",
-		     "given, but kubernetes.api is %s (kubeconfig would use it)", c->kube.api);
-	str_field(x, o, "node_name", "kubernetes.node_name", c->kube.node_name,
-		  sizeof(c->kube.node_name));
-	if (c->kube.node_name[0] && !dns_subdomain(c->kube.node_name))
-		fail(x, "kubernetes.node_name",
-		     "'%s' is not a node name (lower-case letters, digits, '-' and '.')",
-		     c->kube.node_name);
-	str_field(x, o, "server", "kubernetes.server", c->kube.server, sizeof(c->kube.server));
-	if (c->kube.server[0])
-		kube_url(x, "kubernetes.server", c->kube.server);
-	str_field(x, o, "token_file", "kubernetes.token_file", c->kube.token_file,
-		  sizeof(c->kube.token_file));
-	str_field(x, o, "ca_file", "kubernetes.ca_file", c->kube.ca_file, sizeof(c->kube.ca_file));
-	str_field(x, o, "pods", "kubernetes.pods", c->kube.pods, sizeof(c->kube.pods));
-	if (c->kube.pods[0] && strcmp(c->kube.pods, "api") && strcmp(c->kube.pods, "kubelet") &&
-	    strcmp(c->kube.pods, "none"))
-		fail(x, "kubernetes.pods", "'%s' must be api, kubelet or none", c->kube.pods);
-	else if (!strcmp(c->kube.pods, "api") && !strcmp(c->kube.api, "none"))
-		fail(x, "kubernetes.pods", "'api' needs kubernetes.api (it is none)");
-	else if (!strcmp(c->kube.pods, "kubelet") && tm_cluster_missing())
-		fail(x, "kubernetes.pods", "'kubelet' needs the cluster wing: %s",
-		     tm_cluster_missing());
-	str_field(x, o, "kubelet_url", "kubernetes.kubelet_url", c->kube.kubelet_url,
-		  sizeof(c->kube.kubelet_url));
-	kube_url(x, "kubernetes.kubelet_url", c->kube.kubelet_url);
-	u32_field(x, o, "pods_refresh_s", "kubernetes.pods_refresh_s", 1, 600,
-		  &c->kube.pods_refresh_s);
-	u32_field(x, o, "timeout_ms", "kubernetes.timeout_ms", 100, 60000, &c->kube.timeout_ms);
-	u32_field(x, o, "retries", "kubernetes.retries", 0, 10, &c->kube.retries);
-	bool_field(x, o, "update_nodemetric", "kubernetes.update_nodemetric",
-		   &c->kube.update_nodemetric);
-	bool_field(x, o, "nodeslo", "kubernetes.nodeslo", &c->kube.nodeslo);
-	bool_field(x, o, "evict_via_api", "kubernetes.evict_via_api", &c->kube.evict_via_api);
-	u32_field(x, o, "eviction_timeout_s", "kubernetes.eviction_timeout_s", 1, 3600,
-		  &c->kube.eviction_timeout_s);
-	str_field(x, o, "eviction_fallback", "kubernetes.eviction_fallback",
-		  c->kube.eviction_fallback, sizeof(c->kube.eviction_fallback));
-	if (strcmp(c->kube.eviction_fallback, "kill") && strcmp(c->kube.eviction_fallback, "none"))
-		fail(x, "kubernetes.eviction_fallback", "'%s' must be kill or none",
-		     c->kube.eviction_fallback);
-	str_field(x, o, "taint_key", "kubernetes.taint_key", c->kube.taint_key,
-		  sizeof(c->kube.taint_key));
-	if (c->kube.taint_key[0] && !taint_key_ok(c->kube.taint_key))
-		fail(x, "kubernetes.taint_key",
-		     "'%s' is not a taint key ([prefix/]name: letters, digits, '-', '_', '.')",
-		     c->kube.taint_key);
-	u32_field(x, o, "taint_after_s", "kubernetes.taint_after_s", 0, 3600,
-		  &c->kube.taint_after_s);
-	u32_field(x, o, "untaint_after_s", "kubernetes.untaint_after_s", 0, 3600,
-		  &c->kube.untaint_after_s);
-}
-
-static void check_order(struct ctx *x, const struct tm_config *c)
+static void check_order(struct tm_cfg_ctx *x, const struct tm_config *c)
 {
 	/* Koordinator issue 2477: a wrong order makes suppress and evict fight */
 	if (c->cpu.forbid_pct > c->cpu.suppress_pct)
-		fail(x, "watermarks.cpu.forbid_pct", "%u must not be above suppress_pct (%u)",
-		     c->cpu.forbid_pct, c->cpu.suppress_pct);
+		tm_cfg_fail(x, "watermarks.cpu.forbid_pct",
+			    "%u must not be above suppress_pct (%u)", c->cpu.forbid_pct,
+			    c->cpu.suppress_pct);
 	else if (c->cpu.suppress_pct >= c->cpu.evict_pct)
-		fail(x, "watermarks.cpu.suppress_pct", "%u must be below evict_pct (%u)",
-		     c->cpu.suppress_pct, c->cpu.evict_pct);
+		tm_cfg_fail(x, "watermarks.cpu.suppress_pct", "%u must be below evict_pct (%u)",
+			    c->cpu.suppress_pct, c->cpu.evict_pct);
 	else if (c->cpu.evict_lower_pct < c->cpu.suppress_pct)
-		fail(x, "watermarks.cpu.evict_lower_pct", "%u must not be below suppress_pct (%u)",
-		     c->cpu.evict_lower_pct, c->cpu.suppress_pct);
+		tm_cfg_fail(x, "watermarks.cpu.evict_lower_pct",
+			    "%u must not be below suppress_pct (%u)", c->cpu.evict_lower_pct,
+			    c->cpu.suppress_pct);
 	else if (c->cpu.evict_lower_pct >= c->cpu.evict_pct)
-		fail(x, "watermarks.cpu.evict_lower_pct", "%u must be below evict_pct (%u)",
-		     c->cpu.evict_lower_pct, c->cpu.evict_pct);
+		tm_cfg_fail(x, "watermarks.cpu.evict_lower_pct", "%u must be below evict_pct (%u)",
+			    c->cpu.evict_lower_pct, c->cpu.evict_pct);
 	else if (c->memory.forbid_pct > c->memory.evict_lower_pct)
-		fail(x, "watermarks.memory.forbid_pct", "%u must not be above evict_lower_pct (%u)",
-		     c->memory.forbid_pct, c->memory.evict_lower_pct);
+		tm_cfg_fail(x, "watermarks.memory.forbid_pct",
+			    "%u must not be above evict_lower_pct (%u)", c->memory.forbid_pct,
+			    c->memory.evict_lower_pct);
 	else if (c->memory.evict_lower_pct >= c->memory.evict_pct)
-		fail(x, "watermarks.memory.evict_lower_pct", "%u must be below evict_pct (%u)",
-		     c->memory.evict_lower_pct, c->memory.evict_pct);
+		tm_cfg_fail(x, "watermarks.memory.evict_lower_pct",
+			    "%u must be below evict_pct (%u)", c->memory.evict_lower_pct,
+			    c->memory.evict_pct);
 	else if (c->interfere.suppress_min_pct > c->cpu.suppress_pct)
-		fail(x, "interference.suppress_min_pct", "%u must not be above suppress_pct (%u)",
-		     c->interfere.suppress_min_pct, c->cpu.suppress_pct);
+		tm_cfg_fail(x, "interference.suppress_min_pct",
+			    "%u must not be above suppress_pct (%u)", c->interfere.suppress_min_pct,
+			    c->cpu.suppress_pct);
 	else if (c->be_floor_mcpu > 0 && c->cpu.suppress_pct == 0)
-		fail(x, "watermarks.cpu.suppress_pct", "must be at least 1");
+		tm_cfg_fail(x, "watermarks.cpu.suppress_pct", "must be at least 1");
+}
+
+/* ---- the field table: the core's sections (strategies own theirs) ---- */
+
+static const struct tm_cfg_row wm_cpu_rows[] = {
+	TM_CFG_U32_ROW("forbid_pct", cpu.forbid_pct, 1, 100, "60", "%",
+		       "above it the report says forbidScheduling (no new BE)"),
+	TM_CFG_U32_ROW("suppress_pct", cpu.suppress_pct, 1, 100, "65", "%",
+		       "the scheduler's BE line, written to its pinned tunables and kept there"),
+	{.key = "evict_lower_pct",
+	 .type = TM_CFG_U32,
+	 TM_CFG_FIELD(cpu.evict_lower_pct),
+	 .min = 1,
+	 .max = 100,
+	 .dflt_note = "suppress_pct",
+	 .example = "65",
+	 .unit = "%",
+	 .help = "the CPU evict watermark kills BE down to this line"},
+	TM_CFG_U32_ROW(
+		"evict_pct", cpu.evict_pct, 1, 100, "70", "%",
+		"CPU evict watermark (cpuhigh, a policy of cpu_eviction): node CPU above it on "
+		"average over evict_window_s with BE running, BE cgroups are killed"),
+	TM_CFG_U32_ROW("evict_window_s", cpu.evict_window_s, 1, 600, "10", "s",
+		       "the averaging window of the evict watermark"),
+};
+
+static const struct tm_cfg_row wm_mem_rows[] = {
+	TM_CFG_U32_ROW("forbid_pct", memory.forbid_pct, 1, 100, "65", "%",
+		       "forbid-scheduling line for memory"),
+	TM_CFG_U32_ROW("evict_lower_pct", memory.evict_lower_pct, 1, 100, "68", "%",
+		       "memory eviction stops at or below it"),
+	TM_CFG_U32_ROW("evict_pct", memory.evict_pct, 1, 100, "70", "%",
+		       "memory eviction starts at or above it"),
+};
+
+static const struct tm_cfg_row sched_rows[] = {
+	{.key = "pin_dir",
+	 .type = TM_CFG_STR,
+	 TM_CFG_FIELD(pin_dir),
+	 .dflt = "\"/sys/fs/bpf/tidemark\"",
+	 .help = "where the scheduler pins its maps"},
+	TM_CFG_U32_ROW(
+		"max_be_wait_ms", max_be_wait_ms, TM_MAX_BE_WAIT_MS_MIN, TM_MAX_BE_WAIT_MS_MAX,
+		"1000", "ms",
+		"a queued BE task runs at least this often (kept in the scheduler's tunables)"),
+	TM_CFG_U32_ROW("be_floor_mcpu", be_floor_mcpu, 0, TM_MCPU_MAX, "100", "mCPU",
+		       "CPU BE keeps on average even when ONLINE wants everything (kept in the "
+		       "scheduler's "
+		       "tunables)"),
+};
+
+static void eviction_check(struct tm_cfg_ctx *x, json_t *o, struct tm_config *c)
+{
+	if (c->eviction.backoff_max_s < c->eviction.backoff_initial_s)
+		tm_cfg_fail(x, "eviction.backoff_max_s",
+			    "%u must not be below backoff_initial_s (%u)",
+			    c->eviction.backoff_max_s, c->eviction.backoff_initial_s);
+}
+
+static const struct tm_cfg_row eviction_rows[] = {
+	TM_CFG_U32_ROW("backoff_initial_s", eviction.backoff_initial_s, 1, 86400, "60", "s",
+		       "no second kill of a cgroup or pod before this (every evicting strategy)"),
+	TM_CFG_U32_ROW("backoff_max_s", eviction.backoff_max_s, 1, 604800, "1800", "s",
+		       "the back-off doubles after each kill, up to this"),
+	TM_CFG_U32_ROW("backoff_cap_mcpu", eviction.backoff_cap_mcpu, 0, TM_MCPU_MAX, "100", "mCPU",
+		       "what a cgroup or pod back within its back-off may use (a cap enforced as "
+		       "cpu.max; 0: "
+		       "none)"),
+};
+
+static const struct tm_cfg_row cgroups_rows[] = {
+	{.key = "be",
+	 .type = TM_CFG_OWN,
+	 .parse = cgroups_be,
+	 .dflt = "[]",
+	 .example = "[\"/kubepods.slice/kubepods-besteffort.slice/*\", \"/kubepods/besteffort/*\", "
+		    "{\"path\": \"/batch/*\", \"priority\": -1, \"request_mcpu\": 2000}]",
+	 .help = "BE cgroups the daemon may act on: paths or globs, or {path, priority (lower is "
+		 "evicted first, -1000..1000), request_mcpu}; never an ONLINE or SYSTEM one"},
+	{.key = "online",
+	 .type = TM_CFG_OWN,
+	 .parse = cgroups_online,
+	 .dflt = "[]",
+	 .example = "[\"/kubepods.slice/kubepods-burstable.slice\", \"/kubepods/burstable\", "
+		    "\"/online\"]",
+	 .help = "ONLINE cgroups (paths or globs): never touched, watched by interference"},
+};
+
+static void report_check(struct tm_cfg_ctx *x, json_t *o, struct tm_config *c)
+{
+	char why[384];
+
+	if (c->report.push_url[0] && tm_cluster_missing())
+		tm_cfg_fail(x, "report.push_url", "a push needs the HTTP client: %s",
+			    tm_cluster_missing());
+	else if (c->report.push_url[0] && tm_httpc_url_check(c->report.push_url, why, sizeof(why)))
+		tm_cfg_fail(x, "report.push_url", "%s", why);
+}
+
+static const struct tm_cfg_row report_rows[] = {
+	{.key = "listen",
+	 .type = TM_CFG_OWN,
+	 .parse = listen_field,
+	 .dflt = "\"127.0.0.1:9477\"",
+	 .help = "HTTP address: dotted IPv4 as inet_pton reads it, bound exactly as validated"},
+	TM_CFG_U32_ROW("sample_s", report.sample_s, 1, 600, "10", "s",
+		       "usage sampling period for the report's windows"),
+	TM_CFG_U32_ROW("reclaim_pct", report.reclaim_pct, 0, 100, "100", "%",
+		       "BE allocatable: capacity x this ..."),
+	{.key = "system_reserved_mcpu",
+	 .type = TM_CFG_U32,
+	 TM_CFG_FIELD(report.system_reserved_mcpu),
+	 .min = 0,
+	 .max = TM_MCPU_MAX,
+	 .dflt = "0",
+	 .example = "1000",
+	 .unit = "mCPU",
+	 .help = "... less what the system keeps"},
+	{.key = "system_reserved_mib",
+	 .type = TM_CFG_U32,
+	 TM_CFG_FIELD(report.system_reserved_mib),
+	 .min = 0,
+	 .max = 1 << 24,
+	 .dflt = "0",
+	 .example = "1024",
+	 .unit = "MiB",
+	 .help = "memory the system keeps"},
+	{.key = "push_url",
+	 .type = TM_CFG_STR,
+	 TM_CFG_FIELD(report.push_url),
+	 .dflt = "\"\"",
+	 .help = "POST the JSON report there (http or https; \"\": no push)"},
+	TM_CFG_U32_ROW("push_interval_s", report.push_interval_s, 1, 3600, "60", "s",
+		       "how often it is pushed"),
+};
+
+static void kubernetes_check(struct tm_cfg_ctx *x, json_t *o, struct tm_config *c)
+{
+	if (strcmp(c->kube.api, "none") && tm_cluster_missing())
+		tm_cfg_fail(x, "kubernetes.api", "'%s' needs the cluster wing: %s", c->kube.api,
+			    tm_cluster_missing());
+	if (!strcmp(c->kube.api, "kubeconfig"))
+		kubeconfig(x, o, c);
+	else if (c->kube.kubeconfig[0] || c->kube.context[0])
+		tm_cfg_fail(
+			x, c->kube.kubeconfig[0] ? "kubernetes.kubeconfig" : "kubernetes.context",
+			"given, but kubernetes.api is %s (kubeconfig would use it)", c->kube.api);
+	if (c->kube.node_name[0] && !dns_subdomain(c->kube.node_name))
+		tm_cfg_fail(x, "kubernetes.node_name",
+			    "'%s' is not a node name (lower-case letters, digits, '-' and '.')",
+			    c->kube.node_name);
+	if (c->kube.server[0])
+		kube_url(x, "kubernetes.server", c->kube.server);
+	if (!strcmp(c->kube.pods, "api") && !strcmp(c->kube.api, "none"))
+		tm_cfg_fail(x, "kubernetes.pods", "'api' needs kubernetes.api (it is none)");
+	else if (!strcmp(c->kube.pods, "kubelet") && tm_cluster_missing())
+		tm_cfg_fail(x, "kubernetes.pods", "'kubelet' needs the cluster wing: %s",
+			    tm_cluster_missing());
+	kube_url(x, "kubernetes.kubelet_url", c->kube.kubelet_url);
+	if (c->kube.taint_key[0] && !taint_key_ok(c->kube.taint_key))
+		tm_cfg_fail(
+			x, "kubernetes.taint_key",
+			"'%s' is not a taint key ([prefix/]name: letters, digits, '-', '_', '.')",
+			c->kube.taint_key);
+}
+
+static const struct tm_cfg_row kube_rows[] = {
+	TM_CFG_STR_ROW("api", kube.api, "\"none\"", "none|in-cluster|kubeconfig",
+		       "in-cluster: the pod's service account; kubeconfig: a kubeconfig file"),
+	{.key = "kubeconfig",
+	 .type = TM_CFG_STR,
+	 TM_CFG_FIELD(kube.kubeconfig),
+	 .dflt_note = "$KUBECONFIG, else $HOME/.kube/config",
+	 .help = "with api kubeconfig: the file (one, not a merged list)"},
+	{.key = "context",
+	 .type = TM_CFG_STR,
+	 TM_CFG_FIELD(kube.context),
+	 .dflt_note = "its current-context",
+	 .help = "with api kubeconfig: the context used"},
+	{.key = "node_name",
+	 .type = TM_CFG_STR,
+	 TM_CFG_FIELD(kube.node_name),
+	 .dflt_note = "$NODE_NAME, else the host name",
+	 .help = "the NodeMetric's name and the pods listed (a DNS subdomain)"},
+	{.key = "server",
+	 .type = TM_CFG_STR,
+	 TM_CFG_FIELD(kube.server),
+	 .dflt_note = "https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT",
+	 .help = "in-cluster: an explicit API server (https only)"},
+	TM_CFG_STR_ROW("token_file", kube.token_file,
+		       "\"/var/run/secrets/kubernetes.io/serviceaccount/token\"", NULL,
+		       "in-cluster: the bearer token, read before every request"),
+	TM_CFG_STR_ROW("ca_file", kube.ca_file,
+		       "\"/var/run/secrets/kubernetes.io/serviceaccount/ca.crt\"", NULL,
+		       "in-cluster: the CA the server is verified with"),
+	{.key = "pods",
+	 .type = TM_CFG_STR,
+	 TM_CFG_FIELD(kube.pods),
+	 .choices = "api|kubelet|none",
+	 .dflt_note = "api with an API, else none",
+	 .help = "where pod names come from"},
+	TM_CFG_STR_ROW("kubelet_url", kube.kubelet_url, "\"https://127.0.0.1:10250/pods\"", NULL,
+		       "pods kubelet: the kubelet's pod list (same token and CA)"),
+	TM_CFG_U32_ROW(
+		"pods_refresh_s", kube.pods_refresh_s, 1, 600, "10", "s",
+		"how often the pod list, the NodeMetric's collect policy and the NodeSLO are read"),
+	TM_CFG_U32_ROW("timeout_ms", kube.timeout_ms, 100, 60000, "5000", "ms",
+		       "one request's deadline, connecting included"),
+	TM_CFG_U32_ROW("retries", kube.retries, 0, 10, "3", "",
+		       "tries after a time-out, a refused connection, 429 or 5xx"),
+	TM_CFG_BOOL_ROW("update_nodemetric", kube.update_nodemetric, "true",
+			"merge-patch the NodeMetric's status every reportIntervalSeconds"),
+	TM_CFG_BOOL_ROW("nodeslo", kube.nodeslo, "true",
+			"the NodeSLO's resourceUsedThresholdWithBE sets the lines"),
+	TM_CFG_BOOL_ROW("evict_via_api", kube.evict_via_api, "true",
+			"evict a pod through policy/v1 Eviction instead of cgroup.kill"),
+	TM_CFG_U32_ROW("eviction_timeout_s", kube.eviction_timeout_s, 1, 3600, "60", "s",
+		       "how long a disruption budget's refusal is asked again before the fallback"),
+	TM_CFG_STR_ROW(
+		"eviction_fallback", kube.eviction_fallback, "\"kill\"", "kill|none",
+		"when the API does not evict: kill (cgroup.kill) or none (the pod stays, capped)"),
+	TM_CFG_STR_ROW("taint_key", kube.taint_key, "\"tidemark.io/be-forbidden\"", NULL,
+		       "the NoSchedule taint put on the node while it is above a forbid line "
+		       "(\"\": none)"),
+	TM_CFG_U32_ROW("taint_after_s", kube.taint_after_s, 0, 3600, "10", "s",
+		       "above a forbid line this long: tainted"),
+	TM_CFG_U32_ROW("untaint_after_s", kube.untaint_after_s, 0, 3600, "60", "s",
+		       "below every forbid line this long: untainted"),
+};
+
+static const struct tm_cfg_section core_first[] = {
+	{.name = "watermarks.cpu", .help = "CPU lines, % of the node", TM_CFG_ROWS(wm_cpu_rows)},
+	{.name = "watermarks.memory",
+	 .help = "memory lines, % of the node",
+	 TM_CFG_ROWS(wm_mem_rows)},
+	{.name = "scheduler",
+	 .help = "what the daemon keeps in the scheduler's tunables",
+	 TM_CFG_ROWS(sched_rows)},
+};
+
+static const struct tm_cfg_section core_last[] = {
+	{.name = "eviction",
+	 .help = "every eviction: the back-off of what comes back",
+	 TM_CFG_ROWS(eviction_rows),
+	 .check = eviction_check},
+	{.name = "cgroups",
+	 .help = "which cgroups are BE and which ONLINE",
+	 TM_CFG_ROWS(cgroups_rows)},
+	{.name = "report",
+	 .help = "reports: HTTP, the push, BE allocatable",
+	 TM_CFG_ROWS(report_rows),
+	 .check = report_check},
+	{.name = "kubernetes",
+	 .help = "the cluster: pod names, NodeMetric, NodeSLO, eviction, taint",
+	 TM_CFG_ROWS(kube_rows),
+	 .check = kubernetes_check},
+};
+
+int tm_cfg_sections(const struct tm_cfg_section **out, int max)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(core_first) / sizeof(core_first[0]); i++)
+		if (n < max)
+			out[n++] = &core_first[i];
+	for (int i = 0; i < tm_nr_strategies; i++)
+		if (tm_strategies[i]->config && n < max)
+			out[n++] = tm_strategies[i]->config;
+	for (size_t i = 0; i < sizeof(core_last) / sizeof(core_last[0]); i++)
+		if (n < max)
+			out[n++] = &core_last[i];
+	return n;
+}
+
+/* "a|b|c" as "a, b or c" */
+static void choices_text(const char *ch, char *out, size_t len)
+{
+	int n = 1, k = 0;
+	size_t o = 0;
+
+	for (const char *p = ch; *p; p++)
+		n += *p == '|';
+	out[0] = 0;
+	for (const char *p = ch; o < len;) {
+		const char *e = strchr(p, '|');
+		int l = e ? (int)(e - p) : (int)strlen(p);
+
+		o += snprintf(out + o, len - o, "%s%.*s",
+			      !k	   ? ""
+			      : k == n - 1 ? " or "
+					   : ", ",
+			      l, p);
+		k++;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+}
+
+static bool is_choice(const char *ch, const char *v)
+{
+	size_t l = strlen(v);
+
+	for (const char *p = ch;;) {
+		const char *e = strchr(p, '|');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+
+		if (n == l && !strncmp(p, v, l))
+			return true;
+		if (!e)
+			return false;
+		p = e + 1;
+	}
+}
+
+/* One row from section object @o (absent: left as it is). */
+static void read_row(struct tm_cfg_ctx *x, const char *sect, const struct tm_cfg_row *r, json_t *o,
+		     struct tm_config *c)
+{
+	char *base = (char *)c + r->off, f[128], ch[128];
+
+	snprintf(f, sizeof(f), "%s.%s", sect, r->key);
+	switch (r->type) {
+	case TM_CFG_BOOL:
+		bool_field(x, o, r->key, f, (bool *)base);
+		break;
+	case TM_CFG_U32:
+		u32_field(x, o, r->key, f, (uint32_t)r->min, (uint32_t)r->max, (uint32_t *)base);
+		break;
+	case TM_CFG_NUM:
+		num_field(x, o, r->key, f, r->min, r->max, (double *)base);
+		break;
+	case TM_CFG_STR:
+		str_field(x, o, r->key, f, base, r->size);
+		if (r->choices && json_object_get(o, r->key) && !is_choice(r->choices, base)) {
+			choices_text(r->choices, ch, sizeof(ch));
+			tm_cfg_fail(x, f, "'%s' must be %s", base, ch);
+		}
+		break;
+	case TM_CFG_OWN:
+		if (json_object_get(o, r->key))
+			r->parse(x, o, c);
+		break;
+	}
+}
+
+/* Section @s's JSON object in @root ("a.b": root.a.b); NULL when absent. */
+static json_t *section_obj(struct tm_cfg_ctx *x, json_t *root, const char *name)
+{
+	char buf[64], f[64] = "", *save = NULL;
+	json_t *o = root;
+
+	snprintf(buf, sizeof(buf), "%s", name);
+	for (char *t = strtok_r(buf, ".", &save); t && o; t = strtok_r(NULL, ".", &save)) {
+		snprintf(f + strlen(f), sizeof(f) - strlen(f), "%s%s", f[0] ? "." : "", t);
+		o = object(x, o, t, f);
+	}
+	return o;
+}
+
+/* Every key of object @o (at @where: "" the top, "watermarks", ...) is a
+ * section, a part of one, or a row of the section @where names. */
+static void known_keys_at(struct tm_cfg_ctx *x, const char *where, json_t *o,
+			  const struct tm_cfg_section *const *secs, int ns)
+{
+	size_t wl = strlen(where);
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(o, k, v)
+	{
+		bool ok = !wl && !strcmp(k, "version");
+		char f[256];
+
+		for (int i = 0; i < ns && !ok; i++) {
+			const char *n = secs[i]->name, *rest;
+
+			if (!strcmp(n, where)) {
+				for (int j = 0; j < secs[i]->nr_rows && !ok; j++)
+					ok = !strcmp(secs[i]->rows[j].key, k);
+				continue;
+			}
+			if (wl && (strncmp(n, where, wl) || n[wl] != '.'))
+				continue;
+			rest = wl ? n + wl + 1 : n;
+			ok = !strncmp(rest, k, strlen(k)) &&
+			     (!rest[strlen(k)] || rest[strlen(k)] == '.');
+		}
+		if (!ok) {
+			snprintf(f, sizeof(f), "%s%s%s", where, wl ? "." : "", k);
+			tm_cfg_fail(x, f, "unknown field");
+			return;
+		}
+	}
+}
+
+/* Walk the objects of @root, checking their keys against the table. */
+static void known_tree(struct tm_cfg_ctx *x, const char *where, json_t *o,
+		       const struct tm_cfg_section *const *secs, int ns)
+{
+	const char *k;
+	json_t *v;
+
+	known_keys_at(x, where, o, secs, ns);
+	json_object_foreach(o, k, v)
+	{
+		char sub[128];
+		bool is_row = false;
+
+		if (!json_is_object(v) || x->failed)
+			continue;
+		snprintf(sub, sizeof(sub), "%s%s%s", where, *where ? "." : "", k);
+		for (int i = 0; i < ns && !is_row; i++)
+			is_row = !strcmp(secs[i]->name, where);
+		if (!is_row) /* rows own what is inside them (a cgroup's object) */
+			known_tree(x, sub, v, secs, ns);
+	}
+}
+
+#define TM_CFG_MAX_SECTIONS 32
+
+/* The defaults: each row's default through its own reader. */
+static int apply_defaults(struct tm_config *c, char *err, size_t errlen)
+{
+	const struct tm_cfg_section *secs[TM_CFG_MAX_SECTIONS];
+	int ns = tm_cfg_sections(secs, TM_CFG_MAX_SECTIONS);
+	struct tm_cfg_ctx x = {err, errlen, 0};
+
+	memset(c, 0, sizeof(*c));
+	c->version = TM_CONFIG_VERSION;
+	for (int i = 0; i < ns; i++)
+		for (int j = 0; j < secs[i]->nr_rows; j++) {
+			const struct tm_cfg_row *r = &secs[i]->rows[j];
+			json_t *v, *o;
+
+			if (!r->dflt)
+				continue;
+			v = json_loads(r->dflt, JSON_DECODE_ANY, NULL);
+			o = json_object();
+			if (!v || !o) {
+				tm_cfg_fail(&x, r->key, "default '%s' is not JSON", r->dflt);
+				json_decref(v);
+				json_decref(o);
+				continue;
+			}
+			json_object_set_new(o, r->key, v);
+			read_row(&x, secs[i]->name, r, o, c);
+			json_decref(o);
+		}
+	return x.failed ? -1 : 0;
+}
+
+void tm_config_defaults(struct tm_config *c)
+{
+	char err[256];
+
+	if (apply_defaults(c, err, sizeof(err)))
+		fprintf(stderr, "tidemarkd: a default of the configuration table is refused: %s\n",
+			err);
+}
+
+int tm_config_defaults_check(char *err, size_t errlen)
+{
+	struct tm_config *c = malloc(sizeof(*c));
+	int ret;
+
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	ret = apply_defaults(c, err, errlen);
+	free(c);
+	return ret;
 }
 
 int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t errlen)
 {
-	static const char *const top[] = {"version",	     "watermarks",   "scheduler",
-					  "memory_eviction", "cpu_eviction", "interference",
-					  "eviction",	     "fallback",     "cgroups",
-					  "report",	     "kubernetes",   NULL};
-	static const char *const wm[] = {"cpu", "memory", NULL};
-	static const char *const kube[] = {"api",
-					   "kubeconfig",
-					   "context",
-					   "node_name",
-					   "server",
-					   "token_file",
-					   "ca_file",
-					   "pods",
-					   "kubelet_url",
-					   "pods_refresh_s",
-					   "timeout_ms",
-					   "retries",
-					   "update_nodemetric",
-					   "nodeslo",
-					   "evict_via_api",
-					   "eviction_timeout_s",
-					   "eviction_fallback",
-					   "taint_key",
-					   "taint_after_s",
-					   "untaint_after_s",
-					   NULL};
-	static const char *const wcpu[] = {"forbid_pct", "suppress_pct",   "evict_lower_pct",
-					   "evict_pct",	 "evict_window_s", NULL};
-	static const char *const wmem[] = {"forbid_pct", "evict_lower_pct", "evict_pct", NULL};
-	static const char *const sch[] = {"pin_dir", "max_be_wait_ms", "be_floor_mcpu", NULL};
-	static const char *const ce[] = {"enabled",
-					 "dry_run",
-					 "window_s",
-					 "min_coverage_pct",
-					 "lower_pct",
-					 "upper_pct",
-					 "usage_gate_pct",
-					 "cooldown_s",
-					 "max_per_round",
-					 "default_request_mcpu",
-					 NULL};
-	static const char *const fb[] = {"enabled", "dry_run", NULL};
-	static const char *const ev[] = {"backoff_initial_s", "backoff_max_s", "backoff_cap_mcpu",
-					 NULL};
-	static const char *const me[] = {"enabled", "dry_run",	   "throttle_first",
-					 "poll_ms", "cooldown_ms", NULL};
-	static const char *const rep[] = {"listen",
-					  "sample_s",
-					  "reclaim_pct",
-					  "system_reserved_mcpu",
-					  "system_reserved_mib",
-					  "push_url",
-					  "push_interval_s",
-					  NULL};
-	struct ctx x = {err, errlen, 0};
+	const struct tm_cfg_section *secs[TM_CFG_MAX_SECTIONS];
+	int ns = tm_cfg_sections(secs, TM_CFG_MAX_SECTIONS);
+	struct tm_cfg_ctx x = {err, errlen, 0};
 	struct tm_config *c;
-	char why[384];
 	json_error_t je;
-	json_t *root, *o, *w;
+	json_t *root, *o;
 	int ret = -1;
 
 	c = malloc(sizeof(*c));
@@ -674,129 +910,24 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 		goto out;
 	}
 	if (!json_is_object(root)) {
-		fail(&x, "(top level)", "must be a JSON object");
+		tm_cfg_fail(&x, "(top level)", "must be a JSON object");
 		goto out;
 	}
-	known_keys(&x, "", root, top);
+	known_tree(&x, "", root, secs, ns);
 	o = json_object_get(root, "version");
 	if (!o)
-		fail(&x, "version", "missing (this tidemarkd reads version %d)", TM_CONFIG_VERSION);
+		tm_cfg_fail(&x, "version", "missing (this tidemarkd reads version %d)",
+			    TM_CONFIG_VERSION);
 	else if (!json_is_integer(o) || json_integer_value(o) != TM_CONFIG_VERSION)
-		fail(&x, "version", "must be %d", TM_CONFIG_VERSION);
-	if ((w = object(&x, root, "watermarks", "watermarks"))) {
-		known_keys(&x, "watermarks", w, wm);
-		if ((o = object(&x, w, "cpu", "watermarks.cpu"))) {
-			known_keys(&x, "watermarks.cpu", o, wcpu);
-			u32_field(&x, o, "forbid_pct", "watermarks.cpu.forbid_pct", 1, 100,
-				  &c->cpu.forbid_pct);
-			u32_field(&x, o, "suppress_pct", "watermarks.cpu.suppress_pct", 1, 100,
-				  &c->cpu.suppress_pct);
-			u32_field(&x, o, "evict_pct", "watermarks.cpu.evict_pct", 1, 100,
-				  &c->cpu.evict_pct);
-			u32_field(&x, o, "evict_lower_pct", "watermarks.cpu.evict_lower_pct", 1,
-				  100, &c->cpu.evict_lower_pct);
-			u32_field(&x, o, "evict_window_s", "watermarks.cpu.evict_window_s", 1, 600,
-				  &c->cpu.evict_window_s);
-		}
-		if ((o = object(&x, w, "memory", "watermarks.memory"))) {
-			known_keys(&x, "watermarks.memory", o, wmem);
-			u32_field(&x, o, "forbid_pct", "watermarks.memory.forbid_pct", 1, 100,
-				  &c->memory.forbid_pct);
-			u32_field(&x, o, "evict_lower_pct", "watermarks.memory.evict_lower_pct", 1,
-				  100, &c->memory.evict_lower_pct);
-			u32_field(&x, o, "evict_pct", "watermarks.memory.evict_pct", 1, 100,
-				  &c->memory.evict_pct);
-		}
-	}
-	if ((o = object(&x, root, "scheduler", "scheduler"))) {
-		known_keys(&x, "scheduler", o, sch);
-		str_field(&x, o, "pin_dir", "scheduler.pin_dir", c->pin_dir, sizeof(c->pin_dir));
-		u32_field(&x, o, "max_be_wait_ms", "scheduler.max_be_wait_ms",
-			  TM_MAX_BE_WAIT_MS_MIN, TM_MAX_BE_WAIT_MS_MAX, &c->max_be_wait_ms);
-		u32_field(&x, o, "be_floor_mcpu", "scheduler.be_floor_mcpu", 0, TM_MCPU_MAX,
-			  &c->be_floor_mcpu);
-	}
-	if ((o = object(&x, root, "memory_eviction", "memory_eviction"))) {
-		known_keys(&x, "memory_eviction", o, me);
-		bool_field(&x, o, "enabled", "memory_eviction.enabled", &c->memevict.enabled);
-		bool_field(&x, o, "dry_run", "memory_eviction.dry_run", &c->memevict.dry_run);
-		bool_field(&x, o, "throttle_first", "memory_eviction.throttle_first",
-			   &c->memevict.throttle_first);
-		u32_field(&x, o, "poll_ms", "memory_eviction.poll_ms", 10, 1000,
-			  &c->memevict.poll_ms);
-		u32_field(&x, o, "cooldown_ms", "memory_eviction.cooldown_ms", 0, 600000,
-			  &c->memevict.cooldown_ms);
-	}
-	if ((o = object(&x, root, "cpu_eviction", "cpu_eviction"))) {
-		known_keys(&x, "cpu_eviction", o, ce);
-		bool_field(&x, o, "enabled", "cpu_eviction.enabled", &c->cpuevict.enabled);
-		bool_field(&x, o, "dry_run", "cpu_eviction.dry_run", &c->cpuevict.dry_run);
-		u32_field(&x, o, "window_s", "cpu_eviction.window_s", 10, 3600,
-			  &c->cpuevict.window_s);
-		u32_field(&x, o, "min_coverage_pct", "cpu_eviction.min_coverage_pct", 1, 100,
-			  &c->cpuevict.min_coverage_pct);
-		u32_field(&x, o, "lower_pct", "cpu_eviction.lower_pct", 1, 100,
-			  &c->cpuevict.lower_pct);
-		u32_field(&x, o, "upper_pct", "cpu_eviction.upper_pct", 1, 100,
-			  &c->cpuevict.upper_pct);
-		u32_field(&x, o, "usage_gate_pct", "cpu_eviction.usage_gate_pct", 1, 100,
-			  &c->cpuevict.usage_gate_pct);
-		u32_field(&x, o, "cooldown_s", "cpu_eviction.cooldown_s", 0, 3600,
-			  &c->cpuevict.cooldown_s);
-		u32_field(&x, o, "max_per_round", "cpu_eviction.max_per_round", 1, 100,
-			  &c->cpuevict.max_per_round);
-		u32_field(&x, o, "default_request_mcpu", "cpu_eviction.default_request_mcpu", 1,
-			  TM_MCPU_MAX, &c->cpuevict.default_request_mcpu);
-		if (!x.failed && c->cpuevict.lower_pct >= c->cpuevict.upper_pct)
-			fail(&x, "cpu_eviction.lower_pct", "%u must be below upper_pct (%u)",
-			     c->cpuevict.lower_pct, c->cpuevict.upper_pct);
-	}
-	if ((o = object(&x, root, "fallback", "fallback"))) {
-		known_keys(&x, "fallback", o, fb);
-		bool_field(&x, o, "enabled", "fallback.enabled", &c->fallback.enabled);
-		bool_field(&x, o, "dry_run", "fallback.dry_run", &c->fallback.dry_run);
-	}
-	if ((o = object(&x, root, "eviction", "eviction"))) {
-		known_keys(&x, "eviction", o, ev);
-		u32_field(&x, o, "backoff_initial_s", "eviction.backoff_initial_s", 1, 86400,
-			  &c->eviction.backoff_initial_s);
-		u32_field(&x, o, "backoff_max_s", "eviction.backoff_max_s", 1, 604800,
-			  &c->eviction.backoff_max_s);
-		u32_field(&x, o, "backoff_cap_mcpu", "eviction.backoff_cap_mcpu", 0, TM_MCPU_MAX,
-			  &c->eviction.backoff_cap_mcpu);
-		if (!x.failed && c->eviction.backoff_max_s < c->eviction.backoff_initial_s)
-			fail(&x, "eviction.backoff_max_s",
-			     "%u must not be below backoff_initial_s (%u)",
-			     c->eviction.backoff_max_s, c->eviction.backoff_initial_s);
-	}
-	if ((o = object(&x, root, "interference", "interference")))
-		interference(&x, o, c);
-	if ((o = object(&x, root, "cgroups", "cgroups")))
-		cgroups(&x, o, c);
-	if ((o = object(&x, root, "report", "report"))) {
-		known_keys(&x, "report", o, rep);
-		listen_field(&x, o, c);
-		u32_field(&x, o, "sample_s", "report.sample_s", 1, 600, &c->report.sample_s);
-		u32_field(&x, o, "reclaim_pct", "report.reclaim_pct", 0, 100,
-			  &c->report.reclaim_pct);
-		u32_field(&x, o, "system_reserved_mcpu", "report.system_reserved_mcpu", 0,
-			  TM_MCPU_MAX, &c->report.system_reserved_mcpu);
-		u32_field(&x, o, "system_reserved_mib", "report.system_reserved_mib", 0, 1 << 24,
-			  &c->report.system_reserved_mib);
-		str_field(&x, o, "push_url", "report.push_url", c->report.push_url,
-			  sizeof(c->report.push_url));
-		if (c->report.push_url[0] && tm_cluster_missing())
-			fail(&x, "report.push_url", "a push needs the HTTP client: %s",
-			     tm_cluster_missing());
-		else if (c->report.push_url[0] &&
-			 tm_httpc_url_check(c->report.push_url, why, sizeof(why)))
-			fail(&x, "report.push_url", "%s", why);
-		u32_field(&x, o, "push_interval_s", "report.push_interval_s", 1, 3600,
-			  &c->report.push_interval_s);
-	}
-	if ((o = object(&x, root, "kubernetes", "kubernetes"))) {
-		known_keys(&x, "kubernetes", o, kube);
-		kubernetes(&x, o, c);
+		tm_cfg_fail(&x, "version", "must be %d", TM_CONFIG_VERSION);
+	for (int i = 0; i < ns; i++) {
+		const struct tm_cfg_section *s = secs[i];
+
+		o = section_obj(&x, root, s->name);
+		for (int j = 0; o && j < s->nr_rows; j++)
+			read_row(&x, s->name, &s->rows[j], o, c);
+		if (s->check && !x.failed)
+			s->check(&x, o, c);
 	}
 	if (!c->kube.pods[0])
 		snprintf(c->kube.pods, sizeof(c->kube.pods), "%s",
@@ -814,6 +945,98 @@ out:
 	json_decref(root);
 	free(c);
 	return ret;
+}
+
+static const char *const type_name[] = {"bool", "integer", "number", "string", "see meaning"};
+
+void tm_config_reference(FILE *f)
+{
+	const struct tm_cfg_section *secs[TM_CFG_MAX_SECTIONS];
+	int ns = tm_cfg_sections(secs, TM_CFG_MAX_SECTIONS);
+
+	fprintf(f,
+		"# tidemarkd configuration\n\n"
+		"Generated by `tidemarkd --config-reference` from the daemon's field table\n"
+		"(`userspace/daemon/config.c` and each strategy's own rows); "
+		"`tests/host/config-doc.sh` checks\nthat this copy is current. One JSON file, "
+		"`{\"version\": 1, ...}`; a field left out keeps its\ndefault, an unknown one is "
+		"an error. `tidemarkd --config-sample` prints a complete file.\n");
+	for (int i = 0; i < ns; i++) {
+		const struct tm_cfg_section *s = secs[i];
+
+		fprintf(f,
+			"\n## `%s`\n\n%c%s.\n\n| field | type | default | range | unit | meaning "
+			"|\n"
+			"|---|---|---|---|---|---|\n",
+			s->name, toupper((unsigned char)s->help[0]), s->help + 1);
+		for (int j = 0; j < s->nr_rows; j++) {
+			const struct tm_cfg_row *r = &s->rows[j];
+			char range[160] = "", ch[128];
+
+			if (r->type == TM_CFG_U32)
+				snprintf(range, sizeof(range), "%.0f-%.0f", r->min, r->max);
+			else if (r->type == TM_CFG_NUM)
+				snprintf(range, sizeof(range), "%g-%g", r->min, r->max);
+			else if (r->choices) {
+				choices_text(r->choices, ch, sizeof(ch));
+				snprintf(range, sizeof(range), "%s", ch);
+			}
+			fprintf(f, "| `%s` | %s | %s%s%s | %s | %s | %s |\n", r->key,
+				type_name[r->type], r->dflt ? "`" : "",
+				r->dflt	       ? r->dflt
+				: r->dflt_note ? r->dflt_note
+					       : "",
+				r->dflt ? "`" : "", range, r->unit ? r->unit : "", r->help);
+		}
+	}
+}
+
+/* Set "a.b" of @root to @v (taken over), making the objects on the way. */
+static void json_put(json_t *root, const char *path, json_t *v)
+{
+	char buf[128], *dot;
+	json_t *o = root;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf; (dot = strchr(p, '.')); p = dot + 1) {
+		json_t *n;
+
+		*dot = 0;
+		n = json_object_get(o, p);
+		if (!n) {
+			n = json_object();
+			json_object_set_new(o, p, n);
+		}
+		o = n;
+	}
+	json_object_set_new(o, strrchr(path, '.') ? strrchr(path, '.') + 1 : path, v);
+}
+
+char *tm_config_sample(void)
+{
+	const struct tm_cfg_section *secs[TM_CFG_MAX_SECTIONS];
+	int ns = tm_cfg_sections(secs, TM_CFG_MAX_SECTIONS);
+	json_t *root = json_pack("{s:i}", "version", TM_CONFIG_VERSION);
+	char *text;
+
+	for (int i = 0; root && i < ns; i++)
+		for (int j = 0; j < secs[i]->nr_rows; j++) {
+			const struct tm_cfg_row *r = &secs[i]->rows[j];
+			const char *t = r->example ? r->example : r->dflt;
+			char path[128];
+			json_t *v;
+
+			if (!t)
+				continue; /* found at run time: left out */
+			v = json_loads(t, JSON_DECODE_ANY, NULL);
+			if (!v)
+				continue;
+			snprintf(path, sizeof(path), "%s.%s", secs[i]->name, r->key);
+			json_put(root, path, v);
+		}
+	text = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(root);
+	return text;
 }
 
 /* Does BE pattern @pat (normalised, "/a/b*") take in a cgroup the daemon
@@ -852,7 +1075,7 @@ static const char *be_pattern_unsafe(const char *pat, const char *self)
 int tm_config_check_node(const struct tm_config *c, const struct tm_node_facts *n, char *err,
 			 size_t errlen)
 {
-	struct ctx x = {.err = err, .errlen = errlen};
+	struct tm_cfg_ctx x = {.err = err, .errlen = errlen};
 	struct tm_tunables t;
 	const char *why;
 	char f[64];
@@ -866,24 +1089,25 @@ int tm_config_check_node(const struct tm_config *c, const struct tm_node_facts *
 	/* the scheduler refuses a set whose floor is above its line; the
 	 * interference ladder may lower the line to suppress_min_pct */
 	if ((why = tm_tunables_check(&t, n->nr_cpus)))
-		return fail(&x, "scheduler.be_floor_mcpu", "%u with %u online CPUs: %s",
-			    c->be_floor_mcpu, n->nr_cpus, why),
+		return tm_cfg_fail(&x, "scheduler.be_floor_mcpu", "%u with %u online CPUs: %s",
+				   c->be_floor_mcpu, n->nr_cpus, why),
 		       -1;
 	if (c->interfere.enabled) {
 		t.suppress_pct = c->interfere.suppress_min_pct;
 		if ((why = tm_tunables_check(&t, n->nr_cpus)))
-			return fail(&x, "scheduler.be_floor_mcpu",
-				    "%u with %u online CPUs: %s when interference lowers it to "
-				    "suppress_min_pct (%u)",
-				    c->be_floor_mcpu, n->nr_cpus, why,
-				    c->interfere.suppress_min_pct),
+			return tm_cfg_fail(
+				       &x, "scheduler.be_floor_mcpu",
+				       "%u with %u online CPUs: %s when interference lowers it to "
+				       "suppress_min_pct (%u)",
+				       c->be_floor_mcpu, n->nr_cpus, why,
+				       c->interfere.suppress_min_pct),
 			       -1;
 	}
 	for (int i = 0; i < c->nr_be; i++) {
 		if (!(why = be_pattern_unsafe(c->be[i].path, n->self_cgroup)))
 			continue;
 		snprintf(f, sizeof(f), "cgroups.be[%d]", i);
-		return fail(&x, f, "'%s' %s: never a BE cgroup", c->be[i].path, why), -1;
+		return tm_cfg_fail(&x, f, "'%s' %s: never a BE cgroup", c->be[i].path, why), -1;
 	}
 	return 0;
 }

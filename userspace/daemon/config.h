@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <jansson.h>
 
 #define TM_CONFIG_VERSION  1
@@ -137,8 +138,82 @@ struct tm_config {
 	} kube;
 };
 
+/*
+ * The field table. Every field of the file is a row: where it lives in
+ * struct tm_config, its type and range, its default, unit and meaning. A
+ * section ("watermarks.cpu", "cpu_eviction") is a set of rows and an optional
+ * cross-check; the core's sections are config.c's, each strategy owns its
+ * own (strategy.h's config). Defaults, parsing, the unknown-key checks, the
+ * sample file and docs/config.md all come from it.
+ */
+/* A parse in progress: where its first error goes (config_ctx.c). */
+struct tm_cfg_ctx {
+	char *err;
+	size_t errlen;
+	int failed;
+};
+
+enum tm_cfg_type { TM_CFG_BOOL, TM_CFG_U32, TM_CFG_NUM, TM_CFG_STR, TM_CFG_OWN };
+
+struct tm_cfg_row {
+	const char *key; /* within its section */
+	enum tm_cfg_type type;
+	size_t off, size;      /* in struct tm_config (TM_CFG_FIELD) */
+	double min, max;       /* TM_CFG_U32, TM_CFG_NUM */
+	const char *choices;   /* TM_CFG_STR: "a|b|c"; NULL: any string */
+	const char *dflt;      /* the default as JSON text; NULL: found at run time */
+	const char *dflt_note; /* ... how, for the reference */
+	const char *example;   /* JSON text the sample file shows instead of the default */
+	const char *unit;      /* "%", "ms", "s", "mCPU", "MiB", "" */
+	const char *help;
+	/* TM_CFG_OWN: reads its own key from section object @o */
+	void (*parse)(struct tm_cfg_ctx *x, json_t *o, struct tm_config *c);
+};
+
+struct tm_cfg_section {
+	const char *name; /* "a" or "a.b": the object in the file */
+	const char *help;
+	const struct tm_cfg_row *rows;
+	int nr_rows;
+	/* after its rows, when none failed; @o is its object (NULL: absent) */
+	void (*check)(struct tm_cfg_ctx *x, json_t *o, struct tm_config *c);
+};
+
+#define TM_CFG_FIELD(m) \
+	.off = offsetof(struct tm_config, m), .size = sizeof(((struct tm_config *)0)->m)
+/* The common rows: a whole number in [lo, hi], a switch, a string (of
+ * choices "a|b", or any: NULL). */
+#define TM_CFG_U32_ROW(k, m, lo, hi, d, u, h)                                                   \
+	{                                                                                       \
+		.key = k, .type = TM_CFG_U32, TM_CFG_FIELD(m), .min = lo, .max = hi, .dflt = d, \
+		.unit = u, .help = h                                                            \
+	}
+#define TM_CFG_BOOL_ROW(k, m, d, h)                                                  \
+	{                                                                            \
+		.key = k, .type = TM_CFG_BOOL, TM_CFG_FIELD(m), .dflt = d, .help = h \
+	}
+#define TM_CFG_STR_ROW(k, m, d, ch, h)                                                             \
+	{                                                                                          \
+		.key = k, .type = TM_CFG_STR, TM_CFG_FIELD(m), .dflt = d, .choices = ch, .help = h \
+	}
+#define TM_CFG_ROWS(a) .rows = a, .nr_rows = sizeof(a) / sizeof((a)[0])
+
+/* The first failure is the one reported: "field: what is wrong". -1. */
+int tm_cfg_fail(struct tm_cfg_ctx *x, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+bool tm_cfg_failed(const struct tm_cfg_ctx *x);
+
+/* Every section, in the order they are read: the core's first ones, the
+ * strategies' (tm_strategies' order), the core's last ones. */
+int tm_cfg_sections(const struct tm_cfg_section **out, int max);
+
 /* Defaults for every field (a config file may give only what differs). */
 void tm_config_defaults(struct tm_config *c);
+/* Do the table's defaults pass their own rows? 0, or -1 naming the row. */
+int tm_config_defaults_check(char *err, size_t errlen);
+/* The reference (docs/config.md), and a complete sample file (malloc'd). */
+void tm_config_reference(FILE *f);
+char *tm_config_sample(void);
 
 /*
  * Parse and validate @text (JSON). On success *c is the complete new

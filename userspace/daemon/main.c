@@ -51,6 +51,8 @@ static void usage(FILE *f)
 		"The tidemark node daemon (foreground; logs and audit lines to stderr).\n\n"
 		"  -c, --config FILE     JSON configuration (see tidemarkd.json.sample)\n"
 		"      --check           validate the configuration and exit (0 valid, 2 not)\n"
+		"      --config-reference  print every configuration field (markdown) and exit\n"
+		"      --config-sample   print a complete configuration file and exit\n"
 		"      --cgroup-root DIR cgroup v2 mount (default /sys/fs/cgroup)\n"
 		"      --state-dir DIR   where cgroup values it changed are recorded, to be\n"
 		"                        restored after a restart (default /run/tidemark)\n"
@@ -142,6 +144,8 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
 						 {"check", no_argument, NULL, 'k'},
+						 {"config-reference", no_argument, NULL, 'R'},
+						 {"config-sample", no_argument, NULL, 'S'},
 						 {"cgroup-root", required_argument, NULL, 'r'},
 						 {"help", no_argument, NULL, 'h'},
 						 {"state-dir", required_argument, NULL, 's'},
@@ -178,6 +182,20 @@ int main(int argc, char **argv)
 		case 'V':
 			tm_version_print("tidemarkd");
 			return 0;
+		case 'R':
+			tm_config_reference(stdout);
+			return 0;
+		case 'S': {
+			char *t = tm_config_sample();
+
+			if (!t) {
+				fprintf(stderr, "tidemarkd: out of memory\n");
+				return 1;
+			}
+			printf("%s\n", t);
+			free(t);
+			return 0;
+		}
 		default:
 			usage(stderr);
 			return 2;

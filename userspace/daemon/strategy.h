@@ -12,6 +12,7 @@
 #include "buf.h"
 
 struct tm_daemon;
+struct tm_cfg_section;
 
 /* Events that run a strategy before its period is due. */
 enum tm_event {
@@ -19,8 +20,10 @@ enum tm_event {
 };
 
 struct tm_strategy {
-	const char *name;     /* in audit lines and metrics */
-	const char *section;  /* its configuration section */
+	const char *name; /* in audit lines and metrics */
+	/* its configuration section: its rows and cross-check (NULL: it
+	 * reads only the core's sections) */
+	const struct tm_cfg_section *config;
 	unsigned int wake_on; /* TM_EV_* */
 	/* how often tick runs, from the configuration */
 	uint32_t (*period_ms)(const struct tm_daemon *d);

@@ -27,6 +27,7 @@
 #include <bpf/bpf.h>
 
 #include "actuate.h"
+#include "config.h"
 #include "strategy.h"
 #include "tidemark_policy.h"
 #include "tmlib.h"
@@ -235,9 +236,51 @@ static uint32_t period_ms(const struct tm_daemon *d)
 	return 1000;
 }
 
+static void check(struct tm_cfg_ctx *x, json_t *o, struct tm_config *c)
+{
+	if (c->cpuevict.lower_pct >= c->cpuevict.upper_pct)
+		tm_cfg_fail(x, "cpu_eviction.lower_pct", "%u must be below upper_pct (%u)",
+			    c->cpuevict.lower_pct, c->cpuevict.upper_pct);
+}
+
+static const struct tm_cfg_row rows[] = {
+	TM_CFG_BOOL_ROW(
+		"enabled", cpuevict.enabled, "true",
+		"CPU eviction runs: both its policies, satisfaction (cpuevict) and the evict "
+		"watermark (cpuhigh, its lines in watermarks.cpu)"),
+	TM_CFG_BOOL_ROW("dry_run", cpuevict.dry_run, "false",
+			"decide, log and count; never act (both policies)"),
+	TM_CFG_U32_ROW("window_s", cpuevict.window_s, 10, 3600, "300", "s",
+		       "satisfaction's averaging window"),
+	TM_CFG_U32_ROW("min_coverage_pct", cpuevict.min_coverage_pct, 1, 100, "80", "%",
+		       "samples of the window that must count"),
+	TM_CFG_U32_ROW("lower_pct", cpuevict.lower_pct, 1, 100, "60", "%",
+		       "evict below this satisfaction"),
+	TM_CFG_U32_ROW("upper_pct", cpuevict.upper_pct, 1, 100, "80", "%",
+		       "release enough to get back to this satisfaction"),
+	TM_CFG_U32_ROW("usage_gate_pct", cpuevict.usage_gate_pct, 1, 100, "90", "%",
+		       "a sample counts only while BE uses this much of what it may"),
+	TM_CFG_U32_ROW("cooldown_s", cpuevict.cooldown_s, 0, 3600, "60", "s",
+		       "pause after a round that killed (both policies)"),
+	TM_CFG_U32_ROW("max_per_round", cpuevict.max_per_round, 1, 100, "1", "",
+		       "kills per round at most (both policies)"),
+	TM_CFG_U32_ROW(
+		"default_request_mcpu", cpuevict.default_request_mcpu, 1, TM_MCPU_MAX, "1000",
+		"mCPU",
+		"CPU request of a BE cgroup that states none (BestEffort pods), for satisfaction"),
+};
+
+static const struct tm_cfg_section config = {
+	.name = "cpu_eviction",
+	.help = "CPU eviction: by BE satisfaction (strategy cpuevict) and by the CPU evict "
+		"watermark (strategy cpuhigh)",
+	TM_CFG_ROWS(rows),
+	.check = check,
+};
+
 const struct tm_strategy tm_strategy_cpuevict = {
 	.name = NAME,
-	.section = "cpu_eviction",
+	.config = &config,
 	.period_ms = period_ms,
 	.configure = configure,
 	.tick = tick,

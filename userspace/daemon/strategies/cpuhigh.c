@@ -10,8 +10,8 @@
  * cpu_eviction.max_per_round, then cpu_eviction.cooldown_s and a fresh
  * window. The scheduler keeps BE under the suppress line; the node goes
  * above evict_pct only when ONLINE and SYSTEM leave BE nothing but its floor
- * and forced runs, which this takes back. Shares cpu_eviction's enabled and
- * dry_run.
+ * and forced runs, which this takes back. A policy of CPU eviction: its
+ * lines are watermarks.cpu's, its switches, cap and cool-down cpu_eviction's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -251,7 +251,6 @@ static void report_prom(struct tm_daemon *d, struct tm_buf *b)
 
 const struct tm_strategy tm_strategy_cpuhigh = {
 	.name = NAME,
-	.section = "watermarks.cpu",
 	.period_ms = period_ms,
 	.configure = configure,
 	.tick = tick,

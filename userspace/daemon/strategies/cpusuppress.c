@@ -101,7 +101,6 @@ static uint32_t period_ms(const struct tm_daemon *d)
 
 const struct tm_strategy tm_strategy_cpusuppress = {
 	.name = NAME,
-	.section = "watermarks",
 	.wake_on = TM_EV_LINE,
 	.period_ms = period_ms,
 	.configure = configure,

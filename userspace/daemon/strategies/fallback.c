@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "actuate.h"
+#include "config.h"
 #include "strategy.h"
 #include "tmlib.h"
 #include "usage.h"
@@ -338,9 +339,21 @@ static void report_json(struct tm_daemon *d, struct tm_buf *b)
 	pthread_mutex_unlock(&d->lock);
 }
 
+static const struct tm_cfg_row rows[] = {
+	TM_CFG_BOOL_ROW("enabled", fallback.enabled, "true",
+			"the CFS fallback while tidemark is not the running scheduler"),
+	TM_CFG_BOOL_ROW("dry_run", fallback.dry_run, "false", "decide, log and count; never act"),
+};
+
+static const struct tm_cfg_section config = {
+	.name = "fallback",
+	.help = "BE held near the line with cpu.idle and cpu.max while the scheduler is gone",
+	TM_CFG_ROWS(rows),
+};
+
 const struct tm_strategy tm_strategy_fallback = {
 	.name = NAME,
-	.section = "fallback",
+	.config = &config,
 	.period_ms = period_ms,
 	.configure = configure,
 	.tick = tick,

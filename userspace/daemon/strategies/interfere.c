@@ -28,6 +28,7 @@
 #include <bpf/bpf.h>
 
 #include "actuate.h"
+#include "config.h"
 #include "strategy.h"
 #include "interfere.h"
 #include "interference_signals.h"
@@ -777,9 +778,62 @@ static uint32_t period_ms(const struct tm_daemon *d)
 	return d->cfg.interfere.sample_ms;
 }
 
+static void check(struct tm_cfg_ctx *x, json_t *o, struct tm_config *c)
+{
+	if (c->interfere.need_n > c->interfere.of_m)
+		tm_cfg_fail(x, "interference.need_n", "%u must not be above of_m (%u)",
+			    c->interfere.need_n, c->interfere.of_m);
+}
+
+static const struct tm_cfg_row rows[] = {
+	TM_CFG_BOOL_ROW("enabled", interfere.enabled, "true", "the detector and its ladder"),
+	TM_CFG_BOOL_ROW("dry_run", interfere.dry_run, "false", "decide, log and count; never act"),
+	TM_CFG_U32_ROW("sample_ms", interfere.sample_ms, 100, 60000, "1000", "ms",
+		       "one sample of every signal"),
+	TM_CFG_U32_ROW("warmup_samples", interfere.warmup_samples, 3, 3600, "10", "",
+		       "samples before a baseline is trusted"),
+	TM_CFG_U32_ROW("baseline_span", interfere.baseline_span, 2, 3600, "60", "",
+		       "EWMA span of the baselines, samples"),
+	{.key = "sigma",
+	 .type = TM_CFG_NUM,
+	 TM_CFG_FIELD(interfere.sigma),
+	 .min = 0.5,
+	 .max = 20,
+	 .dflt = "3",
+	 .unit = "",
+	 .help = "outlier: above mean + sigma x spread ..."},
+	TM_CFG_U32_ROW("min_rise_pct", interfere.min_rise_pct, 0, 10000, "50", "%",
+		       "... and above mean x (1 + this / 100)"),
+	TM_CFG_U32_ROW("need_n", interfere.need_n, 1, 32, "3", "", "interfered: n outliers ..."),
+	TM_CFG_U32_ROW("of_m", interfere.of_m, 1, 32, "5", "", "... in the last m samples"),
+	TM_CFG_U32_ROW("corr_samples", interfere.corr_samples, 4, 64, "20", "",
+		       "samples the culprit correlation looks at"),
+	TM_CFG_U32_ROW("min_corr_pct", interfere.min_corr_pct, 1, 100, "50", "%",
+		       "culprit: correlation at least this / 100"),
+	TM_CFG_U32_ROW("min_active_mcpu", interfere.min_active_mcpu, 0, TM_MCPU_MAX, "50", "mCPU",
+		       "culprit: using at least this now"),
+	TM_CFG_U32_ROW("cooldown_s", interfere.cooldown_s, 1, 3600, "5", "s",
+		       "between two steps of the ladder"),
+	TM_CFG_U32_ROW("recover_s", interfere.recover_s, 1, 86400, "60", "s",
+		       "calm this long: steps undone"),
+	TM_CFG_U32_ROW("suppress_step_pct", interfere.suppress_step_pct, 1, 99, "15", "%",
+		       "step 1 lowers the BE line by this ..."),
+	TM_CFG_U32_ROW("suppress_min_pct", interfere.suppress_min_pct, 1, 100, "30", "%",
+		       "... never below this (at most watermarks.cpu.suppress_pct)"),
+	TM_CFG_U32_ROW("throttle_mcpu", interfere.throttle_mcpu, 1, TM_MCPU_MAX, "200", "mCPU",
+		       "step 2 caps the culprit at this"),
+};
+
+static const struct tm_cfg_section config = {
+	.name = "interference",
+	.help = "interference detection and its ladder (strategy interfere)",
+	TM_CFG_ROWS(rows),
+	.check = check,
+};
+
 const struct tm_strategy tm_strategy_interfere = {
 	.name = NAME,
-	.section = "interference",
+	.config = &config,
 	.period_ms = period_ms,
 	.configure = configure,
 	.tick = tick,

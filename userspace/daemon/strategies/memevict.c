@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "actuate.h"
+#include "config.h"
 #include "strategy.h"
 #include "evict.h"
 #include "tmlib.h"
@@ -283,9 +284,27 @@ static uint32_t period_ms(const struct tm_daemon *d)
 	return d->cfg.memevict.poll_ms;
 }
 
+static const struct tm_cfg_row rows[] = {
+	TM_CFG_BOOL_ROW("enabled", memevict.enabled, "true", "memory watermark eviction runs"),
+	TM_CFG_BOOL_ROW("dry_run", memevict.dry_run, "false", "decide, log and count; never act"),
+	TM_CFG_BOOL_ROW("throttle_first", memevict.throttle_first, "true",
+			"lower memory.high of the BE cgroups before killing"),
+	TM_CFG_U32_ROW("poll_ms", memevict.poll_ms, 10, 1000, "100", "ms",
+		       "how often MemAvailable is read; the reaction bound"),
+	TM_CFG_U32_ROW("cooldown_ms", memevict.cooldown_ms, 0, 600000, "2000", "ms",
+		       "pause after a round"),
+};
+
+static const struct tm_cfg_section config = {
+	.name = "memory_eviction",
+	.help = "memory watermark eviction (strategy memevict): throttle, then kill BE down to "
+		"watermarks.memory.evict_lower_pct",
+	TM_CFG_ROWS(rows),
+};
+
 const struct tm_strategy tm_strategy_memevict = {
 	.name = NAME,
-	.section = "memory_eviction",
+	.config = &config,
 	.period_ms = period_ms,
 	.configure = configure,
 	.tick = tick,
