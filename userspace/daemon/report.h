@@ -5,11 +5,26 @@
 #ifndef __TM_REPORT_H
 #define __TM_REPORT_H
 #include <stdint.h>
+#include <linux/types.h>
 struct tm_daemon;
 
-/* Sample the node and the scheduler into the daemon's snapshot. */
+/* Sample the node and the scheduler into the daemon's snapshot (sampler.c). */
 void tm_report_sample(struct tm_daemon *d, uint64_t now_ms);
-/* Render into a malloc'd buffer; NULL on allocation failure. */
+/* The windows' spans, s (sampler.c). */
+extern const uint32_t tm_win_s[3];
+struct tm_cg_usage;
+/* The per-cgroup rows as of now, copied (caller holds d->lock, frees *out):
+ * how many, 0 when there are none or no memory for the copy. */
+int tm_sample_cgroups(const struct tm_daemon *d, struct tm_cg_usage **out);
+
+struct tm_buf;
+/* One wait histogram (log2 buckets of ns) as a Prometheus histogram @name
+ * with label @lname="@lval". */
+void tm_wait_hist_lines(struct tm_buf *b, const char *name, const char *lname, const char *lval,
+			const __u64 *hist, __u64 sum_ns);
+
+/* Render into a malloc'd buffer; NULL on allocation failure (metrics.c,
+ * report.c). */
 char *tm_report_prometheus(struct tm_daemon *d);
 char *tm_report_json(struct tm_daemon *d);
 #endif

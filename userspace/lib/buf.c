@@ -118,3 +118,8 @@ char *tm_buf_done(struct tm_buf *b)
 		b->p = calloc(1, 1);
 	return b->p;
 }
+
+void tm_prom_help(struct tm_buf *b, const char *type, const char *name, const char *help)
+{
+	tm_bprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}

@@ -23,4 +23,6 @@ void tm_bjson_str(struct tm_buf *b, const char *s);
 void tm_bprom_label(struct tm_buf *b, const char *s);
 /* The text (caller frees), or NULL after an allocation failure. */
 char *tm_buf_done(struct tm_buf *b);
+/* A Prometheus family's "# HELP" and "# TYPE" (@type "gauge", "counter"). */
+void tm_prom_help(struct tm_buf *b, const char *type, const char *name, const char *help);
 #endif
