@@ -247,7 +247,7 @@ clean:
 
 # Every C file and header of the project (bpf/vmlinux.h is generated).
 FORMAT_FILES = $(filter-out bpf/vmlinux.h,$(wildcard bpf/*.c bpf/*.h userspace/*/*.c \
-	       userspace/*/*.h userspace/*/*/*.c userspace/*/*/*.h topology/*.c topology/*.h tests/unit/*.c \
+	       userspace/*/*.h userspace/*/*/*.c userspace/*/*/*.h topology/*.c topology/*.h tests/unit/*.c tests/unit/*.h \
 	       tests/fuzz/*.c tests/fuzz/*.h \
 	       tools/*/*.c))
 

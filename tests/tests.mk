@@ -13,7 +13,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(UNIT_OUT)/%,$(UNIT_SRCS))
 # Built with the programs' own warnings (but -Wclobbered, which the harness's
 # own vfork in TEST_F trips); linked with the daemon's library (the path
 # tests drive its configuration parser and actuators).
-$(UNIT_OUT)/%: tests/unit/%.c $(wildcard bpf/*.h userspace/*/*.h userspace/*/*/*.h topology/*.h) $(LIBTMD) $(LIBTM) $(BUILD)/ksrc
+$(UNIT_OUT)/%: tests/unit/%.c $(wildcard bpf/*.h userspace/*/*.h userspace/*/*/*.h topology/*.h tests/unit/*.h) $(LIBTMD) $(LIBTM) $(BUILD)/ksrc
 	@mkdir -p $(UNIT_OUT)
 	$(CC) $(CFLAGS) $(WARN) -Wno-clobbered -std=gnu11 -D_GNU_SOURCE $(USER_INC) $(DAEMON_INC) \
 		-I$(KSRC)/tools/testing/selftests -o $@ $< $(LIBTMD) $(LIBTM) $(DAEMON_LIBS)

@@ -14,52 +14,37 @@
 #include "kselftest_harness.h"
 #include "actuate.h"
 #include "config.h"
+#include "standin.h"
 
 static char root[64];
 static struct tm_daemon d;
 
 static int setup(void)
 {
-	char json[512], err[256], p[256];
-	const char *cg[] = {"/be/a", "/be/b", "/be/c", "/be/d"};
+	const char *cg[] = {"/be", "/be/a", "/be/b", "/be/c", "/be/d"};
+	char p[256];
 
-	snprintf(root, sizeof(root), "/tmp/tm-round.XXXXXX");
-	if (!mkdtemp(root))
+	if (standin_daemon(&d, root, sizeof(root), "{\"be\":[\"/be/*\"]}"))
 		return -1;
-	snprintf(p, sizeof(p), "%s/be", root);
-	mkdir(p, 0755);
 	for (size_t i = 0; i < sizeof(cg) / sizeof(cg[0]); i++) {
 		FILE *f;
 
 		snprintf(p, sizeof(p), "%s%s", root, cg[i]);
 		mkdir(p, 0755);
+		if (i == 0)
+			continue;
 		snprintf(p, sizeof(p), "%s%s/cgroup.kill", root, cg[i]);
 		f = fopen(p, "w");
 		if (!f)
 			return -1;
 		fclose(f);
 	}
-	memset(&d, 0, sizeof(d));
-	pthread_mutex_init(&d.lock, NULL);
-	d.cgroup_root = root;
-	snprintf(json, sizeof(json),
-		 "{\"version\":1,\"scheduler\":{\"pin_dir\":\"%s/no-pins\"},"
-		 "\"cgroups\":{\"be\":[\"/be/*\"]}}",
-		 root);
-	if (tm_config_parse(json, &d.cfg, err, sizeof(err))) {
-		fprintf(stderr, "config refused: %s\n", err);
-		return -1;
-	}
 	return 0;
 }
 
 static void cleanup(void)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	if (system(cmd))
-		fprintf(stderr, "could not remove %s\n", root);
+	standin_remove(root);
 }
 
 /* Was cgroup @rel killed (its cgroup.kill holds "1")? Empties it again. */

@@ -15,6 +15,7 @@
 #include "actuate.h"
 #include "config.h"
 #include "tmlib.h"
+#include "standin.h"
 
 static char root[64];
 static struct tm_daemon d;
@@ -34,34 +35,19 @@ static void mkdirs(const char *rel)
 
 static int setup(const char *online, const char *be)
 {
-	char json[512], err[256];
+	char cg[512];
 
-	snprintf(root, sizeof(root), "/tmp/tm-paths.XXXXXX");
-	if (!mkdtemp(root))
+	snprintf(cg, sizeof(cg), "{\"online\":[\"%s\"],\"be\":[\"%s\"]}", online, be);
+	if (standin_daemon(&d, root, sizeof(root), cg))
 		return -1;
 	mkdirs("/online/x/sub");
 	mkdirs("/be/y");
-	memset(&d, 0, sizeof(d));
-	pthread_mutex_init(&d.lock, NULL);
-	d.cgroup_root = root;
-	snprintf(json, sizeof(json),
-		 "{\"version\":1,\"scheduler\":{\"pin_dir\":\"%s/no-pins\"},"
-		 "\"cgroups\":{\"online\":[\"%s\"],\"be\":[\"%s\"]}}",
-		 root, online, be);
-	if (tm_config_parse(json, &d.cfg, err, sizeof(err))) {
-		fprintf(stderr, "config refused: %s\n", err);
-		return -1;
-	}
 	return 0;
 }
 
 static void cleanup(void)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	if (system(cmd))
-		fprintf(stderr, "cannot remove %s\n", root);
+	standin_remove(root);
 }
 
 static const char *const forms[] = {"online/x", "/online/x/", "//online//x", "./online/x",
