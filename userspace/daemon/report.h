@@ -4,12 +4,28 @@
  * strategy interface. */
 #ifndef __TM_REPORT_H
 #define __TM_REPORT_H
+#include <stdbool.h>
 #include <stdint.h>
+#include "config.h"
 #include <linux/types.h>
 struct tm_daemon;
 
 /* Sample the node and the scheduler into the daemon's snapshot (sampler.c). */
 void tm_report_sample(struct tm_daemon *d, uint64_t now_ms);
+/*
+ * Every configured BE cgroup (tm_be_cgroups: no duplicates, never a
+ * protected one) and its cumulative CPU time, read once a main-loop round:
+ * the first caller of a round (@now_ms) reads, the others share it. How
+ * many, *@out valid until the next round; -1 when out of memory.
+ */
+struct tm_be_use {
+	char path[512];	   /* "/x/y" under the cgroup root */
+	int priority;	   /* its cgroups.be entry's */
+	uint64_t usage_us; /* cpu.stat usage_usec */
+	bool ok;	   /* read (false: gone, or no cpu controller) */
+};
+int tm_sample_be(struct tm_daemon *d, uint64_t now_ms, const struct tm_be_use **out);
+
 /* The windows' spans, s (sampler.c). */
 extern const uint32_t tm_win_s[3];
 struct tm_cg_usage;

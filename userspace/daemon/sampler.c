@@ -642,3 +642,50 @@ int tm_sample_cgroups(const struct tm_daemon *d, struct tm_cg_usage **out)
 	memcpy(*out, d->cg, sizeof(**out) * d->nr_cg);
 	return d->nr_cg;
 }
+
+/* The BE cgroups' usage of the current round (tm_sample_be). */
+static struct {
+	uint64_t at_ms; /* the round read; 0: none yet */
+	struct tm_be_use *v;
+	int n, cap;
+} beuse;
+
+int tm_sample_be(struct tm_daemon *d, uint64_t now_ms, const struct tm_be_use **out)
+{
+	struct tm_be_cg *be;
+	int nb;
+
+	if (beuse.at_ms && beuse.at_ms == now_ms) {
+		*out = beuse.v;
+		return beuse.n;
+	}
+	nb = tm_be_cgroups(d, &be);
+	if (nb < 0)
+		return -1;
+	if (nb > beuse.cap) {
+		struct tm_be_use *nv = realloc(beuse.v, sizeof(*nv) * nb);
+
+		if (!nv) {
+			free(be);
+			return -1;
+		}
+		beuse.v = nv;
+		beuse.cap = nb;
+	}
+	for (int i = 0; i < nb; i++) {
+		struct tm_be_use *u = &beuse.v[i];
+		char dir[PATH_MAX];
+		__u64 us = 0;
+
+		snprintf(u->path, sizeof(u->path), "%s", be[i].path);
+		u->priority = be[i].cfg->priority;
+		u->ok = !tm_cg_path(dir, sizeof(dir), d->cgroup_root, be[i].path, NULL) &&
+			!tm_cg_read_u64(dir, "cpu.stat", "usage_usec", &us);
+		u->usage_us = us;
+	}
+	free(be);
+	beuse.n = nb;
+	beuse.at_ms = now_ms;
+	*out = beuse.v;
+	return nb;
+}

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "actuate.h"
+#include "report.h"
 #include "strategy.h"
 #include "tmlib.h"
 #include "evict.h"
@@ -113,34 +114,31 @@ static struct cg_use *cg_find(const char path[TM_CFG_PATH_MAX])
 	return &st.cg[st.ncg++];
 }
 
-/* What each BE cgroup used over the last period; forgets those gone. */
+/* What each BE cgroup used over the last period (the sampler's reading of
+ * this round); forgets those gone. */
 static void be_use(struct tm_daemon *d, uint64_t now)
 {
-	struct tm_be_cg *be;
-	int nb = tm_be_cgroups(d, &be), k = 0;
+	const struct tm_be_use *be;
+	int nb = tm_sample_be(d, now, &be), k = 0;
 
 	for (int i = 0; i < st.ncg; i++)
 		st.cg[i].seen = false;
 	for (int i = 0; i < nb; i++) {
-		char dir[PATH_MAX];
 		struct cg_use *u;
-		__u64 us;
 
-		if (tm_cg_path(dir, sizeof(dir), d->cgroup_root, be[i].path, NULL) ||
-		    tm_cg_read_u64(dir, "cpu.stat", "usage_usec", &us))
+		if (!be[i].ok)
 			continue;
 		u = cg_find(be[i].path);
 		if (!u)
 			break;
-		u->mcpu = u->at_ms && now > u->at_ms && us >= u->usage_us
-				  ? (uint32_t)((us - u->usage_us) / (now - u->at_ms))
+		u->mcpu = u->at_ms && now > u->at_ms && be[i].usage_us >= u->usage_us
+				  ? (uint32_t)((be[i].usage_us - u->usage_us) / (now - u->at_ms))
 				  : 0;
-		u->usage_us = us;
+		u->usage_us = be[i].usage_us;
 		u->at_ms = now;
-		u->priority = be[i].cfg->priority;
+		u->priority = be[i].priority;
 		u->seen = true;
 	}
-	free(be);
 	for (int i = 0; i < st.ncg; i++)
 		if (st.cg[i].seen)
 			st.cg[k++] = st.cg[i];

@@ -29,6 +29,7 @@
 
 #include "actuate.h"
 #include "config.h"
+#include "report.h"
 #include "strategy.h"
 #include "interfere.h"
 #include "interference_signals.h"
@@ -263,7 +264,8 @@ static void find_sufferers(struct tm_daemon *d, int waits_fd, struct tm_cg_path 
 	}
 }
 
-/* BE cgroups of the configuration and their CPU use this sample, mCPU. */
+/* BE cgroups of the configuration and their CPU use this sample, mCPU, from
+ * the sampler's reading of this round. */
 static int track_cmp(const void *a, const void *b)
 {
 	return strcmp(st.b[*(const int *)a].path, st.b[*(const int *)b].path);
@@ -281,8 +283,8 @@ static void sample_be(struct tm_daemon *d, uint64_t now)
 	 * sample at 1,000 BE cgroups) */
 	static int idx[MAX_BE], free_slots[MAX_BE];
 	int nidx = 0, nfree = 0;
-	struct tm_be_cg *be;
-	int n = tm_be_cgroups(d, &be);
+	const struct tm_be_use *be;
+	int n = tm_sample_be(d, now, &be);
 
 	for (int j = 0; j < MAX_BE; j++) {
 		if (st.b[j].used)
@@ -300,9 +302,8 @@ static void sample_be(struct tm_daemon *d, uint64_t now)
 	}
 	for (int i = 0; i < n; i++) {
 		struct be_track *t = NULL;
-		char dir[PATH_MAX];
 		int *hit;
-		__u64 us;
+		uint64_t us;
 
 		/* tm_be_cgroups lists a cgroup once: one added here is not
 		 * looked up again in this round */
@@ -322,12 +323,12 @@ static void sample_be(struct tm_daemon *d, uint64_t now)
 			t->path[sizeof(t->path) - 1] = 0;
 		}
 		t->seen_k = st.k;
-		cgdir(d, t->path, dir, sizeof(dir));
-		if (tm_cg_read_u64(dir, "cpu.stat", "usage_usec", &us)) {
+		if (!be[i].ok) {
 			t->prev_ok = false;
 			t->ser[st.k % RING] = 0;
 			continue;
 		}
+		us = be[i].usage_us;
 		t->ser[st.k % RING] = t->prev_ok && now > t->prev_ms && us >= t->prev_us
 					      ? (double)(us - t->prev_us) / (now - t->prev_ms)
 					      : 0;
@@ -335,7 +336,6 @@ static void sample_be(struct tm_daemon *d, uint64_t now)
 		t->prev_ms = now;
 		t->prev_ok = true;
 	}
-	free(be);
 	for (int j = 0; j < MAX_BE; j++)
 		if (st.b[j].used && st.b[j].seen_k != st.k)
 			st.b[j].used = false;
