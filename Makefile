@@ -126,7 +126,7 @@ $(BUILD)/obj/%.o: %.c $(LIBBPF_A)
 # The loader includes the skeleton.
 $(call obj,$(LOADER_SRCS)): $(BUILD)/tidemark.skel.h
 $(call obj,$(LOADER_SRCS)): USER_CFLAGS += -Iuserspace/loader
-$(call obj,$(DAEMON_SRCS) $(CLUSTER_NODE_SRCS)): USER_CFLAGS += $(DAEMON_INC) $(NL_CFLAGS)
+$(call obj,$(sort $(DAEMON_SRCS) $(CLUSTER_NODE_SRCS))): USER_CFLAGS += $(DAEMON_INC) $(NL_CFLAGS)
 $(call obj,$(CTL_SRCS)): USER_CFLAGS += -Iuserspace/ctl
 
 -include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d $(BUILD)/obj/*/*/*/*.d)

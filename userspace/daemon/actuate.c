@@ -8,20 +8,13 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <glob.h>
-#include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
-#include <jansson.h>
 
 #include "actuate.h"
-#include "rules.h"
 #include "tmlib.h"
 #include "tmmaps.h"
 #include "strategy.h"

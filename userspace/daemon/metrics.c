@@ -2,26 +2,17 @@
 /* /metrics: the sampler's snapshot and the scheduler's counters as
  * Prometheus text (report.h); each strategy adds its own part. */
 #include <inttypes.h>
-#include <math.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include <bpf/bpf.h>
 
 #include "buf.h"
 #include "actuate.h"
 #include "daemon.h"
 #include "kube.h"
-#include "nodemetric.h"
 #include "report.h"
 #include "strategy.h"
 #include "tmlib.h"
-#include "tmmaps.h"
-#include "topo.h"
 
 /*
  * The scheduler's counters in base units, a class in a label: "run_ns_be"

@@ -2,26 +2,17 @@
 /* /report: the sampler's snapshot as a JSON document modelled on
  * Koordinator's NodeMetric (report.h); each strategy adds its own section. */
 #include <inttypes.h>
-#include <math.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include <bpf/bpf.h>
 
 #include "buf.h"
 #include "actuate.h"
 #include "daemon.h"
 #include "kube.h"
-#include "nodemetric.h"
 #include "report.h"
 #include "strategy.h"
 #include "tmlib.h"
-#include "tmmaps.h"
-#include "topo.h"
 
 static void jwin(struct tm_buf *b, const char *name, const struct tm_wstat *w)
 {

@@ -9,9 +9,7 @@
  */
 #include <glob.h>
 #include <inttypes.h>
-#include <math.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +20,8 @@
 #include "buf.h"
 #include "actuate.h"
 #include "daemon.h"
-#include "kube.h"
 #include "nodemetric.h"
 #include "report.h"
-#include "strategy.h"
 #include "tmlib.h"
 #include "tmmaps.h"
 #include "topo.h"
