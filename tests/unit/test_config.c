@@ -28,10 +28,10 @@ TEST(minimal_config_gets_the_defaults)
 	EXPECT_EQ(65U, c.cpu.evict_lower_pct);
 	EXPECT_EQ(70U, c.cpu.evict_pct);
 	EXPECT_EQ(10U, c.cpu.evict_window_s);
-	EXPECT_EQ(1000U, c.cpuevict.default_request_mcpu);
-	EXPECT_TRUE(c.memevict.enabled);
-	EXPECT_TRUE(c.memevict.throttle_first);
-	EXPECT_FALSE(c.memevict.dry_run);
+	EXPECT_EQ(1000U, c.cpu_eviction.default_request_mcpu);
+	EXPECT_TRUE(c.memory_eviction.enabled);
+	EXPECT_TRUE(c.memory_eviction.throttle_first);
+	EXPECT_FALSE(c.memory_eviction.dry_run);
 	EXPECT_STREQ("127.0.0.1", c.report.listen_addr);
 	EXPECT_EQ(9477, c.report.listen_port);
 }
@@ -61,8 +61,8 @@ TEST(full_config)
 	EXPECT_EQ(60U, c.cpu.suppress_pct);
 	EXPECT_EQ(75U, c.memory.evict_lower_pct);
 	EXPECT_EQ(500U, c.max_be_wait_ms);
-	EXPECT_TRUE(c.memevict.dry_run);
-	EXPECT_EQ(50U, c.memevict.poll_ms);
+	EXPECT_TRUE(c.memory_eviction.dry_run);
+	EXPECT_EQ(50U, c.memory_eviction.poll_ms);
 	ASSERT_EQ(2, c.nr_be);
 	EXPECT_STREQ("/batch/*", c.be[1].path);
 	EXPECT_EQ(-5, c.be[1].priority);
@@ -170,8 +170,8 @@ TEST(cpu_eviction_fields)
 	ASSERT_EQ(0, parse("{\"version\":1,\"cpu_eviction\":{\"window_s\":20,\"lower_pct\":50,"
 			   "\"upper_pct\":70,\"dry_run\":true},"
 			   "\"cgroups\":{\"be\":[{\"path\":\"/be/a\",\"request_mcpu\":1500}]}}"));
-	EXPECT_EQ(20U, c.cpuevict.window_s);
-	EXPECT_TRUE(c.cpuevict.dry_run);
+	EXPECT_EQ(20U, c.cpu_eviction.window_s);
+	EXPECT_TRUE(c.cpu_eviction.dry_run);
 	EXPECT_EQ(1500U, c.be[0].request_mcpu);
 	EXPECT_EQ(-1,
 		  parse("{\"version\":1,\"cpu_eviction\":{\"lower_pct\":80,\"upper_pct\":80}}"));
@@ -182,7 +182,7 @@ TEST(cpu_eviction_fields)
 			    "x\",\"request_mcpu\":0}]}}"));
 	EXPECT_STREQ("cgroups.be[0]: request_mcpu must be a whole number in 1..512000", err);
 	ASSERT_EQ(0, parse("{\"version\":1,\"cpu_eviction\":{\"default_request_mcpu\":500}}"));
-	EXPECT_EQ(500U, c.cpuevict.default_request_mcpu);
+	EXPECT_EQ(500U, c.cpu_eviction.default_request_mcpu);
 	EXPECT_EQ(-1, parse("{\"version\":1,\"cpu_eviction\":{\"default_request_mcpu\":0}}"));
 	EXPECT_STREQ("cpu_eviction.default_request_mcpu: 0 is out of range 1-512000", err);
 }
@@ -221,11 +221,11 @@ TEST(interference_fields)
 {
 	ASSERT_EQ(0, parse("{\"version\":1,\"interference\":{\"sigma\":2.5,\"need_n\":2,"
 			   "\"of_m\":4,\"throttle_mcpu\":300,\"dry_run\":true}}"));
-	EXPECT_EQ(2.5, c.interfere.sigma);
-	EXPECT_EQ(2U, c.interfere.need_n);
-	EXPECT_EQ(300U, c.interfere.throttle_mcpu);
-	EXPECT_TRUE(c.interfere.dry_run);
-	EXPECT_TRUE(c.interfere.enabled);
+	EXPECT_EQ(2.5, c.interference.sigma);
+	EXPECT_EQ(2U, c.interference.need_n);
+	EXPECT_EQ(300U, c.interference.throttle_mcpu);
+	EXPECT_TRUE(c.interference.dry_run);
+	EXPECT_TRUE(c.interference.enabled);
 	EXPECT_EQ(-1, parse("{\"version\":1,\"interference\":{\"need_n\":4,\"of_m\":3}}"));
 	EXPECT_STREQ("interference.need_n: 4 must not be above of_m (3)", err);
 	EXPECT_EQ(-1, parse("{\"version\":1,\"interference\":{\"sigma\":\"3\"}}"));
@@ -340,7 +340,7 @@ TEST(nodeslo_overlay)
 	ASSERT_EQ(50u, c.cpu.forbid_pct); /* the file's, kept */
 	ASSERT_EQ(80u, c.memory.evict_pct);
 	ASSERT_EQ(78u, c.memory.evict_lower_pct);
-	ASSERT_EQ(120u, c.cpuevict.window_s);
+	ASSERT_EQ(120u, c.cpu_eviction.window_s);
 	/* a value the file's rules refuse: named twice, nothing changed */
 	before = c;
 	o.has[TM_SLO_CPU_SUPPRESS] = true;

@@ -343,8 +343,8 @@ static void kubeconfig(struct tm_cfg_ctx *x, json_t *o, struct tm_config *c)
 {
 	const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
 	static const char *const own[] = {"server", "token_file", "ca_file"};
-	char *p = c->kube.kubeconfig, err[768];
-	size_t len = sizeof(c->kube.kubeconfig);
+	char *p = c->kubernetes.kubeconfig, err[768];
+	size_t len = sizeof(c->kubernetes.kubeconfig);
 	struct tm_kubeconf kc;
 	int n = 0;
 
@@ -375,7 +375,7 @@ static void kubeconfig(struct tm_cfg_ctx *x, json_t *o, struct tm_config *c)
 			    len - 1);
 		return;
 	}
-	if (tm_kubeconfig_load(p, c->kube.context, &kc, err, sizeof(err))) {
+	if (tm_kubeconfig_load(p, c->kubernetes.context, &kc, err, sizeof(err))) {
 		tm_cfg_fail(x, "kubernetes.kubeconfig", "%s", err);
 		return;
 	}
@@ -407,10 +407,10 @@ static void check_order(struct tm_cfg_ctx *x, const struct tm_config *c)
 		tm_cfg_fail(x, "watermarks.memory.evict_lower_pct",
 			    "%u must be below evict_pct (%u)", c->memory.evict_lower_pct,
 			    c->memory.evict_pct);
-	else if (c->interfere.suppress_min_pct > c->cpu.suppress_pct)
+	else if (c->interference.suppress_min_pct > c->cpu.suppress_pct)
 		tm_cfg_fail(x, "interference.suppress_min_pct",
-			    "%u must not be above suppress_pct (%u)", c->interfere.suppress_min_pct,
-			    c->cpu.suppress_pct);
+			    "%u must not be above suppress_pct (%u)",
+			    c->interference.suppress_min_pct, c->cpu.suppress_pct);
 	else if (c->be_floor_mcpu > 0 && c->cpu.suppress_pct == 0)
 		tm_cfg_fail(x, "watermarks.cpu.suppress_pct", "must be at least 1");
 }
@@ -551,95 +551,97 @@ static const struct tm_cfg_row report_rows[] = {
 
 static void kubernetes_check(struct tm_cfg_ctx *x, json_t *o, struct tm_config *c)
 {
-	if (strcmp(c->kube.api, "none") && tm_cluster_missing())
-		tm_cfg_fail(x, "kubernetes.api", "'%s' needs the cluster wing: %s", c->kube.api,
-			    tm_cluster_missing());
-	if (!strcmp(c->kube.api, "kubeconfig"))
+	if (strcmp(c->kubernetes.api, "none") && tm_cluster_missing())
+		tm_cfg_fail(x, "kubernetes.api", "'%s' needs the cluster wing: %s",
+			    c->kubernetes.api, tm_cluster_missing());
+	if (!strcmp(c->kubernetes.api, "kubeconfig"))
 		kubeconfig(x, o, c);
-	else if (c->kube.kubeconfig[0] || c->kube.context[0])
-		tm_cfg_fail(
-			x, c->kube.kubeconfig[0] ? "kubernetes.kubeconfig" : "kubernetes.context",
-			"given, but kubernetes.api is %s (kubeconfig would use it)", c->kube.api);
-	if (c->kube.node_name[0] && !dns_subdomain(c->kube.node_name))
+	else if (c->kubernetes.kubeconfig[0] || c->kubernetes.context[0])
+		tm_cfg_fail(x,
+			    c->kubernetes.kubeconfig[0] ? "kubernetes.kubeconfig"
+							: "kubernetes.context",
+			    "given, but kubernetes.api is %s (kubeconfig would use it)",
+			    c->kubernetes.api);
+	if (c->kubernetes.node_name[0] && !dns_subdomain(c->kubernetes.node_name))
 		tm_cfg_fail(x, "kubernetes.node_name",
 			    "'%s' is not a node name (lower-case letters, digits, '-' and '.')",
-			    c->kube.node_name);
-	if (c->kube.server[0])
-		kube_url(x, "kubernetes.server", c->kube.server);
-	if (!strcmp(c->kube.pods, "api") && !strcmp(c->kube.api, "none"))
+			    c->kubernetes.node_name);
+	if (c->kubernetes.server[0])
+		kube_url(x, "kubernetes.server", c->kubernetes.server);
+	if (!strcmp(c->kubernetes.pods, "api") && !strcmp(c->kubernetes.api, "none"))
 		tm_cfg_fail(x, "kubernetes.pods", "'api' needs kubernetes.api (it is none)");
-	else if (!strcmp(c->kube.pods, "kubelet") && tm_cluster_missing())
+	else if (!strcmp(c->kubernetes.pods, "kubelet") && tm_cluster_missing())
 		tm_cfg_fail(x, "kubernetes.pods", "'kubelet' needs the cluster wing: %s",
 			    tm_cluster_missing());
-	kube_url(x, "kubernetes.kubelet_url", c->kube.kubelet_url);
-	if (c->kube.taint_key[0] && !taint_key_ok(c->kube.taint_key))
+	kube_url(x, "kubernetes.kubelet_url", c->kubernetes.kubelet_url);
+	if (c->kubernetes.taint_key[0] && !taint_key_ok(c->kubernetes.taint_key))
 		tm_cfg_fail(
 			x, "kubernetes.taint_key",
 			"'%s' is not a taint key ([prefix/]name: letters, digits, '-', '_', '.')",
-			c->kube.taint_key);
+			c->kubernetes.taint_key);
 }
 
 static const struct tm_cfg_row kube_rows[] = {
-	TM_CFG_STR_ROW("api", kube.api, "\"none\"", "none|in-cluster|kubeconfig",
+	TM_CFG_STR_ROW("api", kubernetes.api, "\"none\"", "none|in-cluster|kubeconfig",
 		       "in-cluster: the pod's service account; kubeconfig: a kubeconfig file"),
 	{.key = "kubeconfig",
 	 .type = TM_CFG_STR,
-	 TM_CFG_FIELD(kube.kubeconfig),
+	 TM_CFG_FIELD(kubernetes.kubeconfig),
 	 .dflt_note = "$KUBECONFIG, else $HOME/.kube/config",
 	 .help = "with api kubeconfig: the file (one, not a merged list)"},
 	{.key = "context",
 	 .type = TM_CFG_STR,
-	 TM_CFG_FIELD(kube.context),
+	 TM_CFG_FIELD(kubernetes.context),
 	 .dflt_note = "its current-context",
 	 .help = "with api kubeconfig: the context used"},
 	{.key = "node_name",
 	 .type = TM_CFG_STR,
-	 TM_CFG_FIELD(kube.node_name),
+	 TM_CFG_FIELD(kubernetes.node_name),
 	 .dflt_note = "$NODE_NAME, else the host name",
 	 .help = "the NodeMetric's name and the pods listed (a DNS subdomain)"},
 	{.key = "server",
 	 .type = TM_CFG_STR,
-	 TM_CFG_FIELD(kube.server),
+	 TM_CFG_FIELD(kubernetes.server),
 	 .dflt_note = "https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT",
 	 .help = "in-cluster: an explicit API server (https only)"},
-	TM_CFG_STR_ROW("token_file", kube.token_file,
+	TM_CFG_STR_ROW("token_file", kubernetes.token_file,
 		       "\"/var/run/secrets/kubernetes.io/serviceaccount/token\"", NULL,
 		       "in-cluster: the bearer token, read before every request"),
-	TM_CFG_STR_ROW("ca_file", kube.ca_file,
+	TM_CFG_STR_ROW("ca_file", kubernetes.ca_file,
 		       "\"/var/run/secrets/kubernetes.io/serviceaccount/ca.crt\"", NULL,
 		       "in-cluster: the CA the server is verified with"),
 	{.key = "pods",
 	 .type = TM_CFG_STR,
-	 TM_CFG_FIELD(kube.pods),
+	 TM_CFG_FIELD(kubernetes.pods),
 	 .choices = "api|kubelet|none",
 	 .dflt_note = "api with an API, else none",
 	 .help = "where pod names come from"},
-	TM_CFG_STR_ROW("kubelet_url", kube.kubelet_url, "\"https://127.0.0.1:10250/pods\"", NULL,
-		       "pods kubelet: the kubelet's pod list (same token and CA)"),
+	TM_CFG_STR_ROW("kubelet_url", kubernetes.kubelet_url, "\"https://127.0.0.1:10250/pods\"",
+		       NULL, "pods kubelet: the kubelet's pod list (same token and CA)"),
 	TM_CFG_U32_ROW(
-		"pods_refresh_s", kube.pods_refresh_s, 1, 600, "10", "s",
+		"pods_refresh_s", kubernetes.pods_refresh_s, 1, 600, "10", "s",
 		"how often the pod list, the NodeMetric's collect policy and the NodeSLO are read"),
-	TM_CFG_U32_ROW("timeout_ms", kube.timeout_ms, 100, 60000, "5000", "ms",
+	TM_CFG_U32_ROW("timeout_ms", kubernetes.timeout_ms, 100, 60000, "5000", "ms",
 		       "one request's deadline, connecting included"),
-	TM_CFG_U32_ROW("retries", kube.retries, 0, 10, "3", "",
+	TM_CFG_U32_ROW("retries", kubernetes.retries, 0, 10, "3", "",
 		       "tries after a time-out, a refused connection, 429 or 5xx"),
-	TM_CFG_BOOL_ROW("update_nodemetric", kube.update_nodemetric, "true",
+	TM_CFG_BOOL_ROW("update_nodemetric", kubernetes.update_nodemetric, "true",
 			"merge-patch the NodeMetric's status every reportIntervalSeconds"),
-	TM_CFG_BOOL_ROW("nodeslo", kube.nodeslo, "true",
+	TM_CFG_BOOL_ROW("nodeslo", kubernetes.nodeslo, "true",
 			"the NodeSLO's resourceUsedThresholdWithBE sets the lines"),
-	TM_CFG_BOOL_ROW("evict_via_api", kube.evict_via_api, "true",
+	TM_CFG_BOOL_ROW("evict_via_api", kubernetes.evict_via_api, "true",
 			"evict a pod through policy/v1 Eviction instead of cgroup.kill"),
-	TM_CFG_U32_ROW("eviction_timeout_s", kube.eviction_timeout_s, 1, 3600, "60", "s",
+	TM_CFG_U32_ROW("eviction_timeout_s", kubernetes.eviction_timeout_s, 1, 3600, "60", "s",
 		       "how long a disruption budget's refusal is asked again before the fallback"),
 	TM_CFG_STR_ROW(
-		"eviction_fallback", kube.eviction_fallback, "\"kill\"", "kill|none",
+		"eviction_fallback", kubernetes.eviction_fallback, "\"kill\"", "kill|none",
 		"when the API does not evict: kill (cgroup.kill) or none (the pod stays, capped)"),
-	TM_CFG_STR_ROW("taint_key", kube.taint_key, "\"tidemark.io/be-forbidden\"", NULL,
+	TM_CFG_STR_ROW("taint_key", kubernetes.taint_key, "\"tidemark.io/be-forbidden\"", NULL,
 		       "the NoSchedule taint put on the node while it is above a forbid line "
 		       "(\"\": none)"),
-	TM_CFG_U32_ROW("taint_after_s", kube.taint_after_s, 0, 3600, "10", "s",
+	TM_CFG_U32_ROW("taint_after_s", kubernetes.taint_after_s, 0, 3600, "10", "s",
 		       "above a forbid line this long: tainted"),
-	TM_CFG_U32_ROW("untaint_after_s", kube.untaint_after_s, 0, 3600, "60", "s",
+	TM_CFG_U32_ROW("untaint_after_s", kubernetes.untaint_after_s, 0, 3600, "60", "s",
 		       "below every forbid line this long: untainted"),
 };
 
@@ -929,9 +931,9 @@ int tm_config_parse(const char *text, struct tm_config *out, char *err, size_t e
 		if (s->check && !x.failed)
 			s->check(&x, o, c);
 	}
-	if (!c->kube.pods[0])
-		snprintf(c->kube.pods, sizeof(c->kube.pods), "%s",
-			 strcmp(c->kube.api, "none") ? "api" : "none");
+	if (!c->kubernetes.pods[0])
+		snprintf(c->kubernetes.pods, sizeof(c->kubernetes.pods), "%s",
+			 strcmp(c->kubernetes.api, "none") ? "api" : "none");
 	/* unless given, CPU eviction stops at the scheduler's line */
 	if (!c->cpu.evict_lower_pct)
 		c->cpu.evict_lower_pct = c->cpu.suppress_pct;
@@ -1092,15 +1094,15 @@ int tm_config_check_node(const struct tm_config *c, const struct tm_node_facts *
 		return tm_cfg_fail(&x, "scheduler.be_floor_mcpu", "%u with %u online CPUs: %s",
 				   c->be_floor_mcpu, n->nr_cpus, why),
 		       -1;
-	if (c->interfere.enabled) {
-		t.suppress_pct = c->interfere.suppress_min_pct;
+	if (c->interference.enabled) {
+		t.suppress_pct = c->interference.suppress_min_pct;
 		if ((why = tm_tunables_check(&t, n->nr_cpus)))
 			return tm_cfg_fail(
 				       &x, "scheduler.be_floor_mcpu",
 				       "%u with %u online CPUs: %s when interference lowers it to "
 				       "suppress_min_pct (%u)",
 				       c->be_floor_mcpu, n->nr_cpus, why,
-				       c->interfere.suppress_min_pct),
+				       c->interference.suppress_min_pct),
 			       -1;
 	}
 	for (int i = 0; i < c->nr_be; i++) {

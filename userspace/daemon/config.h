@@ -47,7 +47,7 @@ struct tm_config {
 		bool throttle_first; /* memory.high / memory.reclaim before cgroup.kill */
 		uint32_t poll_ms;
 		uint32_t cooldown_ms;
-	} memevict;
+	} memory_eviction;
 	/* CFS fallback while tidemark is not the running scheduler (fallback.c) */
 	struct {
 		bool enabled;
@@ -74,7 +74,7 @@ struct tm_config {
 		/* request of a BE cgroup that states none (no request_mcpu, no
 		 * cpu.max quota, cpu.weight 1 as kubelet gives BestEffort pods) */
 		uint32_t default_request_mcpu;
-	} cpuevict;
+	} cpu_eviction;
 	/* interference detection and its action ladder (strategies/interfere.c) */
 	struct {
 		bool enabled;
@@ -93,7 +93,7 @@ struct tm_config {
 		uint32_t suppress_step_pct; /* step 1 lowers the BE line by this */
 		uint32_t suppress_min_pct;  /* ... never below this */
 		uint32_t throttle_mcpu;	    /* step 2 caps the culprit at this */
-	} interfere;
+	} interference;
 	/* BE cgroups the daemon may act on (globs); ONLINE/SYSTEM never */
 	struct tm_cfg_cgroup be[TM_CFG_MAX_CGROUPS];
 	int nr_be;
@@ -135,7 +135,7 @@ struct tm_config {
 		char taint_key[128];	     /* NoSchedule above a forbid line; "" none */
 		uint32_t taint_after_s;	     /* above that long: tainted */
 		uint32_t untaint_after_s;    /* below that long: untainted */
-	} kube;
+	} kubernetes;
 };
 
 /*

@@ -250,7 +250,8 @@ int main(int argc, char **argv)
 		tm_strategies[i]->configure(&d);
 	fprintf(stderr, "tidemarkd: running (config %s, http %s:%u, memory eviction %s%s)\n",
 		d.config_path, d.cfg.report.listen_addr, d.cfg.report.listen_port,
-		d.cfg.memevict.enabled ? "on" : "off", d.cfg.memevict.dry_run ? ", dry-run" : "");
+		d.cfg.memory_eviction.enabled ? "on" : "off",
+		d.cfg.memory_eviction.dry_run ? ", dry-run" : "");
 	/* systemd (Type=notify): ready once the endpoints listen; with
 	 * WatchdogSec, a ping every round and rounds at least twice per period */
 	if (sd_watchdog_enabled(0, &wd_usec) > 0)

@@ -878,7 +878,7 @@ struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
 		   *port = getenv("KUBERNETES_SERVICE_PORT");
 
 	*failed = 0;
-	if (!strcmp(c->kube.api, "none") && strcmp(c->kube.pods, "kubelet")) {
+	if (!strcmp(c->kubernetes.api, "none") && strcmp(c->kubernetes.pods, "kubelet")) {
 		fprintf(stderr, "tidemarkd: no Kubernetes API configured (kubernetes.api none): "
 				"NodeMetric served at /nodemetric only, pods unnamed\n");
 		return NULL;
@@ -889,43 +889,45 @@ struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
 		return NULL;
 	}
 	k->d = d;
-	k->api = strcmp(c->kube.api, "none");
-	k->update = c->kube.update_nodemetric;
-	k->slo = c->kube.nodeslo;
-	snprintf(k->taint_key, sizeof(k->taint_key), "%s", c->kube.taint_key);
-	k->taint_after_s = c->kube.taint_after_s;
-	k->untaint_after_s = c->kube.untaint_after_s;
+	k->api = strcmp(c->kubernetes.api, "none");
+	k->update = c->kubernetes.update_nodemetric;
+	k->slo = c->kubernetes.nodeslo;
+	snprintf(k->taint_key, sizeof(k->taint_key), "%s", c->kubernetes.taint_key);
+	k->taint_after_s = c->kubernetes.taint_after_s;
+	k->untaint_after_s = c->kubernetes.untaint_after_s;
 	pthread_mutex_lock(&kube_state.lock);
-	kube_state.evict_on = k->api && c->kube.evict_via_api;
+	kube_state.evict_on = k->api && c->kubernetes.evict_via_api;
 	kube_state.started_ms = tm_now_ms();
-	kube_state.evict_timeout_s = c->kube.eviction_timeout_s;
-	kube_state.fallback_kill = !strcmp(c->kube.eviction_fallback, "kill");
+	kube_state.evict_timeout_s = c->kubernetes.eviction_timeout_s;
+	kube_state.fallback_kill = !strcmp(c->kubernetes.eviction_fallback, "kill");
 	pthread_mutex_unlock(&kube_state.lock);
 	if (k->api && k->slo)
 		tm_kube_slo_said("not read yet");
 	else if (k->api)
 		tm_kube_slo_said("not read (kubernetes.nodeslo is false)");
-	k->timeout_ms = c->kube.timeout_ms;
-	k->retries = c->kube.retries;
-	k->refresh_s = c->kube.pods_refresh_s;
+	k->timeout_ms = c->kubernetes.timeout_ms;
+	k->retries = c->kubernetes.retries;
+	k->refresh_s = c->kubernetes.pods_refresh_s;
 	snprintf(k->node, sizeof(k->node), "%s", tm_nm_node());
-	snprintf(k->pods, sizeof(k->pods), "%s", c->kube.pods);
-	snprintf(k->kubelet_url, sizeof(k->kubelet_url), "%s", c->kube.kubelet_url);
-	if (!strcmp(c->kube.api, "kubeconfig")) {
+	snprintf(k->pods, sizeof(k->pods), "%s", c->kubernetes.pods);
+	snprintf(k->kubelet_url, sizeof(k->kubelet_url), "%s", c->kubernetes.kubelet_url);
+	if (!strcmp(c->kubernetes.api, "kubeconfig")) {
 		char err[768];
 
 		/* read again: it was checked with the configuration, and a
 		 * restart takes a kubeconfig that changed since */
-		if (tm_kubeconfig_load(c->kube.kubeconfig, c->kube.context, &k->cred, err,
-				       sizeof(err))) {
+		if (tm_kubeconfig_load(c->kubernetes.kubeconfig, c->kubernetes.context, &k->cred,
+				       err, sizeof(err))) {
 			fprintf(stderr, "tidemarkd: kubernetes.kubeconfig %s\n", err);
 			goto fail;
 		}
 	} else {
-		snprintf(k->cred.token_file, sizeof(k->cred.token_file), "%s", c->kube.token_file);
-		snprintf(k->cred.ca_file, sizeof(k->cred.ca_file), "%s", c->kube.ca_file);
-		if (c->kube.server[0])
-			snprintf(k->cred.server, sizeof(k->cred.server), "%s", c->kube.server);
+		snprintf(k->cred.token_file, sizeof(k->cred.token_file), "%s",
+			 c->kubernetes.token_file);
+		snprintf(k->cred.ca_file, sizeof(k->cred.ca_file), "%s", c->kubernetes.ca_file);
+		if (c->kubernetes.server[0])
+			snprintf(k->cred.server, sizeof(k->cred.server), "%s",
+				 c->kubernetes.server);
 		else if (k->api && host && *host && port && *port)
 			snprintf(k->cred.server, sizeof(k->cred.server),
 				 strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host,
@@ -950,11 +952,11 @@ struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
 		fprintf(stderr, "tidemarkd: cannot start the cluster thread\n");
 		goto fail;
 	}
-	if (!strcmp(c->kube.api, "kubeconfig"))
+	if (!strcmp(c->kubernetes.api, "kubeconfig"))
 		fprintf(stderr,
 			"tidemarkd: cluster: node %s, pods from %s, API server %s (kubeconfig "
 			"%s, context %s, user %s)\n",
-			k->node, k->pods, k->cred.server, c->kube.kubeconfig, k->cred.context,
+			k->node, k->pods, k->cred.server, c->kubernetes.kubeconfig, k->cred.context,
 			k->cred.user);
 	else
 		fprintf(stderr, "tidemarkd: cluster: node %s, pods from %s%s%s\n", k->node, k->pods,

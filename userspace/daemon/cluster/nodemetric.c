@@ -207,15 +207,15 @@ void tm_nm_init(struct tm_daemon *d)
 	const char *env = getenv("NODE_NAME");
 	char host[256] = "";
 
-	if (d->cfg.kube.node_name[0])
-		snprintf(metric.node, sizeof(metric.node), "%s", d->cfg.kube.node_name);
+	if (d->cfg.kubernetes.node_name[0])
+		snprintf(metric.node, sizeof(metric.node), "%s", d->cfg.kubernetes.node_name);
 	else if (env && *env)
 		snprintf(metric.node, sizeof(metric.node), "%s", env);
 	else if (!gethostname(host, sizeof(host) - 1))
 		for (size_t i = 0; host[i] && i < sizeof(metric.node) - 1; i++)
 			metric.node[i] = (char)tolower((unsigned char)host[i]);
 	tm_nm_policy_default(&metric.pol);
-	tm_pods_init(d->cfg.kube.pods);
+	tm_pods_init(d->cfg.kubernetes.pods);
 }
 
 void tm_nm_set_policy(const struct tm_nm_policy *p)

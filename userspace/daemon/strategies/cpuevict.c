@@ -77,7 +77,7 @@ static uint32_t read_request(const struct tm_daemon *d, const char *rel, uint32_
 			return tm_weight_to_mcpu(w);
 	}
 	*dflt = true;
-	return d->cfg.cpuevict.default_request_mcpu;
+	return d->cfg.cpu_eviction.default_request_mcpu;
 }
 
 /* The configured BE cgroups that have tasks, with their requests, in a
@@ -155,7 +155,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	__u64 dt_ns, hi_ns, allow_ns;
 	uint32_t counted = 0, want, k;
 
-	if (!cfg->cpuevict.enabled)
+	if (!cfg->cpu_eviction.enabled)
 		return;
 	if (class_ns(d, ns)) {
 		st.have_last = false; /* no scheduler: nothing to measure */
@@ -181,14 +181,14 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	n = be_cgroups(d, &c);
 	for (int i = 0; i < n; i++)
 		request += c[i].request;
-	if (!tm_satisfaction(allowed, be, request, cfg->cpuevict.usage_gate_pct, &sat))
+	if (!tm_satisfaction(allowed, be, request, cfg->cpu_eviction.usage_gate_pct, &sat))
 		sat = -1;
 	st.sat[st.head] = sat;
 	st.head = (st.head + 1) % MAX_SAMPLES;
 	if (st.n < MAX_SAMPLES)
 		st.n++;
 
-	want = cfg->cpuevict.window_s < MAX_SAMPLES ? cfg->cpuevict.window_s : MAX_SAMPLES;
+	want = cfg->cpu_eviction.window_s < MAX_SAMPLES ? cfg->cpu_eviction.window_s : MAX_SAMPLES;
 	if (st.n < want || !tm_evict_round_ready(&st.round, now))
 		goto out;
 	for (k = 0; k < want; k++) {
@@ -200,12 +200,12 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		}
 	}
 	cur = sat;
-	if (counted * 100 < want * cfg->cpuevict.min_coverage_pct || cur < 0)
+	if (counted * 100 < want * cfg->cpu_eviction.min_coverage_pct || cur < 0)
 		goto out;
 	avg /= counted;
-	if (avg * 100 >= cfg->cpuevict.lower_pct || cur * 100 >= cfg->cpuevict.lower_pct)
+	if (avg * 100 >= cfg->cpu_eviction.lower_pct || cur * 100 >= cfg->cpu_eviction.lower_pct)
 		goto out;
-	release = tm_sat_release_mcpu(request, cur, cfg->cpuevict.upper_pct);
+	release = tm_sat_release_mcpu(request, cur, cfg->cpu_eviction.upper_pct);
 	cand = calloc(n ? n : 1, sizeof(*cand));
 	if (!cand)
 		goto out;
@@ -217,13 +217,13 @@ static void tick(struct tm_daemon *d, uint64_t now)
 			 c[i].priority, c[i].request, c[i].dflt ? " (default_request_mcpu)" : "");
 	}
 	if (tm_evict_round_run(d, &st.round, now, cand, n, (uint64_t)release,
-			       cfg->cpuevict.max_per_round, cfg->cpuevict.cooldown_s * 1000ULL,
-			       cfg->cpuevict.dry_run,
+			       cfg->cpu_eviction.max_per_round,
+			       cfg->cpu_eviction.cooldown_s * 1000ULL, cfg->cpu_eviction.dry_run,
 			       "satisfaction_pct=%.0f window_avg_pct=%.0f lower_pct=%u"
 			       " allowed_mcpu=%.0f be_used_mcpu=%.0f be_request_mcpu=%.0f"
 			       " release_mcpu=%.0f",
-			       cur * 100, avg * 100, cfg->cpuevict.lower_pct, allowed, be, request,
-			       release) > 0)
+			       cur * 100, avg * 100, cfg->cpu_eviction.lower_pct, allowed, be,
+			       request, release) > 0)
 		st.n = 0; /* judge the next round on fresh samples */
 out:
 	free(cand);
@@ -238,34 +238,34 @@ static uint32_t period_ms(const struct tm_daemon *d)
 
 static void check(struct tm_cfg_ctx *x, json_t *o, struct tm_config *c)
 {
-	if (c->cpuevict.lower_pct >= c->cpuevict.upper_pct)
+	if (c->cpu_eviction.lower_pct >= c->cpu_eviction.upper_pct)
 		tm_cfg_fail(x, "cpu_eviction.lower_pct", "%u must be below upper_pct (%u)",
-			    c->cpuevict.lower_pct, c->cpuevict.upper_pct);
+			    c->cpu_eviction.lower_pct, c->cpu_eviction.upper_pct);
 }
 
 static const struct tm_cfg_row rows[] = {
 	TM_CFG_BOOL_ROW(
-		"enabled", cpuevict.enabled, "true",
+		"enabled", cpu_eviction.enabled, "true",
 		"CPU eviction runs: both its policies, satisfaction (cpuevict) and the evict "
 		"watermark (cpuhigh, its lines in watermarks.cpu)"),
-	TM_CFG_BOOL_ROW("dry_run", cpuevict.dry_run, "false",
+	TM_CFG_BOOL_ROW("dry_run", cpu_eviction.dry_run, "false",
 			"decide, log and count; never act (both policies)"),
-	TM_CFG_U32_ROW("window_s", cpuevict.window_s, 10, 3600, "300", "s",
+	TM_CFG_U32_ROW("window_s", cpu_eviction.window_s, 10, 3600, "300", "s",
 		       "satisfaction's averaging window"),
-	TM_CFG_U32_ROW("min_coverage_pct", cpuevict.min_coverage_pct, 1, 100, "80", "%",
+	TM_CFG_U32_ROW("min_coverage_pct", cpu_eviction.min_coverage_pct, 1, 100, "80", "%",
 		       "samples of the window that must count"),
-	TM_CFG_U32_ROW("lower_pct", cpuevict.lower_pct, 1, 100, "60", "%",
+	TM_CFG_U32_ROW("lower_pct", cpu_eviction.lower_pct, 1, 100, "60", "%",
 		       "evict below this satisfaction"),
-	TM_CFG_U32_ROW("upper_pct", cpuevict.upper_pct, 1, 100, "80", "%",
+	TM_CFG_U32_ROW("upper_pct", cpu_eviction.upper_pct, 1, 100, "80", "%",
 		       "release enough to get back to this satisfaction"),
-	TM_CFG_U32_ROW("usage_gate_pct", cpuevict.usage_gate_pct, 1, 100, "90", "%",
+	TM_CFG_U32_ROW("usage_gate_pct", cpu_eviction.usage_gate_pct, 1, 100, "90", "%",
 		       "a sample counts only while BE uses this much of what it may"),
-	TM_CFG_U32_ROW("cooldown_s", cpuevict.cooldown_s, 0, 3600, "60", "s",
+	TM_CFG_U32_ROW("cooldown_s", cpu_eviction.cooldown_s, 0, 3600, "60", "s",
 		       "pause after a round that killed (both policies)"),
-	TM_CFG_U32_ROW("max_per_round", cpuevict.max_per_round, 1, 100, "1", "",
+	TM_CFG_U32_ROW("max_per_round", cpu_eviction.max_per_round, 1, 100, "1", "",
 		       "kills per round at most (both policies)"),
 	TM_CFG_U32_ROW(
-		"default_request_mcpu", cpuevict.default_request_mcpu, 1, TM_MCPU_MAX, "1000",
+		"default_request_mcpu", cpu_eviction.default_request_mcpu, 1, TM_MCPU_MAX, "1000",
 		"mCPU",
 		"CPU request of a BE cgroup that states none (BestEffort pods), for satisfaction"),
 };

@@ -162,7 +162,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	uint64_t need, be_mcpu = 0, cap = (uint64_t)tm_nr_cpus() * 1000;
 	double pct, avg = 0;
 
-	if (!cfg->cpuevict.enabled)
+	if (!cfg->cpu_eviction.enabled)
 		return;
 	pct = sample(d, now);
 	be_use(d, now);
@@ -198,12 +198,13 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		n++;
 	}
 	/* no BE running: ONLINE and SYSTEM alone are above the line */
-	if (n && tm_evict_round_run(d, &st.round, now, c, n, need, cfg->cpuevict.max_per_round,
-				    cfg->cpuevict.cooldown_s * 1000ULL, cfg->cpuevict.dry_run,
-				    "node_cpu_pct=%.1f window_s=%u evict_pct=%u evict_lower_pct=%u"
-				    " need_mcpu=%" PRIu64 " be_used_mcpu=%" PRIu64 " source=%s",
-				    avg, want, cfg->cpu.evict_pct, cfg->cpu.evict_lower_pct, need,
-				    be_mcpu, st.sched ? "scheduler" : "proc_stat") > 0)
+	if (n &&
+	    tm_evict_round_run(d, &st.round, now, c, n, need, cfg->cpu_eviction.max_per_round,
+			       cfg->cpu_eviction.cooldown_s * 1000ULL, cfg->cpu_eviction.dry_run,
+			       "node_cpu_pct=%.1f window_s=%u evict_pct=%u evict_lower_pct=%u"
+			       " need_mcpu=%" PRIu64 " be_used_mcpu=%" PRIu64 " source=%s",
+			       avg, want, cfg->cpu.evict_pct, cfg->cpu.evict_lower_pct, need,
+			       be_mcpu, st.sched ? "scheduler" : "proc_stat") > 0)
 		st.n = 0; /* judge the next round on fresh samples */
 	free(c);
 }

@@ -8,7 +8,7 @@
  *   cpu_some_pct        cpu.pressure "some"
  *   memory_some_pct     memory.pressure "some"
  *   cpi                 cycles per instruction (perf, when a PMU exists)
- * Each has its own baseline (interfere.h); a cgroup is interfered while
+ * Each has its own baseline (interference.h); a cgroup is interfered while
  * need_n of its last of_m samples of one signal are outliers. The culprit is
  * the configured BE cgroup whose CPU use over the last corr_samples follows
  * the sufferer's signal best. Then a ladder, one step per cooldown_s while the
@@ -362,7 +362,7 @@ static const char *culprit_of(const struct tm_daemon *d, const struct sufferer *
 	static double vs[RING], bs[MAX_BE][RING];
 	const double *bp[MAX_BE];
 	const struct be_track *who[MAX_BE];
-	uint32_t n = d->cfg.interfere.corr_samples, nb = 0;
+	uint32_t n = d->cfg.interference.corr_samples, nb = 0;
 	int pick;
 
 	if (n > RING)
@@ -388,8 +388,8 @@ static const char *culprit_of(const struct tm_daemon *d, const struct sufferer *
 		series(who[j]->ser, n, bs[j]);
 		bp[j] = bs[j];
 	}
-	pick = tm_pick_culprit(vs, bp, nb, n, d->cfg.interfere.min_corr_pct / 100.0,
-			       d->cfg.interfere.min_active_mcpu, r);
+	pick = tm_pick_culprit(vs, bp, nb, n, d->cfg.interference.min_corr_pct / 100.0,
+			       d->cfg.interference.min_active_mcpu, r);
 	return pick < 0 ? "" : who[pick]->path;
 }
 
@@ -418,7 +418,7 @@ static void clear_stale_caps(struct tm_daemon *d)
 	}
 	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.id != st.caps_map_id) {
 		st.caps_map_id = info.id;
-		if (!st.throttled[0] && !d->cfg.interfere.dry_run) {
+		if (!st.throttled[0] && !d->cfg.interference.dry_run) {
 			n = tm_be_caps_clear(fd, bw, TM_CAP_TIDEMARKD);
 			if (n)
 				tm_audit(d, NAME, "clear_stale_caps", false,
@@ -433,7 +433,7 @@ static void relax(struct tm_daemon *d, const char *why)
 {
 	const struct tm_config *cfg = &d->cfg;
 
-	if (tm_audit(d, NAME, "relax", cfg->interfere.dry_run,
+	if (tm_audit(d, NAME, "relax", cfg->interference.dry_run,
 		     "step=%s line_pct=%u throttled=%s reason=%s", step_names[st.ladder.step],
 		     cfg->cpu.suppress_pct, st.throttled[0] ? st.throttled : "-", why)) {
 		tm_line_withdraw(d, NAME);
@@ -449,7 +449,7 @@ static void escalate(struct tm_daemon *d, const struct sufferer *v, int sig, con
 		     double r, uint64_t now)
 {
 	const struct tm_config *cfg = &d->cfg;
-	bool dry = cfg->interfere.dry_run;
+	bool dry = cfg->interference.dry_run;
 	int next = st.ladder.step + 1;
 	char facts[1400];
 
@@ -457,16 +457,16 @@ static void escalate(struct tm_daemon *d, const struct sufferer *v, int sig, con
 		 "sufferer=%s signal=%s value=%.1f baseline=%.1f culprit=%s corr=%.2f", v->path,
 		 signal_names[sig], v->value[sig], v->base[sig].mean, *culprit ? culprit : "-", r);
 	if (next == TM_IF_SUPPRESS) {
-		uint32_t line = cfg->cpu.suppress_pct, to = cfg->interfere.suppress_min_pct;
+		uint32_t line = cfg->cpu.suppress_pct, to = cfg->interference.suppress_min_pct;
 
-		if (line > to + cfg->interfere.suppress_step_pct)
-			to = line - cfg->interfere.suppress_step_pct;
+		if (line > to + cfg->interference.suppress_step_pct)
+			to = line - cfg->interference.suppress_step_pct;
 		if (tm_audit(d, NAME, "lower_line", dry, "line_pct=%u->%u %s", line, to, facts))
 			tm_line_request(d, NAME, to);
 	} else if (next == TM_IF_THROTTLE) {
 		if (tm_audit(d, NAME, "throttle", dry, "cgroup=%s cap_mcpu=%u %s", culprit,
-			     cfg->interfere.throttle_mcpu, facts)) {
-			if (!set_cap(d, culprit, cfg->interfere.throttle_mcpu))
+			     cfg->interference.throttle_mcpu, facts)) {
+			if (!set_cap(d, culprit, cfg->interference.throttle_mcpu))
 				fprintf(stderr, "tidemarkd: %s: cannot cap %s (no scheduler?)\n",
 					NAME, culprit);
 			snprintf(st.throttled, sizeof(st.throttled), "%s", culprit);
@@ -494,7 +494,7 @@ static void configure(struct tm_daemon *d)
 	}
 	/* baselines are kept over a reload: their units do not change, and
 	 * relearning during an episode would learn the interference */
-	if (!d->cfg.interfere.enabled && st.ladder.step != TM_IF_NONE)
+	if (!d->cfg.interference.enabled && st.ladder.step != TM_IF_NONE)
 		relax(d, "disabled");
 }
 
@@ -502,12 +502,12 @@ static void tick(struct tm_daemon *d, uint64_t now)
 {
 	const struct tm_config *cfg = &d->cfg;
 	struct tm_if_params p = {
-		.warmup = cfg->interfere.warmup_samples,
-		.span = cfg->interfere.baseline_span,
-		.sigma = cfg->interfere.sigma,
-		.min_rise_pct = cfg->interfere.min_rise_pct,
-		.need_n = cfg->interfere.need_n,
-		.of_m = cfg->interfere.of_m,
+		.warmup = cfg->interference.warmup_samples,
+		.span = cfg->interference.baseline_span,
+		.sigma = cfg->interference.sigma,
+		.min_rise_pct = cfg->interference.min_rise_pct,
+		.need_n = cfg->interference.need_n,
+		.of_m = cfg->interference.of_m,
 		/* after eviction nothing is left to try: learn, so that a lasting
 		 * change of the service itself becomes its normal */
 		.frozen = st.ladder.step == TM_IF_SUPPRESS || st.ladder.step == TM_IF_THROTTLE,
@@ -522,12 +522,12 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	uint32_t since_step;
 	enum tm_if_move mv;
 
-	if (!cfg->interfere.enabled)
+	if (!cfg->interference.enabled)
 		return;
 	/* samples wholly after the last step (the first one straddles it) */
 	since_step = st.ladder.step == TM_IF_NONE
 			     ? 32
-			     : (uint32_t)((now - st.ladder.step_ms) / cfg->interfere.sample_ms);
+			     : (uint32_t)((now - st.ladder.step_ms) / cfg->interference.sample_ms);
 	since_step = since_step ? since_step - 1 : 0;
 	st.k++;
 	waits_fd = tm_pin(d, TM_PIN_CG_WAITS);
@@ -592,7 +592,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 
 			st.detections++;
 			c = culprit_of(d, v, worst == v ? worst_sig : SIG_WAIT, &r);
-			tm_audit(d, NAME, "detect", cfg->interfere.dry_run,
+			tm_audit(d, NAME, "detect", cfg->interference.dry_run,
 				 "sufferer=%s signal=%s value=%.1f baseline=%.1f threshold=%.1f "
 				 "culprit=%s corr=%.2f",
 				 v->path, signal_names[worst == v ? worst_sig : SIG_WAIT],
@@ -624,14 +624,15 @@ static void tick(struct tm_daemon *d, uint64_t now)
 			snprintf(st.culprit, sizeof(st.culprit), "%s", culprit);
 	}
 	mv = tm_ladder_decide(&st.ladder, any, lingering, *culprit, now,
-			      cfg->interfere.cooldown_s * 1000, cfg->interfere.recover_s * 1000);
+			      cfg->interference.cooldown_s * 1000,
+			      cfg->interference.recover_s * 1000);
 	if (mv == TM_IF_ESCALATE)
 		escalate(d, worst, worst_sig, culprit, r, now);
 	else if (mv == TM_IF_RELAX)
 		relax(d, "calm");
 	/* a restarted scheduler has an empty be_caps: keep the cap in place */
-	if (st.throttled[0] && !cfg->interfere.dry_run)
-		set_cap(d, st.throttled, cfg->interfere.throttle_mcpu);
+	if (st.throttled[0] && !cfg->interference.dry_run)
+		set_cap(d, st.throttled, cfg->interference.throttle_mcpu);
 
 	pthread_mutex_lock(&d->lock);
 	shown.nr = 0;
@@ -775,52 +776,53 @@ static void report_json(struct tm_daemon *d, struct tm_buf *b)
 
 static uint32_t period_ms(const struct tm_daemon *d)
 {
-	return d->cfg.interfere.sample_ms;
+	return d->cfg.interference.sample_ms;
 }
 
 static void check(struct tm_cfg_ctx *x, json_t *o, struct tm_config *c)
 {
-	if (c->interfere.need_n > c->interfere.of_m)
+	if (c->interference.need_n > c->interference.of_m)
 		tm_cfg_fail(x, "interference.need_n", "%u must not be above of_m (%u)",
-			    c->interfere.need_n, c->interfere.of_m);
+			    c->interference.need_n, c->interference.of_m);
 }
 
 static const struct tm_cfg_row rows[] = {
-	TM_CFG_BOOL_ROW("enabled", interfere.enabled, "true", "the detector and its ladder"),
-	TM_CFG_BOOL_ROW("dry_run", interfere.dry_run, "false", "decide, log and count; never act"),
-	TM_CFG_U32_ROW("sample_ms", interfere.sample_ms, 100, 60000, "1000", "ms",
+	TM_CFG_BOOL_ROW("enabled", interference.enabled, "true", "the detector and its ladder"),
+	TM_CFG_BOOL_ROW("dry_run", interference.dry_run, "false",
+			"decide, log and count; never act"),
+	TM_CFG_U32_ROW("sample_ms", interference.sample_ms, 100, 60000, "1000", "ms",
 		       "one sample of every signal"),
-	TM_CFG_U32_ROW("warmup_samples", interfere.warmup_samples, 3, 3600, "10", "",
+	TM_CFG_U32_ROW("warmup_samples", interference.warmup_samples, 3, 3600, "10", "",
 		       "samples before a baseline is trusted"),
-	TM_CFG_U32_ROW("baseline_span", interfere.baseline_span, 2, 3600, "60", "",
+	TM_CFG_U32_ROW("baseline_span", interference.baseline_span, 2, 3600, "60", "",
 		       "EWMA span of the baselines, samples"),
 	{.key = "sigma",
 	 .type = TM_CFG_NUM,
-	 TM_CFG_FIELD(interfere.sigma),
+	 TM_CFG_FIELD(interference.sigma),
 	 .min = 0.5,
 	 .max = 20,
 	 .dflt = "3",
 	 .unit = "",
 	 .help = "outlier: above mean + sigma x spread ..."},
-	TM_CFG_U32_ROW("min_rise_pct", interfere.min_rise_pct, 0, 10000, "50", "%",
+	TM_CFG_U32_ROW("min_rise_pct", interference.min_rise_pct, 0, 10000, "50", "%",
 		       "... and above mean x (1 + this / 100)"),
-	TM_CFG_U32_ROW("need_n", interfere.need_n, 1, 32, "3", "", "interfered: n outliers ..."),
-	TM_CFG_U32_ROW("of_m", interfere.of_m, 1, 32, "5", "", "... in the last m samples"),
-	TM_CFG_U32_ROW("corr_samples", interfere.corr_samples, 4, 64, "20", "",
+	TM_CFG_U32_ROW("need_n", interference.need_n, 1, 32, "3", "", "interfered: n outliers ..."),
+	TM_CFG_U32_ROW("of_m", interference.of_m, 1, 32, "5", "", "... in the last m samples"),
+	TM_CFG_U32_ROW("corr_samples", interference.corr_samples, 4, 64, "20", "",
 		       "samples the culprit correlation looks at"),
-	TM_CFG_U32_ROW("min_corr_pct", interfere.min_corr_pct, 1, 100, "50", "%",
+	TM_CFG_U32_ROW("min_corr_pct", interference.min_corr_pct, 1, 100, "50", "%",
 		       "culprit: correlation at least this / 100"),
-	TM_CFG_U32_ROW("min_active_mcpu", interfere.min_active_mcpu, 0, TM_MCPU_MAX, "50", "mCPU",
-		       "culprit: using at least this now"),
-	TM_CFG_U32_ROW("cooldown_s", interfere.cooldown_s, 1, 3600, "5", "s",
+	TM_CFG_U32_ROW("min_active_mcpu", interference.min_active_mcpu, 0, TM_MCPU_MAX, "50",
+		       "mCPU", "culprit: using at least this now"),
+	TM_CFG_U32_ROW("cooldown_s", interference.cooldown_s, 1, 3600, "5", "s",
 		       "between two steps of the ladder"),
-	TM_CFG_U32_ROW("recover_s", interfere.recover_s, 1, 86400, "60", "s",
+	TM_CFG_U32_ROW("recover_s", interference.recover_s, 1, 86400, "60", "s",
 		       "calm this long: steps undone"),
-	TM_CFG_U32_ROW("suppress_step_pct", interfere.suppress_step_pct, 1, 99, "15", "%",
+	TM_CFG_U32_ROW("suppress_step_pct", interference.suppress_step_pct, 1, 99, "15", "%",
 		       "step 1 lowers the BE line by this ..."),
-	TM_CFG_U32_ROW("suppress_min_pct", interfere.suppress_min_pct, 1, 100, "30", "%",
+	TM_CFG_U32_ROW("suppress_min_pct", interference.suppress_min_pct, 1, 100, "30", "%",
 		       "... never below this (at most watermarks.cpu.suppress_pct)"),
-	TM_CFG_U32_ROW("throttle_mcpu", interfere.throttle_mcpu, 1, TM_MCPU_MAX, "200", "mCPU",
+	TM_CFG_U32_ROW("throttle_mcpu", interference.throttle_mcpu, 1, TM_MCPU_MAX, "200", "mCPU",
 		       "step 2 caps the culprit at this"),
 };
 

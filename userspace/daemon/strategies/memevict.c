@@ -169,7 +169,7 @@ static void remember_throttled(const char *path)
 static void restore(struct tm_daemon *d, const char *why)
 {
 	for (int i = 0; i < st.nr_thr; i++) {
-		if (tm_audit(d, NAME, "unthrottle", d->cfg.memevict.dry_run,
+		if (tm_audit(d, NAME, "unthrottle", d->cfg.memory_eviction.dry_run,
 			     "cgroup=%s reason=\"%s\"", st.thr[i].path, why))
 			tm_cg_restore(d, NAME, st.thr[i].path, NULL);
 	}
@@ -181,7 +181,7 @@ static void configure(struct tm_daemon *d)
 	int n, gone;
 
 	/* a reload does not forget what was throttled or killed */
-	if (!d->cfg.memevict.enabled && st.nr_thr)
+	if (!d->cfg.memory_eviction.enabled && st.nr_thr)
 		restore(d, "memory eviction disabled");
 	/* left by a tidemarkd killed in an episode: no episode runs now */
 	if (!st.nr_thr && tm_saved_count(NAME)) {
@@ -201,7 +201,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	struct tm_evict_cand *c;
 	int n, k;
 
-	if (!cfg->memevict.enabled || tm_read_meminfo(&total, &avail))
+	if (!cfg->memory_eviction.enabled || tm_read_meminfo(&total, &avail))
 		return;
 	used = total > avail ? total - avail : 0;
 	pct = tm_mem_used_pct(total, used);
@@ -220,7 +220,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	for (int i = 0; i < n; i++)
 		if (!c[i].dying)
 			sum += c[i].amount;
-	if (cfg->memevict.throttle_first && st.phase == 0 && sum) {
+	if (cfg->memory_eviction.throttle_first && st.phase == 0 && sum) {
 		for (int i = 0; i < n; i++) {
 			uint64_t share, high;
 			char val[32];
@@ -230,7 +230,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 			share = (uint64_t)((double)need * c[i].amount / sum);
 			high = c[i].amount > share ? c[i].amount - share : 0;
 			snprintf(val, sizeof(val), "%" PRIu64, high);
-			if (tm_audit(d, NAME, "throttle", cfg->memevict.dry_run,
+			if (tm_audit(d, NAME, "throttle", cfg->memory_eviction.dry_run,
 				     "cgroup=%s memory_current=%" PRIu64 " memory_high=%" PRIu64
 				     " node_used_pct=%u evict_pct=%u need_bytes=%" PRIu64,
 				     c[i].path, c[i].amount, high, pct, cfg->memory.evict_pct,
@@ -248,13 +248,13 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		return;
 	}
 	/* the throttle gets a moment to work before anything is killed */
-	if (st.phase == 1 && now - st.throttle_at < 3ULL * cfg->memevict.poll_ms + 200) {
+	if (st.phase == 1 && now - st.throttle_at < 3ULL * cfg->memory_eviction.poll_ms + 200) {
 		free(c);
 		return;
 	}
 	/* every pick it takes: memory.high already holds each one back */
-	k = tm_evict_round_run(d, &st.round, now, c, n, need, 0, cfg->memevict.cooldown_ms,
-			       cfg->memevict.dry_run,
+	k = tm_evict_round_run(d, &st.round, now, c, n, need, 0, cfg->memory_eviction.cooldown_ms,
+			       cfg->memory_eviction.dry_run,
 			       "node_used_pct=%u evict_pct=%u need_bytes=%" PRIu64, pct,
 			       cfg->memory.evict_pct, need);
 	for (int i = 0; i < n && k > 0; i++) {
@@ -265,11 +265,11 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		st.kil[st.nr_kil++].at_ms = now;
 	}
 	free(c);
-	if (k < 0 || (!k && !cfg->memevict.throttle_first))
+	if (k < 0 || (!k && !cfg->memory_eviction.throttle_first))
 		return;
 	st.phase = 2;
 	if (!k) /* throttled, nothing left to kill: cool down all the same */
-		tm_evict_round_cool(&st.round, now, cfg->memevict.cooldown_ms);
+		tm_evict_round_cool(&st.round, now, cfg->memory_eviction.cooldown_ms);
 }
 
 static void stop(struct tm_daemon *d)
@@ -281,17 +281,19 @@ static void stop(struct tm_daemon *d)
 
 static uint32_t period_ms(const struct tm_daemon *d)
 {
-	return d->cfg.memevict.poll_ms;
+	return d->cfg.memory_eviction.poll_ms;
 }
 
 static const struct tm_cfg_row rows[] = {
-	TM_CFG_BOOL_ROW("enabled", memevict.enabled, "true", "memory watermark eviction runs"),
-	TM_CFG_BOOL_ROW("dry_run", memevict.dry_run, "false", "decide, log and count; never act"),
-	TM_CFG_BOOL_ROW("throttle_first", memevict.throttle_first, "true",
+	TM_CFG_BOOL_ROW("enabled", memory_eviction.enabled, "true",
+			"memory watermark eviction runs"),
+	TM_CFG_BOOL_ROW("dry_run", memory_eviction.dry_run, "false",
+			"decide, log and count; never act"),
+	TM_CFG_BOOL_ROW("throttle_first", memory_eviction.throttle_first, "true",
 			"lower memory.high of the BE cgroups before killing"),
-	TM_CFG_U32_ROW("poll_ms", memevict.poll_ms, 10, 1000, "100", "ms",
+	TM_CFG_U32_ROW("poll_ms", memory_eviction.poll_ms, 10, 1000, "100", "ms",
 		       "how often MemAvailable is read; the reaction bound"),
-	TM_CFG_U32_ROW("cooldown_ms", memevict.cooldown_ms, 0, 600000, "2000", "ms",
+	TM_CFG_U32_ROW("cooldown_ms", memory_eviction.cooldown_ms, 0, 600000, "2000", "ms",
 		       "pause after a round"),
 };
 
