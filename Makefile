@@ -40,6 +40,7 @@ TM_VERSION := $(TM_RELEASE)$(if $(TM_GIT),+git.$(TM_GIT))
 CLUSTER ?= 1
 NODE_ONLY := $(BUILD)/node-only
 DAEMON_NODE_LIBS = $(USER_LIBS) -ljansson -lmicrohttpd -lhwloc $(NL_LIBS) -lm -lsystemd
+DAEMON_FULL_LIBS = $(DAEMON_NODE_LIBS) -lcurl -lyaml -lcrypto
 ifeq ($(CLUSTER),0)
 LIBTMD := $(NODE_ONLY)/libtidemarkd.a
 TIDEMARKD := $(NODE_ONLY)/tidemarkd
@@ -47,7 +48,7 @@ DAEMON_LIBS = $(DAEMON_NODE_LIBS)
 else ifeq ($(CLUSTER),1)
 LIBTMD := $(BUILD)/libtidemarkd.a
 TIDEMARKD := $(BUILD)/tidemarkd
-DAEMON_LIBS = $(USER_LIBS) -ljansson -lmicrohttpd -lcurl -lyaml -lcrypto -lhwloc $(NL_LIBS) -lm -lsystemd
+DAEMON_LIBS = $(DAEMON_FULL_LIBS)
 else
 $(error CLUSTER must be 1 (the default: the whole daemon) or 0 (node-only), not '$(CLUSTER)')
 endif
@@ -56,8 +57,7 @@ BINS := $(BUILD)/scx_tidemark $(TIDEMARKD) $(BUILD)/tidemarkctl $(BUILD)/tm-prob
 
 .SECONDARY:
 
-PHONY_EXTRA := layering-objs
-.PHONY: $(PHONY_EXTRA) install all deps kernel vmlinux-h test test-needs test-needs-host test-unit test-vm demo clean format format-check format-files bench verifier soak fuzz asan-build
+.PHONY: layering-objs install all deps kernel vmlinux-h test test-needs test-needs-host test-unit test-vm demo clean format format-check format-files bench verifier soak fuzz asan-build
 
 all: $(BINS)
 
@@ -151,8 +151,7 @@ $(BUILD)/libtidemarkd.a: $(call obj,$(DAEMON_LIB_SRCS))
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/tidemarkd: $(call obj,userspace/daemon/main.c) $(BUILD)/libtidemarkd.a $(LIBTM)
-	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -ljansson -lmicrohttpd -lcurl -lyaml -lcrypto \
-		-lhwloc $(NL_LIBS) -lm -lsystemd
+	$(CC) $(CFLAGS) -o $@ $^ $(DAEMON_FULL_LIBS)
 
 $(NODE_ONLY)/libtidemarkd.a: $(call obj,$(NODE_LIB_SRCS))
 	@mkdir -p $(dir $@)

@@ -17,8 +17,7 @@ $(ASAN)/obj/%.o: %.c $(LIBBPF_A) $(BUILD)/tidemark.skel.h $(wildcard bpf/*.h use
 	$(CC) $(ASAN_CFLAGS) -c -o $@ $<
 
 $(ASAN)/tidemarkd: $(call asan_obj,$(DAEMON_SRCS) $(LIB_SRCS))
-	$(CC) -fsanitize=address,undefined -o $@ $^ $(USER_LIBS) -ljansson -lmicrohttpd -lcurl \
-		-lyaml -lcrypto -lhwloc $(NL_LIBS) -lm -lsystemd
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(DAEMON_FULL_LIBS)
 
 $(ASAN)/tidemarkctl: $(call asan_obj,$(CTL_SRCS) $(LIB_SRCS))
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lcurl
