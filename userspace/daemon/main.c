@@ -74,6 +74,7 @@ static void run_due(struct tm_daemon *d, uint64_t now, uint64_t *due)
 	unsigned int ev = d->events;
 
 	tm_pins_round();
+	tm_sample_round();
 	tm_evict_maintain(d, now);
 	d->events = 0;
 	for (int i = 0; i < tm_nr_strategies; i++) {
@@ -309,6 +310,7 @@ int main(int argc, char **argv)
 		if (tm_strategies[i]->stop)
 			tm_strategies[i]->stop(&d);
 	tm_pins_round();
+	tm_sample_round();
 	/* what the stops gave back (a lowered BE line) is applied before leaving */
 	for (int i = 0; i < tm_nr_strategies; i++)
 		if (d.events & tm_strategies[i]->wake_on)

@@ -15,16 +15,19 @@ void tm_report_sample(struct tm_daemon *d, uint64_t now_ms);
 /*
  * Every configured BE cgroup (tm_be_cgroups: no duplicates, never a
  * protected one) and its cumulative CPU time, read once a main-loop round:
- * the first caller of a round (@now_ms) reads, the others share it. How
- * many, *@out valid until the next round; -1 when out of memory.
+ * the first caller of a round reads, the others share it until
+ * tm_sample_round starts the next one (as tm_pins_round does for pins).
+ * How many, *@out valid until then; -1 when out of memory.
  */
 struct tm_be_use {
-	char path[512];	   /* "/x/y" under the cgroup root */
-	int priority;	   /* its cgroups.be entry's */
-	uint64_t usage_us; /* cpu.stat usage_usec */
-	bool ok;	   /* read (false: gone, or no cpu controller) */
+	char path[TM_CFG_PATH_MAX]; /* "/x/y" under the cgroup root */
+	int priority;		    /* its cgroups.be entry's */
+	uint64_t usage_us;	    /* cpu.stat usage_usec */
+	bool ok;		    /* read (false: gone, or no cpu controller) */
 };
-int tm_sample_be(struct tm_daemon *d, uint64_t now_ms, const struct tm_be_use **out);
+int tm_sample_be(struct tm_daemon *d, const struct tm_be_use **out);
+/* A new round of the main loop: the BE cgroups are read again when asked. */
+void tm_sample_round(void);
 
 /* The windows' spans, s (sampler.c). */
 extern const uint32_t tm_win_s[3];

@@ -641,17 +641,22 @@ int tm_sample_cgroups(const struct tm_daemon *d, struct tm_cg_usage **out)
 
 /* The BE cgroups' usage of the current round (tm_sample_be). */
 static struct {
-	uint64_t at_ms; /* the round read; 0: none yet */
+	bool read; /* in this round */
 	struct tm_be_use *v;
 	int n, cap;
 } beuse;
 
-int tm_sample_be(struct tm_daemon *d, uint64_t now_ms, const struct tm_be_use **out)
+void tm_sample_round(void)
+{
+	beuse.read = false;
+}
+
+int tm_sample_be(struct tm_daemon *d, const struct tm_be_use **out)
 {
 	struct tm_be_cg *be;
 	int nb;
 
-	if (beuse.at_ms && beuse.at_ms == now_ms) {
+	if (beuse.read) {
 		*out = beuse.v;
 		return beuse.n;
 	}
@@ -681,7 +686,7 @@ int tm_sample_be(struct tm_daemon *d, uint64_t now_ms, const struct tm_be_use **
 	}
 	free(be);
 	beuse.n = nb;
-	beuse.at_ms = now_ms;
+	beuse.read = true;
 	*out = beuse.v;
 	return nb;
 }

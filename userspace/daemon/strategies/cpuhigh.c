@@ -119,7 +119,7 @@ static struct cg_use *cg_find(const char path[TM_CFG_PATH_MAX])
 static void be_use(struct tm_daemon *d, uint64_t now)
 {
 	const struct tm_be_use *be;
-	int nb = tm_sample_be(d, now, &be), k = 0;
+	int nb = tm_sample_be(d, &be), k = 0;
 
 	for (int i = 0; i < st.ncg; i++)
 		st.cg[i].seen = false;

@@ -284,7 +284,7 @@ static void sample_be(struct tm_daemon *d, uint64_t now)
 	static int idx[MAX_BE], free_slots[MAX_BE];
 	int nidx = 0, nfree = 0;
 	const struct tm_be_use *be;
-	int n = tm_sample_be(d, now, &be);
+	int n = tm_sample_be(d, &be);
 
 	for (int j = 0; j < MAX_BE; j++) {
 		if (st.b[j].used)
