@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -867,13 +868,23 @@ static int apply_defaults(struct tm_config *c, char *err, size_t errlen)
 	return x.failed ? -1 : 0;
 }
 
-void tm_config_defaults(struct tm_config *c)
+/* The table's defaults, read once (every parse and reload starts from them). */
+static struct tm_config defaults;
+static pthread_once_t defaults_once = PTHREAD_ONCE_INIT;
+
+static void defaults_init(void)
 {
 	char err[256];
 
-	if (apply_defaults(c, err, sizeof(err)))
+	if (apply_defaults(&defaults, err, sizeof(err)))
 		fprintf(stderr, "tidemarkd: a default of the configuration table is refused: %s\n",
 			err);
+}
+
+void tm_config_defaults(struct tm_config *c)
+{
+	pthread_once(&defaults_once, defaults_init);
+	*c = defaults;
 }
 
 int tm_config_defaults_check(char *err, size_t errlen)
