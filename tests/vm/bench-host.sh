@@ -103,6 +103,7 @@ leftovers() {
 	[ "$(scx_state)" = disabled ] || l+=" scheduler($(scx_state))"
 	pgrep -x stress-ng >/dev/null && l+=" stress-ng"
 	pgrep -f build/tm-probe >/dev/null && l+=" tm-probe"
+	pgrep -f "tools/bench/(run|guest)[.]sh" >/dev/null && l+=" bench-shells"
 	echo "${l# }"
 }
 expect_eq "nothing left behind" "" "$(leftovers)"
@@ -127,22 +128,28 @@ check "a peer ejected mid-run: its run named as left, with why" \
 	grep '^bench: ' "$out/run2.log" | sed 's/^/#   /'
 check "and no row measured for it" bash -c "! grep -q 'level 30% round 1: scx_simple done' '$out/run2.log'"
 blog "tidemark loaded" || not_ok "tidemark loaded by the bench"
-sleep 1
-# the bench's own shell (the oldest): its subshells carry the same name
-victim=$(pgrep -o -f "tools/bench/guest.sh quick")
+# its hogs running: BE's cgroup populated (the round's own first step)
+for _ in $(seq 50); do
+	[ -n "$(cat $cg/tidemark-bench/be/cgroup.procs 2>/dev/null)" ] && break
+	sleep 0.1
+done
+# the quick run's own shell: run.sh's child of that name (its subshells
+# are the shell's children, and nothing older of that name can be taken)
+runsh=$(pgrep -f "tools/bench/run.sh host quick")
+victim=$(pgrep -P "${runsh:-0}" -f "tools/bench/guest.sh quick")
 expect_eq "stopped half-way: with tidemark loaded" "enabled tidemark" "$(scx_state) $(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"
-# named, so that a run that went on to its end says why (once, pooled, it
-# ended with exit 0, and the log that could tell was gone)
-check "stopped half-way: the quick run's shell found ($victim)" test -n "$victim" ||
+check "stopped half-way: the quick run's shell found ($victim, child of $runsh)" test -n "$victim" ||
 	grep '^bench: ' "$out/run2.log" | tail -5 | sed 's/^/#   /'
-[ -n "$victim" ] && kill -TERM "$victim"
+check "stopped half-way: SIGTERM delivered" kill -TERM "${victim:-0}"
 wait $run
 rc=$?
 wait_state disabled 10
 sleep 1
 expect_eq "stopped half-way: nothing left behind" "" "$(leftovers)" ||
 	sed 's/^/#   /' "$out/run2.log"
-check "stopped half-way: the run says it failed (exit $rc)" test $rc != 0 ||
+check "stopped half-way: the bench says it was stopped, in the round" \
+	bash -c "grep -q '^bench: stopped by SIGTERM' '$out/run2.log' && ! grep -q 'level 30% round 1: tidemark done' '$out/run2.log'" ||
 	grep '^bench: ' "$out/run2.log" | tail -5 | sed 's/^/#   /'
+check "stopped half-way: the run says it failed (exit $rc)" test $rc != 0
 rm -rf "$out"
 tap_done

@@ -91,7 +91,9 @@ cleanup() {
 }
 PREEMPT_FILE=/sys/kernel/debug/sched/preempt
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+# said in the log, so that a run stopped from outside is told from one that ended
+trap 'log "stopped by SIGINT"; exit 130' INT
+trap 'log "stopped by SIGTERM"; exit 143' TERM
 mkdir -p $cg$ONL $cg$BEG || exit 1
 # perf stat around the ONLINE service where a PMU counts (machine.py says)
 machine=$(python3 tools/bench/machine.py --where $where) || { echo "bench: machine facts not read" >&2; exit 1; }
