@@ -240,6 +240,15 @@ TEST(report_text_escaping)
 		EXPECT_STREQ(c[i].prom, ps);
 		free(js);
 		free(ps);
+		/* the jansson form (/report, /nodemetric) encodes to the same text */
+		json_t *o = tm_json_str(c[i].in);
+
+		ASSERT_NE(NULL, o);
+		js = json_dumps(o, JSON_ENCODE_ANY);
+		ASSERT_NE(NULL, js);
+		EXPECT_STREQ(c[i].json, js);
+		free(js);
+		json_decref(o);
 	}
 	EXPECT_EQ(0U, tm_utf8_len("\x80"));
 	EXPECT_EQ(0U, tm_utf8_len("\xf5\x80\x80\x80"));

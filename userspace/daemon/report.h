@@ -14,7 +14,8 @@ struct tm_daemon;
 void tm_report_sample(struct tm_daemon *d, uint64_t now_ms);
 /*
  * Every configured BE cgroup (tm_be_cgroups: no duplicates, never a
- * protected one) and its cumulative CPU time, read once a main-loop round:
+ * protected one), its cumulative CPU time and its memory, read once a
+ * main-loop round:
  * the first caller of a round reads, the others share it until
  * tm_sample_round starts the next one (as tm_pins_round does for pins).
  * How many, *@out valid until then; -1 when out of memory.
@@ -23,9 +24,13 @@ struct tm_be_use {
 	char path[TM_CFG_PATH_MAX]; /* "/x/y" under the cgroup root */
 	int priority;		    /* its cgroups.be entry's */
 	uint64_t usage_us;	    /* cpu.stat usage_usec */
-	bool ok;		    /* read (false: gone, or no cpu controller) */
+	uint64_t memory;	    /* memory.current, bytes */
+	bool ok;		    /* usage_us read (false: gone, or no cpu controller) */
+	bool mem_ok;		    /* memory read (false: gone, or no memory controller) */
 };
 int tm_sample_be(struct tm_daemon *d, const struct tm_be_use **out);
+/* The row of @path among tm_sample_be's @n rows (sorted by path), or NULL. */
+const struct tm_be_use *tm_sample_be_find(const struct tm_be_use *v, int n, const char *path);
 /* A new round of the main loop: the BE cgroups are read again when asked. */
 void tm_sample_round(void);
 

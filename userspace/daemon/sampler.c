@@ -646,6 +646,20 @@ static struct {
 	int n, cap;
 } beuse;
 
+static int be_use_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct tm_be_use *)a)->path, ((const struct tm_be_use *)b)->path);
+}
+
+const struct tm_be_use *tm_sample_be_find(const struct tm_be_use *v, int n, const char *path)
+{
+	struct tm_be_use key;
+
+	if (snprintf(key.path, sizeof(key.path), "%s", path) >= (int)sizeof(key.path))
+		return NULL;
+	return bsearch(&key, v, n, sizeof(*v), be_use_cmp);
+}
+
 void tm_sample_round(void)
 {
 	beuse.read = false;
@@ -676,15 +690,18 @@ int tm_sample_be(struct tm_daemon *d, const struct tm_be_use **out)
 	for (int i = 0; i < nb; i++) {
 		struct tm_be_use *u = &beuse.v[i];
 		char dir[PATH_MAX];
-		__u64 us = 0;
+		__u64 us = 0, mem = 0;
+		bool at = !tm_cg_path(dir, sizeof(dir), d->cgroup_root, be[i].path, NULL);
 
 		snprintf(u->path, sizeof(u->path), "%s", be[i].path);
 		u->priority = be[i].cfg->priority;
-		u->ok = !tm_cg_path(dir, sizeof(dir), d->cgroup_root, be[i].path, NULL) &&
-			!tm_cg_read_u64(dir, "cpu.stat", "usage_usec", &us);
+		u->ok = at && !tm_cg_read_u64(dir, "cpu.stat", "usage_usec", &us);
+		u->mem_ok = at && !tm_cg_read_u64(dir, "memory.current", NULL, &mem);
 		u->usage_us = us;
+		u->memory = mem;
 	}
 	free(be);
+	qsort(beuse.v, nb, sizeof(*beuse.v), be_use_cmp);
 	beuse.n = nb;
 	beuse.read = true;
 	*out = beuse.v;

@@ -9,6 +9,7 @@
 #ifndef __TM_STRATEGY_H
 #define __TM_STRATEGY_H
 #include <stdint.h>
+#include <jansson.h>
 #include "buf.h"
 
 struct tm_daemon;
@@ -35,8 +36,8 @@ struct tm_strategy {
 	/* its report sections (may be NULL); called from the HTTP and push
 	 * threads: take d->lock for shared state */
 	void (*report_prom)(struct tm_daemon *d, struct tm_buf *b);
-	/* a JSON member, "name":{...}, followed by a comma */
-	void (*report_json)(struct tm_daemon *d, struct tm_buf *b);
+	/* its member of the /report object @r */
+	void (*report_json)(struct tm_daemon *d, json_t *r);
 };
 
 extern const struct tm_strategy *const tm_strategies[];

@@ -103,6 +103,28 @@ void tm_bjson_str(struct tm_buf *b, const char *s)
 	put_text(b, s, true);
 }
 
+json_t *tm_json_str(const char *s)
+{
+	struct tm_buf b = {};
+	json_t *j;
+
+	while (*s) {
+		size_t n = tm_utf8_len(s);
+
+		if (n) {
+			tm_bprintf(&b, "%.*s", (int)n, s);
+			s += n;
+		} else {
+			tm_bprintf(&b, "\\x%02x", (unsigned char)*s++);
+		}
+	}
+	if (!tm_buf_done(&b))
+		return NULL;
+	j = json_string(b.p);
+	free(b.p);
+	return j;
+}
+
 void tm_bprom_label(struct tm_buf *b, const char *s)
 {
 	put_text(b, s, false);

@@ -6,6 +6,7 @@
 #define __TM_BUF_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <jansson.h>
 
 struct tm_buf {
 	char *p;
@@ -19,6 +20,10 @@ size_t tm_utf8_len(const char *s);
 /* @s as a JSON string, quotes included; bytes that are not UTF-8 become
  * "\\xHH" (a backslash, x, two hex digits), in both forms. */
 void tm_bjson_str(struct tm_buf *b, const char *s);
+/* @s as a jansson string, the same bytes as tm_bjson_str's (a tenant names
+ * its cgroups: one name that is not UTF-8 must not void the document);
+ * NULL only when out of memory. */
+json_t *tm_json_str(const char *s);
 /* @s as a Prometheus label value, quotes included, UTF-8 as above. */
 void tm_bprom_label(struct tm_buf *b, const char *s);
 /* The text (caller frees), or NULL after an allocation failure. */

@@ -444,12 +444,10 @@ void tm_kube_slo_said(const char *fmt, ...)
 	pthread_mutex_unlock(&kube_state.lock);
 }
 
-void tm_kube_slo_json(struct tm_buf *b)
+void tm_kube_slo_json(json_t *r)
 {
 	pthread_mutex_lock(&kube_state.lock);
-	tm_bprintf(b, "\"nodeslo\":");
-	tm_bjson_str(b, kube_state.slo_state);
-	tm_bprintf(b, ",");
+	json_object_set_new(r, "nodeslo", tm_json_str(kube_state.slo_state));
 	pthread_mutex_unlock(&kube_state.lock);
 }
 

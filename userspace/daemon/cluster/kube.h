@@ -58,6 +58,6 @@ bool tm_kube_slo_take(struct tm_slo_overlay *o);
 void tm_kube_slo_current(struct tm_slo_overlay *o);
 /* What became of the NodeSLO, for /report ("applied: ...", "refused: ..."). */
 void tm_kube_slo_said(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The same as a JSON string member of /report. */
-void tm_kube_slo_json(struct tm_buf *b);
+/* The same as the string member "nodeslo" of the /report object @r. */
+void tm_kube_slo_json(json_t *r);
 #endif

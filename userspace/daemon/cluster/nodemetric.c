@@ -170,28 +170,6 @@ int tm_nm_policy_from_spec(json_t *spec, struct tm_nm_policy *p, char *err, size
 	return 0;
 }
 
-/* A cgroup path as a JSON string: a byte that is not UTF-8 as "\\xHH"
- * (a tenant names its cgroups; one bad name must not void the object). */
-static json_t *path_str(const char *s)
-{
-	char out[TM_CFG_PATH_MAX * 4 + 1];
-	size_t o = 0;
-
-	while (*s && o + 5 < sizeof(out)) {
-		size_t l = tm_utf8_len(s);
-
-		if (l) {
-			memcpy(out + o, s, l);
-			o += l;
-			s += l;
-		} else {
-			o += snprintf(out + o, sizeof(out) - o, "\\x%02x", (unsigned char)*s++);
-		}
-	}
-	out[o] = 0;
-	return json_string(out);
-}
-
 static const char *const mem_policy_name[] = {"usageWithoutPageCache", "usageWithHotPageCache",
 					      "usageWithPageCache"};
 
@@ -584,10 +562,10 @@ json_t *tm_nm_object(struct tm_daemon *d)
 		if (!track_avg(t, metric.pol.aggregate_s, &c, &m, &pc, &pm))
 			continue;
 		if (!t->uid[0]) {
-			json_array_append_new(hosts,
-					      json_pack("{s:o,s:o,s:s,s:s}", "name",
-							path_str(t->path), "usage", resources(c, m),
-							"priority", "koord-prod", "qos", "LS"));
+			json_array_append_new(hosts, json_pack("{s:o,s:o,s:s,s:s}", "name",
+							       tm_json_str(t->path), "usage",
+							       resources(c, m), "priority",
+							       "koord-prod", "qos", "LS"));
 			continue;
 		}
 		pods_mcpu += c;

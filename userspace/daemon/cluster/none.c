@@ -66,11 +66,9 @@ void tm_kube_slo_said(const char *fmt, ...)
 {
 }
 
-void tm_kube_slo_json(struct tm_buf *b)
+void tm_kube_slo_json(json_t *r)
 {
-	tm_bprintf(b, "\"nodeslo\":");
-	tm_bjson_str(b, "not read (node-only build)");
-	tm_bprintf(b, ",");
+	json_object_set_new(r, "nodeslo", json_string("not read (node-only build)"));
 }
 
 int tm_kubeconfig_load(const char *path, const char *context, struct tm_kubeconf *kc, char *err,

@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -215,19 +216,17 @@ static uint32_t period_ms(const struct tm_daemon *d)
 }
 
 /* caller holds no lock */
-static void report_json(struct tm_daemon *d, struct tm_buf *b)
+static void report_json(struct tm_daemon *d, json_t *r)
 {
 	double avg;
 
 	pthread_mutex_lock(&d->lock);
 	avg = st.last_avg;
 	pthread_mutex_unlock(&d->lock);
-	if (avg < 0)
-		tm_bprintf(b, "\"cpu_high\":{\"node_cpu_pct\":null,\"window_s\":%u},",
-			   d->cfg.cpu.evict_window_s);
-	else
-		tm_bprintf(b, "\"cpu_high\":{\"node_cpu_pct\":%.1f,\"window_s\":%u},", avg,
-			   d->cfg.cpu.evict_window_s);
+	json_object_set_new(r, "cpu_high",
+			    json_pack("{s:o,s:I}", "node_cpu_pct",
+				      avg < 0 ? json_null() : json_real(round(avg * 10) / 10),
+				      "window_s", (json_int_t)d->cfg.cpu.evict_window_s));
 }
 
 static void report_prom(struct tm_daemon *d, struct tm_buf *b)

@@ -28,6 +28,7 @@
 
 #include "actuate.h"
 #include "config.h"
+#include "report.h"
 #include "strategy.h"
 #include "tmlib.h"
 #include "usage.h"
@@ -95,11 +96,12 @@ static int add_root_tasks(const struct tm_daemon *d, struct tm_usetab *t)
  * the root cgroup's own tasks, "be:/x/y" each BE cgroup (none inside
  * another: tm_be_top_level).
  */
-static int read_usage(const struct tm_daemon *d, const struct tm_be_cg *be, int nb,
-		      struct tm_usetab *t)
+static int read_usage(struct tm_daemon *d, const struct tm_be_cg *be, int nb, struct tm_usetab *t)
 {
 	char pat[PATH_MAX], key[TM_CFG_PATH_MAX + 4];
 	size_t rl = strlen(d->cgroup_root);
+	const struct tm_be_use *use;
+	int nu;
 	glob_t g;
 	__u64 v;
 
@@ -117,14 +119,15 @@ static int read_usage(const struct tm_daemon *d, const struct tm_be_cg *be, int 
 	}
 	if (add_root_tasks(d, t))
 		return -1;
+	/* BE as the sampler read it this round */
+	nu = tm_sample_be(d, &use);
 	for (int i = 0; i < nb; i++) {
-		char dir[PATH_MAX];
+		const struct tm_be_use *u = tm_sample_be_find(use, nu > 0 ? nu : 0, be[i].path);
 
-		if (tm_cg_path(dir, sizeof(dir), d->cgroup_root, be[i].path, NULL) ||
-		    tm_cg_read_u64(dir, "cpu.stat", "usage_usec", &v))
+		if (!u || !u->ok)
 			continue;
 		snprintf(key, sizeof(key), "be:%s", be[i].path);
-		if (tm_use_add(t, key, v))
+		if (tm_use_add(t, key, u->usage_us))
 			return -1;
 	}
 	tm_use_done(t);
@@ -329,13 +332,13 @@ static void report_prom(struct tm_daemon *d, struct tm_buf *b)
 		   active ? 1 : 0, entered);
 }
 
-static void report_json(struct tm_daemon *d, struct tm_buf *b)
+static void report_json(struct tm_daemon *d, json_t *r)
 {
 	pthread_mutex_lock(&d->lock);
-	tm_bprintf(b, "\"fallback\":{\"active\":%s,\"entered\":%" PRIu64 ",\"reason\":",
-		   st.active ? "true" : "false", st.entered);
-	tm_bjson_str(b, st.active ? st.why : "");
-	tm_bprintf(b, "},");
+	json_object_set_new(r, "fallback",
+			    json_pack("{s:b,s:I,s:o}", "active", st.active, "entered",
+				      (json_int_t)st.entered, "reason",
+				      tm_json_str(st.active ? st.why : "")));
 	pthread_mutex_unlock(&d->lock);
 }
 

@@ -734,43 +734,39 @@ static void report_prom(struct tm_daemon *d, struct tm_buf *b)
 	pthread_mutex_unlock(&d->lock);
 }
 
-static void json_num(struct tm_buf *b, double v)
+/* to 3 decimals; a signal not measured is null */
+static json_t *json_num(double v)
 {
-	if (isnan(v))
-		tm_bprintf(b, "null");
-	else
-		tm_bprintf(b, "%.3f", v);
+	return isnan(v) || isinf(v) ? json_null() : json_real(round(v * 1000) / 1000);
 }
 
-static void report_json(struct tm_daemon *d, struct tm_buf *b)
+static void report_json(struct tm_daemon *d, json_t *r)
 {
+	json_t *rows = json_array();
+
 	pthread_mutex_lock(&d->lock);
-	tm_bprintf(b, "\"interference\":{\"step\":\"%s\",\"culprit\":", step_name(shown.step));
-	tm_bjson_str(b, shown.culprit);
-	tm_bprintf(b,
-		   ",\"detections\":%" PRIu64 ",\"delay_source\":\"%s\",\"cpi\":%s,\"cgroups\":[",
-		   shown.detections, shown.delay_source ? shown.delay_source : "none",
-		   shown.cpi ? "true" : "false");
 	for (int i = 0; i < shown.nr; i++) {
-		tm_bprintf(b, "%s{\"cgroup\":", i ? "," : "");
-		tm_bjson_str(b, shown.row[i].path);
-		tm_bprintf(b, ",\"interfered\":%s,\"signals\":{",
-			   shown.row[i].interfered ? "true" : "false");
-		for (int k = 0, first = 1; k < TM_IF_SIGNALS; k++) {
+		json_t *sig = json_object();
+
+		for (int k = 0; k < TM_IF_SIGNALS; k++) {
 			double v = shown.row[i].value[k], m = shown.row[i].baseline[k];
 
 			if (isnan(v) && isnan(m))
 				continue;
-			tm_bprintf(b, "%s\"%s\":{\"value\":", first ? "" : ",", signal_names[k]);
-			json_num(b, v);
-			tm_bprintf(b, ",\"baseline\":");
-			json_num(b, m);
-			tm_bprintf(b, "}");
-			first = 0;
+			json_object_set_new(sig, signal_names[k],
+					    json_pack("{s:o,s:o}", "value", json_num(v), "baseline",
+						      json_num(m)));
 		}
-		tm_bprintf(b, "}}");
+		json_array_append_new(rows, json_pack("{s:o,s:b,s:o}", "cgroup",
+						      tm_json_str(shown.row[i].path), "interfered",
+						      shown.row[i].interfered, "signals", sig));
 	}
-	tm_bprintf(b, "]},");
+	json_object_set_new(r, "interference",
+			    json_pack("{s:s,s:o,s:I,s:s,s:b,s:o}", "step", step_name(shown.step),
+				      "culprit", tm_json_str(shown.culprit), "detections",
+				      (json_int_t)shown.detections, "delay_source",
+				      shown.delay_source ? shown.delay_source : "none", "cpi",
+				      shown.cpi, "cgroups", rows));
 	pthread_mutex_unlock(&d->lock);
 }
 

@@ -23,6 +23,7 @@
 #include "config.h"
 #include "strategy.h"
 #include "evict.h"
+#include "report.h"
 #include "tmlib.h"
 
 #define NAME "memevict"
@@ -46,25 +47,6 @@ static struct {
 	struct killed *kil;
 	int nr_kil, cap_kil;
 } st = {.round = {.strategy = NAME}};
-
-static int cg_read_u64(const struct tm_daemon *d, const char *rel, const char *file, uint64_t *out)
-{
-	char p[PATH_MAX];
-	unsigned long long v;
-	FILE *f;
-	int ok;
-
-	if (tm_cg_path(p, sizeof(p), d->cgroup_root, rel, file))
-		return -1;
-	f = fopen(p, "r");
-	if (!f)
-		return -1;
-	ok = fscanf(f, "%llu", &v) == 1;
-	fclose(f);
-	if (ok)
-		*out = v;
-	return ok ? 0 : -1;
-}
 
 /*
  * A cgroup whose kill was written is dying while it still has tasks, for
@@ -125,11 +107,12 @@ static int grow(void **v, int *cap, int n, size_t size)
 	return 0;
 }
 
-/* Every configured BE cgroup with its memory (caller frees *out). */
+/* Every configured BE cgroup with its memory, as the sampler read it this
+ * round (caller frees *out). */
 static int candidates(struct tm_daemon *d, struct tm_evict_cand **out, uint64_t now)
 {
-	struct tm_be_cg *be;
-	int nb = tm_be_cgroups(d, &be), n = 0;
+	const struct tm_be_use *be;
+	int nb = tm_sample_be(d, &be), n = 0;
 	struct tm_evict_cand *c;
 
 	*out = NULL;
@@ -137,21 +120,19 @@ static int candidates(struct tm_daemon *d, struct tm_evict_cand **out, uint64_t 
 	if (nb <= 0)
 		return 0;
 	c = calloc(nb, sizeof(*c));
-	if (!c) {
-		free(be);
+	if (!c)
 		return 0;
-	}
 	for (int i = 0; i < nb; i++) {
+		if (!be[i].mem_ok)
+			continue; /* gone, or no memory controller there */
 		memcpy(c[n].path, be[i].path, sizeof(c[n].path));
-		c[n].priority = be[i].cfg->priority;
-		if (cg_read_u64(d, be[i].path, "memory.current", &c[n].amount))
-			continue; /* no memory controller there */
+		c[n].priority = be[i].priority;
+		c[n].amount = be[i].memory;
 		c[n].dying = dying(be[i].path);
 		snprintf(c[n].detail, sizeof(c[n].detail), "priority=%d memory_current=%" PRIu64,
 			 c[n].priority, c[n].amount);
 		n++;
 	}
-	free(be);
 	*out = c;
 	return n;
 }
