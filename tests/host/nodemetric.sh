@@ -424,7 +424,7 @@ if wait_for 20 grep -qs "^batch/job-0$" "$tmp/api/evicted.log"; then
 else
 	not_ok "the BE pod evicted through the Eviction API" "$(grep -E "audit|evict" "$tmp/d3.log" | tail -5)"
 fi
-a1=$(grep "strategy=memevict action=kill" "$tmp/d3.log" | grep -m1 "cgroup=/$p3 ")
+a1=$(grep "strategy=memory_eviction action=kill" "$tmp/d3.log" | grep -m1 "cgroup=/$p3 ")
 grep -q "via=eviction-api" <<<"$a1" && ok "its kill audited via=eviction-api" || not_ok "audited via=eviction-api" "$a1"
 grep -q "action=eviction_refused .*pod=batch/job-0 .*status=429" "$tmp/d3.log" &&
 	wait_for 5 grep -q "action=evicted_api .*pod=batch/job-0 .*refusals=1" "$tmp/d3.log" &&
@@ -437,7 +437,7 @@ wait_for 5 grep -qs "^TidemarkEvicted batch/job-0 " "$tmp/api/events.log" &&
 killed() { # log pattern cgroup
 	grep -qs "$2" "$1" && [ "$(cat "$cg/$3/cgroup.kill" 2>/dev/null)" = 1 ]
 }
-if wait_for 10 killed "$tmp/d3.log" "strategy=memevict action=kill .*cgroup=/$p6 via=cgroup.kill" "$p6"; then
+if wait_for 10 killed "$tmp/d3.log" "strategy=memory_eviction action=kill .*cgroup=/$p6 via=cgroup.kill" "$p6"; then
 	ok "a pod not in the list killed by cgroup.kill"
 else
 	not_ok "a pod not in the list killed by cgroup.kill" "$(grep "$u6\|${u6//-/_}" "$tmp/d3.log" | tail -3)"

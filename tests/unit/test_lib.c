@@ -184,7 +184,7 @@ TEST(line_arbiter_lowest_wins_owners_withdraw_their_own)
 	d.cfg.cpu.suppress_pct = 65;
 	EXPECT_EQ(65U, tm_line_pct(&d, &owner));
 	EXPECT_STREQ("config", owner);
-	tm_line_request(&d, "interfere", 50);
+	tm_line_request(&d, "interference", 50);
 	EXPECT_NE(0U, d.events & TM_EV_LINE);
 	d.events = 0;
 	tm_line_request(&d, "other", 40);
@@ -195,12 +195,12 @@ TEST(line_arbiter_lowest_wins_owners_withdraw_their_own)
 	EXPECT_EQ(40U, tm_line_pct(&d, NULL));
 	tm_line_withdraw(&d, "other");
 	EXPECT_EQ(50U, tm_line_pct(&d, &owner));
-	EXPECT_STREQ("interfere", owner);
+	EXPECT_STREQ("interference", owner);
 	/* a second request by the same owner replaces its first */
-	tm_line_request(&d, "interfere", 55);
+	tm_line_request(&d, "interference", 55);
 	EXPECT_EQ(55U, tm_line_pct(&d, NULL));
-	tm_line_withdraw(&d, "interfere");
-	tm_line_withdraw(&d, "interfere");
+	tm_line_withdraw(&d, "interference");
+	tm_line_withdraw(&d, "interference");
 	tm_line_withdraw(&d, "third");
 	EXPECT_EQ(65U, tm_line_pct(&d, &owner));
 	EXPECT_STREQ("config", owner);

@@ -86,23 +86,23 @@ TEST_F(saved, a_gone_cgroup_is_counted_as_gone_not_restored)
 	char err[256], p[128];
 	int gone = -1;
 
-	ASSERT_EQ(0, tm_cg_write_saved(&d, "memevict", "/be/c20", "memory.high", "4096"));
-	ASSERT_EQ(0, tm_cg_write_saved(&d, "memevict", "/be/mem", "memory.high", "8192"));
+	ASSERT_EQ(0, tm_cg_write_saved(&d, "memory_eviction", "/be/c20", "memory.high", "4096"));
+	ASSERT_EQ(0, tm_cg_write_saved(&d, "memory_eviction", "/be/mem", "memory.high", "8192"));
 	EXPECT_STREQ("8192", get("/be/mem/memory.high"));
 	/* a later tidemarkd: the records from disk; the short-lived cgroup gone */
 	ASSERT_EQ(0, tm_saved_load(&d, err, sizeof(err)));
-	ASSERT_EQ(2, tm_saved_count("memevict"));
+	ASSERT_EQ(2, tm_saved_count("memory_eviction"));
 	snprintf(p, sizeof(p), "%s/be/c20/memory.high", root);
 	ASSERT_EQ(0, unlink(p));
 	snprintf(p, sizeof(p), "%s/be/c20", root);
 	ASSERT_EQ(0, rmdir(p));
-	EXPECT_EQ(1, tm_cg_restore(&d, "memevict", NULL, &gone));
+	EXPECT_EQ(1, tm_cg_restore(&d, "memory_eviction", NULL, &gone));
 	EXPECT_EQ(1, gone);
 	EXPECT_STREQ("max", get("/be/mem/memory.high"));
-	EXPECT_EQ(0, tm_saved_count("memevict"));
+	EXPECT_EQ(0, tm_saved_count("memory_eviction"));
 	/* and none on disk either */
 	ASSERT_EQ(0, tm_saved_load(&d, err, sizeof(err)));
-	EXPECT_EQ(0, tm_saved_count("memevict"));
+	EXPECT_EQ(0, tm_saved_count("memory_eviction"));
 }
 
 TEST_F(saved, only_the_owner_s_records_are_restored)
@@ -110,10 +110,33 @@ TEST_F(saved, only_the_owner_s_records_are_restored)
 	int gone = -1;
 
 	ASSERT_EQ(0, tm_cg_write_saved(&d, "fallback", "/be/mem", "memory.high", "100"));
-	EXPECT_EQ(0, tm_cg_restore(&d, "memevict", NULL, &gone));
+	EXPECT_EQ(0, tm_cg_restore(&d, "memory_eviction", NULL, &gone));
 	EXPECT_EQ(0, gone);
 	EXPECT_STREQ("100", get("/be/mem/memory.high"));
 	EXPECT_EQ(1, tm_cg_restore(&d, "fallback", "/be/mem", NULL));
+	EXPECT_STREQ("max", get("/be/mem/memory.high"));
+}
+
+/* Records written by tidemark 0.6.0, whose strategies had other names
+ * (memevict, fallback): restored by the strategies as they are named now. */
+TEST_F(saved, records_of_the_old_names_are_taken_by_the_renamed_strategies)
+{
+	char err[256];
+	int gone = -1;
+
+	put("/be/mem/memory.high", "4096\n");
+	put("/saved.json",
+	    "{\"version\":1,\"saved\":["
+	    "{\"owner\":\"memevict\",\"cgroup\":\"/be/mem\",\"file\":\"memory.high\","
+	    "\"value\":\"max\"},"
+	    "{\"owner\":\"fallback\",\"cgroup\":\"/be/c20\",\"file\":\"memory.high\","
+	    "\"value\":\"max\"}]}\n");
+	ASSERT_EQ(0, tm_saved_load(&d, err, sizeof(err)));
+	EXPECT_EQ(1, tm_saved_count("memory_eviction"));
+	EXPECT_EQ(0, tm_saved_count("memevict"));
+	EXPECT_EQ(1, tm_saved_count("fallback"));
+	EXPECT_EQ(1, tm_cg_restore(&d, "memory_eviction", NULL, &gone));
+	EXPECT_EQ(0, gone);
 	EXPECT_STREQ("max", get("/be/mem/memory.high"));
 }
 

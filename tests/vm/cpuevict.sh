@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 240
-# Satisfaction-based CPU eviction (tidemarkd cpuevict): BE requests ~2 CPUs
+# Satisfaction-based CPU eviction (tidemarkd cpu_eviction): BE requests ~2 CPUs
 # (a 1000m job, and a kubelet BestEffort pod: cpu.weight 1, no request, so
 # default_request_mcpu 1000);
 # with no ONLINE load the node lets BE have 65% of 2 CPUs (satisfaction
@@ -58,28 +58,28 @@ dpid=$!
 wait_log /tmp/td.log "tidemarkd: running" 10 || { not_ok "daemon starts" "$(cat /tmp/td.log)"; tap_done; }
 ok "daemon starts"
 sleep 14
-if ! grep -q "strategy=cpuevict" /tmp/td.log; then ok "BE alone (satisfaction ~65%, bound 60%): no eviction"; else not_ok "BE alone: no eviction" "$(grep cpuevict /tmp/td.log)"; fi
+if ! grep -q "strategy=cpu_eviction" /tmp/td.log; then ok "BE alone (satisfaction ~65%, bound 60%): no eviction"; else not_ok "BE alone: no eviction" "$(grep cpu_eviction /tmp/td.log)"; fi
 
 note "ONLINE surge: one CPU of ONLINE work"
 in_cgroup online timeout 200 bash -c 'while :; do :; done'
 on=$!
-wait_log /tmp/td.log "strategy=cpuevict action=kill dry_run=true" 30 && ok "dry-run decides a kill" || not_ok "dry-run decides a kill" "$(tail -5 /tmp/td.log)"
-note "$(grep -m1 "strategy=cpuevict" /tmp/td.log)"
-if grep -m1 "strategy=cpuevict" /tmp/td.log | grep -q "cgroup=/be/low "; then ok "the victim is the lowest priority BE cgroup"; else not_ok "victim is /be/low" "$(grep -m1 cpuevict /tmp/td.log)"; fi
-sat=$(grep -m1 "strategy=cpuevict" /tmp/td.log | sed -n 's/.*satisfaction_pct=\([0-9]*\).*/\1/p')
+wait_log /tmp/td.log "strategy=cpu_eviction action=kill dry_run=true" 30 && ok "dry-run decides a kill" || not_ok "dry-run decides a kill" "$(tail -5 /tmp/td.log)"
+note "$(grep -m1 "strategy=cpu_eviction" /tmp/td.log)"
+if grep -m1 "strategy=cpu_eviction" /tmp/td.log | grep -q "cgroup=/be/low "; then ok "the victim is the lowest priority BE cgroup"; else not_ok "victim is /be/low" "$(grep -m1 cpu_eviction /tmp/td.log)"; fi
+sat=$(grep -m1 "strategy=cpu_eviction" /tmp/td.log | sed -n 's/.*satisfaction_pct=\([0-9]*\).*/\1/p')
 if [ -n "$sat" ] && [ "$sat" -lt 60 ]; then ok "satisfaction under the bound ($sat%)"; else not_ok "satisfaction under the bound" "'$sat'"; fi
 if kill -0 $low && kill -0 $high; then ok "dry-run killed nothing"; else not_ok "dry-run killed nothing"; fi
-req=$(grep -m1 "strategy=cpuevict" /tmp/td.log | sed -n 's/.*be_request_mcpu=\([0-9]*\).*/\1/p')
+req=$(grep -m1 "strategy=cpu_eviction" /tmp/td.log | sed -n 's/.*be_request_mcpu=\([0-9]*\).*/\1/p')
 expect_eq "BE request: 1000 (job) + default_request_mcpu 1000 (BestEffort pod at weight 1)" 2000 "$req"
 
 config false
 kill -HUP $dpid
-wait_log /tmp/td.log "strategy=cpuevict action=kill dry_run=false" 30 && ok "real run kills" || not_ok "real run kills" "$(tail -5 /tmp/td.log)"
+wait_log /tmp/td.log "strategy=cpu_eviction action=kill dry_run=false" 30 && ok "real run kills" || not_ok "real run kills" "$(tail -5 /tmp/td.log)"
 sleep 1
 if ! kill -0 $low 2>/dev/null; then ok "/be/low killed"; else not_ok "/be/low killed"; fi
 if kill -0 $high 2>/dev/null; then ok "the BestEffort pod spared (one victim per round)"; else not_ok "the BestEffort pod spared"; fi
 kill -0 $on && ok "ONLINE untouched" || not_ok "ONLINE untouched"
-n=$(grep -c "strategy=cpuevict action=kill dry_run=false" /tmp/td.log)
+n=$(grep -c "strategy=cpu_eviction action=kill dry_run=false" /tmp/td.log)
 expect_eq "one kill in the round (cool-down 15 s)" 1 "$n"
 
 kill $dpid

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 240
-# The CPU evict watermark (tidemarkd cpuhigh): BE alone at the 65% line
+# The CPU evict watermark (tidemarkd cpu_high): BE alone at the 65% line
 # leaves the node under evict_pct 70, nothing happens. ONLINE at ~85% of
 # the node leaves BE only its floor, the node runs near 90%: dry-run
 # decides and kills nothing, then the real run kills the lowest priority BE
@@ -43,7 +43,7 @@ sleep 8
 r=$(curl -s http://127.0.0.1:9477/report)
 pct=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["cpu_high"]["node_cpu_pct"])' "$r" 2>&1)
 note "BE alone: node CPU over the window $pct%"
-if ! grep -q "strategy=cpuhigh" /tmp/td.log; then ok "BE alone at the 65% line: no eviction"; else not_ok "BE alone: no eviction" "$(grep cpuhigh /tmp/td.log)"; fi
+if ! grep -q "strategy=cpu_high" /tmp/td.log; then ok "BE alone at the 65% line: no eviction"; else not_ok "BE alone: no eviction" "$(grep cpu_high /tmp/td.log)"; fi
 if python3 -c 'import sys; sys.exit(not 55 <= float(sys.argv[1]) <= 70)' "$pct" 2>/dev/null; then
 	ok "/report cpu_high.node_cpu_pct near the line ($pct)"
 else
@@ -53,8 +53,8 @@ fi
 note "ONLINE at ~85% of the node"
 in_cgroup online stress-ng --temp-path /tmp --cpu 2 --cpu-method int64 --cpu-load 85 --timeout 200s >/dev/null 2>&1
 on=$!
-wait_log /tmp/td.log "strategy=cpuhigh action=kill dry_run=true" 30 && ok "dry-run decides a kill" || not_ok "dry-run decides a kill" "$(tail -5 /tmp/td.log)"
-line=$(grep -m1 "strategy=cpuhigh" /tmp/td.log)
+wait_log /tmp/td.log "strategy=cpu_high action=kill dry_run=true" 30 && ok "dry-run decides a kill" || not_ok "dry-run decides a kill" "$(tail -5 /tmp/td.log)"
+line=$(grep -m1 "strategy=cpu_high" /tmp/td.log)
 note "$line"
 if grep -q "cgroup=/be/b " <<<"$line"; then ok "the victim is the lowest priority BE cgroup"; else not_ok "victim is /be/b" "$line"; fi
 node=$(sed -n 's/.*node_cpu_pct=\([0-9.]*\).*/\1/p' <<<"$line")
@@ -64,20 +64,20 @@ if kill -0 $a && kill -0 $b; then ok "dry-run killed nothing"; else not_ok "dry-
 
 config false
 kill -HUP $dpid
-wait_log /tmp/td.log "strategy=cpuhigh action=kill dry_run=false" 30 && ok "real run kills" || not_ok "real run kills" "$(tail -5 /tmp/td.log)"
+wait_log /tmp/td.log "strategy=cpu_high action=kill dry_run=false" 30 && ok "real run kills" || not_ok "real run kills" "$(tail -5 /tmp/td.log)"
 sleep 1
 if ! kill -0 $b 2>/dev/null; then ok "/be/b killed first"; else not_ok "/be/b killed first"; fi
 if kill -0 $a 2>/dev/null; then ok "/be/a spared in that round"; else not_ok "/be/a spared in that round"; fi
 t0=$(date +%s)
 for _ in $(seq 300); do
-	[ "$(grep -c "strategy=cpuhigh action=kill dry_run=false" /tmp/td.log)" -ge 2 ] && break
+	[ "$(grep -c "strategy=cpu_high action=kill dry_run=false" /tmp/td.log)" -ge 2 ] && break
 	sleep 0.1
 done
 dt=$(($(date +%s) - t0))
-if [ "$(grep -c "strategy=cpuhigh action=kill dry_run=false" /tmp/td.log)" -ge 2 ]; then ok "next round after the cool-down and a fresh window kills /be/a (${dt}s)"; else not_ok "next round kills /be/a" "$(grep cpuhigh /tmp/td.log)"; fi
-if grep "strategy=cpuhigh action=kill dry_run=false" /tmp/td.log | tail -1 | grep -q "cgroup=/be/a "; then ok "second victim /be/a"; else not_ok "second victim /be/a" "$(grep cpuhigh /tmp/td.log | tail -1)"; fi
+if [ "$(grep -c "strategy=cpu_high action=kill dry_run=false" /tmp/td.log)" -ge 2 ]; then ok "next round after the cool-down and a fresh window kills /be/a (${dt}s)"; else not_ok "next round kills /be/a" "$(grep cpu_high /tmp/td.log)"; fi
+if grep "strategy=cpu_high action=kill dry_run=false" /tmp/td.log | tail -1 | grep -q "cgroup=/be/a "; then ok "second victim /be/a"; else not_ok "second victim /be/a" "$(grep cpu_high /tmp/td.log | tail -1)"; fi
 sleep 9
-n=$(grep -c "strategy=cpuhigh action=kill dry_run=false" /tmp/td.log)
+n=$(grep -c "strategy=cpu_high action=kill dry_run=false" /tmp/td.log)
 expect_eq "no BE left: ONLINE alone above the line kills nothing more" 2 "$n"
 kill -0 $on && ok "ONLINE untouched" || not_ok "ONLINE untouched"
 m=$(curl -s http://127.0.0.1:9477/metrics | grep '^tidemark_node_cpu_window_ratio ')

@@ -74,16 +74,16 @@ small=$!
 wait $mw
 cross=$(cat /tmp/cross)
 for _ in $(seq 100); do [ -z "$(cat $cg/be/hog/cgroup.procs)" ] && break; sleep 0.1; done
-first=$(grep -m1 "strategy=memevict action=" /tmp/td.log | sed -n 's/.*ts=\([0-9.]*\).*/\1/p')
-note "$(grep "strategy=memevict" /tmp/td.log | head -5)"
+first=$(grep -m1 "strategy=memory_eviction action=" /tmp/td.log | sed -n 's/.*ts=\([0-9.]*\).*/\1/p')
+note "$(grep "strategy=memory_eviction" /tmp/td.log | head -5)"
 if [ -n "$cross" ] && [ -n "$first" ]; then
 	react=$(python3 -c "print(int((float('$first') - float('$cross')) * 1000))")
 	if [ "$react" -le 500 ]; then ok "first action ${react} ms after crossing ${evict}% (bar 500 ms)"; else not_ok "first action within 500 ms" "${react} ms"; fi
 else
 	not_ok "watermark crossed and acted on" "crossing '$cross', first action '$first'"
 fi
-if grep -q "action=throttle dry_run=false cgroup=/be/hog" /tmp/td.log; then ok "throttled first (memory.high)"; else not_ok "throttled first" "$(grep memevict /tmp/td.log)"; fi
-if grep -q "action=kill dry_run=false cgroup=/be/hog" /tmp/td.log; then ok "the big BE cgroup is killed"; else not_ok "the big BE cgroup is killed" "$(grep memevict /tmp/td.log)"; fi
+if grep -q "action=throttle dry_run=false cgroup=/be/hog" /tmp/td.log; then ok "throttled first (memory.high)"; else not_ok "throttled first" "$(grep memory_eviction /tmp/td.log)"; fi
+if grep -q "action=kill dry_run=false cgroup=/be/hog" /tmp/td.log; then ok "the big BE cgroup is killed"; else not_ok "the big BE cgroup is killed" "$(grep memory_eviction /tmp/td.log)"; fi
 expect_eq "the hog's cgroup is empty" "" "$(cat $cg/be/hog/cgroup.procs)"
 if kill -0 $online 2>/dev/null; then ok "ONLINE memory user untouched"; else not_ok "ONLINE memory user untouched"; fi
 expect_eq "ONLINE memory.high untouched" "max" "$(cat $cg/online/memory.high)"
@@ -95,7 +95,7 @@ wait $hog 2>/dev/null
 sleep 2
 python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:9477/metrics", timeout=5).read().decode(), end="")' >/tmp/metrics.txt
 if promtool check metrics </tmp/metrics.txt >/tmp/promtool.out 2>&1; then ok "/metrics passes promtool check metrics"; else not_ok "/metrics passes promtool" "$(head -5 /tmp/promtool.out)"; fi
-if grep -q '^tidemark_actions_total{strategy="memevict",action="kill",dry_run="false"} [1-9]' /tmp/metrics.txt; then ok "kill counted in tidemark_actions_total"; else not_ok "kill counted" "$(grep actions_total /tmp/metrics.txt)"; fi
+if grep -q '^tidemark_actions_total{strategy="memory_eviction",action="kill",dry_run="false"} [1-9]' /tmp/metrics.txt; then ok "kill counted in tidemark_actions_total"; else not_ok "kill counted" "$(grep actions_total /tmp/metrics.txt)"; fi
 python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:9477/report", timeout=5).read().decode())' >/tmp/report.json
 chk=$(python3 - /tmp/report.json <<'EOP'
 import json, sys

@@ -62,7 +62,7 @@ ok "daemon starts"
 note "ONLINE at ~85%: the node stays above evict_pct 70 while the pod runs"
 in_cgroup online stress-ng --temp-path /tmp --cpu 2 --cpu-method int64 --cpu-load 85 --timeout 200s >/dev/null 2>&1
 on=$!
-wait_log /tmp/td.log "strategy=cpuhigh action=backoff" 20 || { not_ok "the pod came back and was held off" "$(tail -5 /tmp/td.log)"; }
+wait_log /tmp/td.log "strategy=cpu_high action=backoff" 20 || { not_ok "the pod came back and was held off" "$(tail -5 /tmp/td.log)"; }
 line=$(grep -m1 "action=backoff" /tmp/td.log)
 note "$line"
 check "backoff keyed by the pod's UID" grep -q "key=pod:$uid " <<<"$line"
@@ -71,7 +71,7 @@ check "backoff capped the pod" grep -q "capped=true" <<<"$line"
 # Read in the second back-off (8 s): the first ends 2 s after the pod came
 # back, and a lookup slowed by the emulator could then see a scope of the
 # next life, which is not capped yet.
-nkills() { grep -c "strategy=cpuhigh action=kill dry_run=false" /tmp/td.log; }
+nkills() { grep -c "strategy=cpu_high action=kill dry_run=false" /tmp/td.log; }
 # little-endian hex of an integer of 4 or 8 bytes, in the shell: a python
 # start per value took seconds next to an 85% ONLINE load under TCG, and
 # three of them once outlasted the 8 s back-off (CI)
@@ -84,8 +84,8 @@ le() { # bytes value
 # in the second back-off; a kill during the read (the lookup outlasted it)
 # means the scope read may be gone: read again in the third
 for n in 2 3; do
-	wait_log /tmp/td.log "strategy=cpuhigh action=backoff .* kills=$n " 30 ||
-		not_ok "the pod came back after kill $n and was held off" "$(grep cpuhigh /tmp/td.log)"
+	wait_log /tmp/td.log "strategy=cpu_high action=backoff .* kills=$n " 30 ||
+		not_ok "the pod came back after kill $n and was held off" "$(grep cpu_high /tmp/td.log)"
 	k0=$(nkills)
 	scope=$(ls -d $cg/$pod/cri-containerd-*.scope | sort -t- -k3 -n | tail -1)
 	v=$(tests/lib/bpfmap.py lookup /sys/fs/bpf/tidemark/be_caps "$(le 8 "$(stat -c %i "$scope")")" 2>&1 | cut -c1-16)
@@ -98,13 +98,13 @@ expect_eq "no kill while the cap was read (the scope read is the one held off)" 
 
 # three kills, then stop looking
 for _ in $(seq 400); do
-	[ "$(grep -c "strategy=cpuhigh action=kill dry_run=false" /tmp/td.log)" -ge 3 ] && break
+	[ "$(grep -c "strategy=cpu_high action=kill dry_run=false" /tmp/td.log)" -ge 3 ] && break
 	sleep 0.1
 done
 sleep 1
-mapfile -t k < <(grep "strategy=cpuhigh action=kill dry_run=false" /tmp/td.log | sed -n 's/.*audit ts=\([0-9.]*\) .*/\1/p')
+mapfile -t k < <(grep "strategy=cpu_high action=kill dry_run=false" /tmp/td.log | sed -n 's/.*audit ts=\([0-9.]*\) .*/\1/p')
 note "kills at ${k[*]}; kubelet restarts $(wc -l </tmp/kubelet.log)"
-if [ ${#k[@]} -ge 3 ]; then ok "the pod was killed 3 times"; else not_ok "the pod was killed 3 times" "${#k[@]} kills" "$(grep cpuhigh /tmp/td.log)"; fi
+if [ ${#k[@]} -ge 3 ]; then ok "the pod was killed 3 times"; else not_ok "the pod was killed 3 times" "${#k[@]} kills" "$(grep cpu_high /tmp/td.log)"; fi
 gap() { python3 -c 'import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))' "$1" "$2"; }
 ge() { python3 -c 'import sys; sys.exit(not float(sys.argv[1]) >= float(sys.argv[2]))' "$1" "$2"; }
 if [ ${#k[@]} -ge 3 ]; then
@@ -115,7 +115,7 @@ if [ ${#k[@]} -ge 3 ]; then
 fi
 # one back-off per kill whose pod came back (the last one's may not have
 # yet; a read retried in the third back-off lets a fourth kill come)
-nb=$(grep -c "strategy=cpuhigh action=backoff" /tmp/td.log)
+nb=$(grep -c "strategy=cpu_high action=backoff" /tmp/td.log)
 nk=$(nkills)
 if [ "$nb" -ge $((nk - 1)) ] && [ "$nb" -le "$nk" ] && [ "$nb" -ge 2 ]; then ok "each back-off audited once ($nb for ${#k[@]} kills)"; else not_ok "each back-off audited once" "$nb backoff lines" "$(grep action=backoff /tmp/td.log)"; fi
 check "the cap was lifted when a back-off ended" grep -q "strategy=evictor action=backoff_end .*key=pod:$uid .*cap=removed" /tmp/td.log

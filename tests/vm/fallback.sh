@@ -108,14 +108,17 @@ check "no records left" grep -q '"saved": \[\]' /run/tidemark/saved.json
 kill $dpid
 wait $dpid
 
-note "memory.high left lowered by a killed tidemarkd is restored at start"
+# written under tidemark 0.6.0's name for memory eviction (memevict): the
+# renamed strategy takes the record over
+note "memory.high left lowered by a killed tidemarkd (0.6.0's record) is restored at start"
 orig_high=$(cat $cg/be/memory.high)
 echo 100000000 >$cg/be/memory.high
 printf '{"version": 1, "saved": [{"owner": "memevict", "cgroup": "/be", "file": "memory.high", "value": "%s"}]}\n' "$orig_high" >/run/tidemark/saved.json
 td
-wait_log /tmp/td.log "strategy=memevict action=unthrottle.*restored=1" 10 || true
+check "restored by memory_eviction, the record's owner as named now" \
+	wait_log /tmp/td.log "strategy=memory_eviction action=unthrottle.*restored=1" 10
 expect_eq "memory.high back to $orig_high" "$orig_high" "$(cat $cg/be/memory.high)"
-echo '{"version": 1, "saved": [{"owner": "memevict"}]}' >/run/tidemark/saved.json
+echo '{"version": 1, "saved": [{"owner": "memory_eviction"}]}' >/run/tidemark/saved.json
 kill $dpid
 wait $dpid
 out=$(build/tidemarkd --config /tmp/td.json 2>&1)

@@ -71,15 +71,15 @@ phase() { # dry_run
 	# ONLINE that the detector rightly took for interference once (CPU
 	# delay 148 ms/s against a 7.4 baseline, when the baseline was read
 	# here).
-	if grep -q "strategy=interfere" /tmp/td.log; then
-		not_ok "no action before the antagonist (dry_run=$1)" "$(grep strategy=interfere /tmp/td.log)"
+	if grep -q "strategy=interference" /tmp/td.log; then
+		not_ok "no action before the antagonist (dry_run=$1)" "$(grep strategy=interference /tmp/td.log)"
 	else
 		ok "no action before the antagonist (dry_run=$1)"
 	fi
 	t0=$EPOCHREALTIME
 	antagonist
-	if wait_log /tmp/td.log "strategy=interfere .*culprit=/be/antagonist " 20; then
-		line=$(grep -m1 "strategy=interfere .*culprit=/be/antagonist " /tmp/td.log)
+	if wait_log /tmp/td.log "strategy=interference .*culprit=/be/antagonist " 20; then
+		line=$(grep -m1 "strategy=interference .*culprit=/be/antagonist " /tmp/td.log)
 		ts=$(sed -n 's/^audit ts=\([0-9.]*\) .*/\1/p' <<<"$line")
 		ms=$(python3 -c "print(int(($ts - $t0) * 1000))")
 		note "$(grep -m1 "action=detect" /tmp/td.log)"
@@ -106,13 +106,13 @@ else
 fi
 wait_log /tmp/td.log "action=throttle" 20 || true
 sleep 1
-note "$(grep "strategy=interfere" /tmp/td.log | grep -v detect | head -3)"
+note "$(grep "strategy=interference" /tmp/td.log | grep -v detect | head -3)"
 if grep -q "action=throttle dry_run=true cgroup=/be/antagonist " /tmp/td.log; then
 	ok "dry run: the throttle names the antagonist"
 else
 	# what the ladder saw: each signal's value and baseline, the step held
 	not_ok "dry run: the throttle names the antagonist" \
-		"$(grep "strategy=interfere" /tmp/td.log | tail -n 8)" \
+		"$(grep "strategy=interference" /tmp/td.log | tail -n 8)" \
 		"$(curl -s http://127.0.0.1:9477/report | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["interference"]))')"
 fi
 expect_eq "dry run: the line is left alone" "suppress_pct=65" "$(build/tidemarkctl show | head -1 | cut -d' ' -f1)"
@@ -135,7 +135,7 @@ check "taskstats CPU delay measured for /online (baseline $d ms/s)" python3 -c "
 wait_log /tmp/td.log "action=throttle\|action=evict" 30 || true
 check "the line was lowered first" grep -q "action=lower_line dry_run=false line_pct=65->50" /tmp/td.log
 check "then the antagonist was capped" grep -q "action=throttle dry_run=false cgroup=/be/antagonist " /tmp/td.log
-if grep "strategy=interfere" /tmp/td.log | grep -q "innocent"; then not_ok "the innocent BE cgroup is never acted on" "$(grep innocent /tmp/td.log)"; else ok "the innocent BE cgroup is never acted on"; fi
+if grep "strategy=interference" /tmp/td.log | grep -q "innocent"; then not_ok "the innocent BE cgroup is never acted on" "$(grep innocent /tmp/td.log)"; else ok "the innocent BE cgroup is never acted on"; fi
 # recovery: the mean run-queue wait of /online over 10 quiet seconds, from
 # the scheduler's own histograms, against the 10 s before the antagonist.
 # Quiet means after the ladder's last step: a capped fork storm still runs
@@ -143,7 +143,7 @@ if grep "strategy=interfere" /tmp/td.log | grep -q "innocent"; then not_ok "the 
 # evict, the 10 s start after that (measured during the cap, one CI run read
 # 78.6 us against 49.7 before).
 wait_log /tmp/td.log "action=evict dry_run=false cgroup=/be/antagonist" 40 || true
-last=$(grep "strategy=interfere action=\(throttle\|evict\) dry_run=false" /tmp/td.log | tail -n 1)
+last=$(grep "strategy=interference action=\(throttle\|evict\) dry_run=false" /tmp/td.log | tail -n 1)
 note "the ladder's last step: $last"
 sleep 5
 mark_c=$(wc -l </tmp/scx.log)
@@ -157,7 +157,7 @@ if python3 -c "import sys; sys.exit(0 if $n1 > 100 and $w1 <= 1.5 * $w0 else 1)"
 else
 	not_ok "ONLINE run-queue wait back at its baseline" "$w1 us vs $w0 us before"
 fi
-note "$(grep "strategy=interfere" /tmp/td.log | cut -c1-300)"
+note "$(grep "strategy=interference" /tmp/td.log | cut -c1-300)"
 if grep -q "action=evict dry_run=false cgroup=/be/antagonist " /tmp/td.log; then
 	sleep 1
 	if kill -0 $ant 2>/dev/null; then not_ok "evicted antagonist is gone"; else ok "evicted antagonist is gone"; fi

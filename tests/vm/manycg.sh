@@ -52,11 +52,11 @@ for _ in $(seq 300); do
 	if [ -z "$(cat $cg/be/j590/cgroup.procs)" ]; then gone=1; break; fi
 	sleep 0.1
 done
-if [ -n "$gone" ]; then ok "the hog at glob position 590 of 600 killed"; else not_ok "the hog at glob position 590 killed" "$(grep memevict /tmp/td.log | tail -5)"; fi
+if [ -n "$gone" ]; then ok "the hog at glob position 590 of 600 killed"; else not_ok "the hog at glob position 590 killed" "$(grep memory_eviction /tmp/td.log | tail -5)"; fi
 sleep 5 # five cool-downs pass: nothing more may be killed or written again
-kills=$(grep -c "strategy=memevict action=kill" /tmp/td.log)
+kills=$(grep -c "strategy=memory_eviction action=kill" /tmp/td.log)
 expect_eq "one kill written, no repeats" 1 "$kills"
-check "the kill names /be/j590" grep -q "strategy=memevict action=kill.*cgroup=/be/j590" /tmp/td.log
+check "the kill names /be/j590" grep -q "strategy=memory_eviction action=kill.*cgroup=/be/j590" /tmp/td.log
 alive=0
 for j in $innocents; do [ -n "$(cat $cg/be/$j/cgroup.procs)" ] && alive=$((alive + 1)); done
 expect_eq "the four innocents still run" 4 "$alive"
@@ -64,7 +64,7 @@ zero=$(grep "action=throttle" /tmp/td.log | grep -v "cgroup=/be/j590" | grep -c 
 expect_eq "no innocent's memory.high set to 0" 0 "$zero"
 highs=$(for j in $innocents; do cat $cg/be/$j/memory.high; done | sort -u | tr '\n' ' ')
 expect_eq "memory.high put back on the innocents after the episode" "max " "$highs"
-note "$(grep "strategy=memevict" /tmp/td.log | grep -v "action=throttle" | head -4)"
+note "$(grep "strategy=memory_eviction" /tmp/td.log | grep -v "action=throttle" | head -4)"
 
 n=$(curl -s http://127.0.0.1:9477/report | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["cgroups"]))')
 if [ "${n:-0}" -ge 601 ]; then ok "/report lists every cgroup ($n: 600 BE and /online)"; else not_ok "/report lists every cgroup" "$n"; fi

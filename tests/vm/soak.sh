@@ -182,7 +182,7 @@ done
 mcg=/be/mem lowered=""
 for try in 1 2 3; do
 	old=$(pgrep -x tidemarkd)
-	grep -q -m1 "strategy=memevict action=throttle dry_run=false cgroup=$mcg " \
+	grep -q -m1 "strategy=memory_eviction action=throttle dry_run=false cgroup=$mcg " \
 		< <(timeout 60 tail -n0 -F /tmp/td.log) || continue
 	for _ in $(seq 100); do
 		lowered=$(cat "$cg$mcg/memory.high" 2>/dev/null)
@@ -197,16 +197,16 @@ if [[ $lowered =~ ^[0-9]+$ ]]; then
 	tk=$(date +%s.%N)
 	note "mid-episode: tidemarkd killed with $mcg's memory.high at $lowered," \
 		"the memory job (start $(wc -l </tmp/memjob.runs)) had run $(python3 -c "import time; print('%.1f' % (time.time() - $(tail -1 /tmp/memjob.runs)))") s"
-	first=$(grep -m1 "strategy=memevict" < <(timeout 30 tail -n0 -F /tmp/td.log))
+	first=$(grep -m1 "strategy=memory_eviction" < <(timeout 30 tail -n0 -F /tmp/td.log))
 	if grep -q 'action=unthrottle .*restored=[1-9][0-9]* gone=[0-9]* reason="left lowered by an earlier tidemarkd"' <<<"$first"; then
 		ok "killed mid-episode: the next tidemarkd restores memory.high first ($(python3 -c "import time; print('%.1f' % (time.time() - $tk))") s after the kill)"
 	else
-		not_ok "killed mid-episode: the next tidemarkd restores memory.high first" "its first memevict line: ${first:-none in 30 s}" \
+		not_ok "killed mid-episode: the next tidemarkd restores memory.high first" "its first memory_eviction line: ${first:-none in 30 s}" \
 			"$mcg's memory.high now: $(cat "$cg$mcg/memory.high" 2>&1)" "$(grep -v '^audit' /tmp/td.log | tail -n 6)" \
-			"$(grep 'strategy=memevict' /tmp/td.log | tail -n 4)"
+			"$(grep 'strategy=memory_eviction' /tmp/td.log | tail -n 4)"
 	fi
 else
-	not_ok "a memory episode to kill tidemarkd in (3 tries of 60 s)" "$(grep -c 'strategy=memevict' /tmp/td.log) memevict audit lines so far" \
+	not_ok "a memory episode to kill tidemarkd in (3 tries of 60 s)" "$(grep -c 'strategy=memory_eviction' /tmp/td.log) memory_eviction audit lines so far" \
 		"the memory job started $(wc -l </tmp/memjob.runs) times, its cgroup's peak $(($(cat $cg/be/mem/memory.peak) >> 20)) MiB, node $(mem_pct)% used (evict at $evict%)"
 fi
 

@@ -195,7 +195,7 @@ print(json.dumps({"kind": "mem_reaction", "ms": int(m[1]) if m else None}))
 t = open(d + "/if.tap").read()
 m = re.search(r"^ok \d+ antagonist identified within 10 s \((\d+) ms, dry_run=false\)", t, re.M)
 w = re.search(r"mean run-queue wait.*?: ([\d.]+) us before the antagonist .*?, ([\d.]+) us 5-15 s after", t)
-ladder = re.findall(r"strategy=interfere action=(lower_line|throttle|evict) dry_run=false", t)
+ladder = re.findall(r"strategy=interference action=(lower_line|throttle|evict) dry_run=false", t)
 peak = [float(x) for x in re.findall(r"action=\w+ dry_run=false .*?signal=rq_wait_us value=([\d.]+)", t)]
 print(json.dumps({"kind": "interference", "identified_ms": int(m[1]) if m else None,
                   "wait_before_us": float(w[1]) if w else None,

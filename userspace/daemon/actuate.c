@@ -22,7 +22,7 @@
 /*
  * Pins are opened (and their ABI checked) once per round of the main loop,
  * not at every lookup: protection alone asks for "classes" once per BE
- * cgroup, and memevict runs every poll_ms.
+ * cgroup, and memory_eviction runs every poll_ms.
  */
 static struct {
 	bool tried;

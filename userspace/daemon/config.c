@@ -434,7 +434,7 @@ static const struct tm_cfg_row wm_cpu_rows[] = {
 	 .help = "the CPU evict watermark kills BE down to this line"},
 	TM_CFG_U32_ROW(
 		"evict_pct", cpu.evict_pct, 1, 100, "70", "%",
-		"CPU evict watermark (cpuhigh, a policy of cpu_eviction): node CPU above it on "
+		"CPU evict watermark (cpu_high, a policy of cpu_eviction): node CPU above it on "
 		"average over evict_window_s with BE running, BE cgroups are killed"),
 	TM_CFG_U32_ROW("evict_window_s", cpu.evict_window_s, 1, 600, "10", "s",
 		       "the averaging window of the evict watermark"),

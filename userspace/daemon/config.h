@@ -28,8 +28,8 @@ struct tm_config {
 	struct {
 		uint32_t forbid_pct;	  /* report: the node takes no new BE above this */
 		uint32_t suppress_pct;	  /* the scheduler's BE line */
-		uint32_t evict_lower_pct; /* cpuhigh evicts down to this (default suppress_pct) */
-		uint32_t evict_pct;	  /* cpuhigh evicts BE when the node is above this */
+		uint32_t evict_lower_pct; /* cpu_high evicts down to this (default suppress_pct) */
+		uint32_t evict_pct;	  /* cpu_high evicts BE when the node is above this */
 		uint32_t evict_window_s;  /* ... on average over this many seconds */
 	} cpu;
 	struct {
@@ -60,7 +60,7 @@ struct tm_config {
 		uint32_t backoff_max_s;	    /* doubled after each further kill, up to this */
 		uint32_t backoff_cap_mcpu;  /* its BE cap meanwhile (0: none) */
 	} eviction;
-	/* satisfaction-based CPU eviction (strategies/cpuevict.c) */
+	/* satisfaction-based CPU eviction (strategies/cpu_eviction.c) */
 	struct {
 		bool enabled;
 		bool dry_run;
@@ -75,7 +75,7 @@ struct tm_config {
 		 * cpu.max quota, cpu.weight 1 as kubelet gives BestEffort pods) */
 		uint32_t default_request_mcpu;
 	} cpu_eviction;
-	/* interference detection and its action ladder (strategies/interfere.c) */
+	/* interference detection and its action ladder (strategies/interference.c) */
 	struct {
 		bool enabled;
 		bool dry_run;

@@ -19,7 +19,7 @@
 /* Saved cgroup values (tm_cg_write_saved): as many as there are cgroups
  * (the fallback records three values of every BE cgroup). */
 struct saved {
-	char owner[16];
+	char owner[32];
 	char rel[TM_CFG_PATH_MAX];
 	char file[32];
 	char orig[128];
@@ -183,6 +183,22 @@ int tm_saved_count(const char *owner)
 	return n;
 }
 
+/* Owners by the names tidemark 0.6.0 and earlier gave them: their records
+ * are the same strategies' under the names they have now. */
+static const char *owner_now(const char *ow)
+{
+	static const char *const renamed[][2] = {
+		{"memevict", "memory_eviction"}, {"cpuevict", "cpu_eviction"},
+		{"cpuhigh", "cpu_high"},	 {"interfere", "interference"},
+		{"cpusuppress", "cpu_suppress"},
+	};
+
+	for (size_t i = 0; i < sizeof(renamed) / sizeof(renamed[0]); i++)
+		if (!strcmp(ow, renamed[i][0]))
+			return renamed[i][1];
+	return ow;
+}
+
 int tm_saved_load(struct tm_daemon *d, char *err, size_t len)
 {
 	char path[PATH_MAX];
@@ -225,7 +241,7 @@ int tm_saved_load(struct tm_daemon *d, char *err, size_t len)
 			return -1;
 		}
 		r = &saved[nr_saved++];
-		snprintf(r->owner, sizeof(r->owner), "%s", ow);
+		snprintf(r->owner, sizeof(r->owner), "%s", owner_now(ow));
 		snprintf(r->rel, sizeof(r->rel), "%s", rel);
 		snprintf(r->file, sizeof(r->file), "%s", file);
 		snprintf(r->orig, sizeof(r->orig), "%s", val);

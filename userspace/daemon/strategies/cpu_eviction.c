@@ -34,7 +34,7 @@
 #include "evict.h"
 #include "tmmaps.h"
 
-#define NAME	    "cpuevict"
+#define NAME	    "cpu_eviction"
 #define MAX_SAMPLES 3600
 
 static struct {
@@ -246,8 +246,8 @@ static void check(struct tm_cfg_ctx *x, json_t *o, struct tm_config *c)
 static const struct tm_cfg_row rows[] = {
 	TM_CFG_BOOL_ROW(
 		"enabled", cpu_eviction.enabled, "true",
-		"CPU eviction runs: both its policies, satisfaction (cpuevict) and the evict "
-		"watermark (cpuhigh, its lines in watermarks.cpu)"),
+		"CPU eviction runs: both its policies, satisfaction (cpu_eviction) and the evict "
+		"watermark (cpu_high, its lines in watermarks.cpu)"),
 	TM_CFG_BOOL_ROW("dry_run", cpu_eviction.dry_run, "false",
 			"decide, log and count; never act (both policies)"),
 	TM_CFG_U32_ROW("window_s", cpu_eviction.window_s, 10, 3600, "300", "s",
@@ -272,8 +272,8 @@ static const struct tm_cfg_row rows[] = {
 
 static const struct tm_cfg_section config = {
 	.name = "cpu_eviction",
-	.help = "CPU eviction: by BE satisfaction (strategy cpuevict) and by the CPU evict "
-		"watermark (strategy cpuhigh)",
+	.help = "CPU eviction: by BE satisfaction (strategy cpu_eviction) and by the CPU evict "
+		"watermark (strategy cpu_high)",
 	TM_CFG_ROWS(rows),
 	.check = check,
 };

@@ -28,7 +28,7 @@
 #include "evict.h"
 #include "tmmaps.h"
 
-#define NAME	    "cpuhigh"
+#define NAME	    "cpu_high"
 #define MAX_SAMPLES 600
 
 struct cg_use {

@@ -21,7 +21,7 @@
 #include "tidemark_policy.h"
 #include "tmmaps.h"
 
-#define NAME "cpusuppress"
+#define NAME "cpu_suppress"
 
 static struct {
 	__u32 map_id; /* the tunables map last written */

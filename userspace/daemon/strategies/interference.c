@@ -36,7 +36,7 @@
 #include "tmlib.h"
 #include "tmmaps.h"
 
-#define NAME "interfere"
+#define NAME "interference"
 #define RING 64
 /* sized for a 1,000-pod node; more is logged once and counted */
 #define MAX_BE 1024
@@ -824,12 +824,12 @@ static const struct tm_cfg_row rows[] = {
 
 static const struct tm_cfg_section config = {
 	.name = "interference",
-	.help = "interference detection and its ladder (strategy interfere)",
+	.help = "interference detection and its ladder (strategy interference)",
 	TM_CFG_ROWS(rows),
 	.check = check,
 };
 
-const struct tm_strategy tm_strategy_interfere = {
+const struct tm_strategy tm_strategy_interference = {
 	.name = NAME,
 	.config = &config,
 	.period_ms = period_ms,

@@ -26,7 +26,7 @@
 #include "report.h"
 #include "tmlib.h"
 
-#define NAME "memevict"
+#define NAME "memory_eviction"
 
 struct throttled {
 	char path[TM_CFG_PATH_MAX];
@@ -280,7 +280,8 @@ static const struct tm_cfg_row rows[] = {
 
 static const struct tm_cfg_section config = {
 	.name = "memory_eviction",
-	.help = "memory watermark eviction (strategy memevict): throttle, then kill BE down to "
+	.help = "memory watermark eviction (strategy memory_eviction): throttle, then kill BE down "
+		"to "
 		"watermarks.memory.evict_lower_pct",
 	TM_CFG_ROWS(rows),
 };

@@ -6,7 +6,7 @@ extern const struct tm_strategy tm_strategy_cpusuppress;
 extern const struct tm_strategy tm_strategy_memevict;
 extern const struct tm_strategy tm_strategy_cpuevict;
 extern const struct tm_strategy tm_strategy_cpuhigh;
-extern const struct tm_strategy tm_strategy_interfere;
+extern const struct tm_strategy tm_strategy_interference;
 extern const struct tm_strategy tm_strategy_fallback;
 
 const struct tm_strategy *const tm_strategies[] = {
@@ -15,7 +15,7 @@ const struct tm_strategy *const tm_strategies[] = {
 	&tm_strategy_memevict,
 	&tm_strategy_cpuevict,
 	&tm_strategy_cpuhigh,
-	&tm_strategy_interfere,
+	&tm_strategy_interference,
 	/* last: applies a line another strategy changed in the same round */
 	&tm_strategy_cpusuppress,
 };
