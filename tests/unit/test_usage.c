@@ -99,4 +99,15 @@ TEST(top_level_cgroups)
 	EXPECT_EQ(0, tm_be_top_level(be, 0));
 }
 
+/* The one rule, as the sampler applies it to a single cgroup's counter. */
+TEST(one_counter_s_growth)
+{
+	EXPECT_EQ(300ULL, tm_use_grown(1, 700, 1000, 50)); /* read before: its growth */
+	EXPECT_EQ(0ULL, tm_use_grown(1, 1000, 1000, 50));  /* ran nothing */
+	EXPECT_EQ(40ULL, tm_use_grown(0, 0, 40, 50));	   /* new: all it has */
+	EXPECT_EQ(50ULL, tm_use_grown(0, 0, 90000, 50));   /* new with a history: capped */
+	EXPECT_EQ(30ULL, tm_use_grown(1, 90000, 30, 50));  /* name reused: from zero */
+	EXPECT_EQ(50ULL, tm_use_grown(1, 90000, 800, 50)); /* ... capped too */
+}
+
 TEST_HARNESS_MAIN

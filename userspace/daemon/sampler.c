@@ -25,6 +25,8 @@
 #include "tmlib.h"
 #include "tmmaps.h"
 #include "topo.h"
+#include "usage.h"
+#include "window.h"
 
 #define WIN_MAX 1800 /* 30 min at 1 s */
 
@@ -38,10 +40,16 @@ static struct {
 	 * since start for the counters of /metrics, us */
 	uint64_t grow_us[TM_NR_CLASSES];
 	double total_s[TM_NR_CLASSES];
-	double cpu[WIN_MAX], mem[WIN_MAX], on_cpu[WIN_MAX], on_mem[WIN_MAX];
-	uint32_t head, n;
+	/* one per sample, for the windows: node CPU and memory used, ONLINE's */
+	double cpu_buf[WIN_MAX], mem_buf[WIN_MAX], on_cpu_buf[WIN_MAX], on_mem_buf[WIN_MAX];
+	struct tm_win cpu, mem, on_cpu, on_mem;
 	double scratch[WIN_MAX];
-} samp;
+} samp = {
+	.cpu = TM_WIN_OVER(samp.cpu_buf),
+	.mem = TM_WIN_OVER(samp.mem_buf),
+	.on_cpu = TM_WIN_OVER(samp.on_cpu_buf),
+	.on_mem = TM_WIN_OVER(samp.on_mem_buf),
+};
 
 /* Node busy and total jiffies (the "cpu" line of /proc/stat). */
 static void node_stat(int cpu, __u64 busy, __u64 total, void *arg)
@@ -142,16 +150,13 @@ static void record_cg(struct tm_daemon *d, const char *path, int cls, uint64_t u
 	u->at_us = now_us;
 	/* d->cg is written by this thread only: read without the lock */
 	prev = prev_row(d, path);
-	if (prev && now_us > prev->at_us && usage_us >= prev->usage_us) {
+	if (prev && now_us > prev->at_us && usage_us >= prev->usage_us)
 		u->cpu_mcpu = 1000.0 * (usage_us - prev->usage_us) / (now_us - prev->at_us);
-		if (cls >= 0 && cls < TM_NR_CLASSES)
-			samp.grow_us[cls] += usage_us - prev->usage_us;
-	} else if (samp.at_us && now_us > samp.at_us && cls >= 0 && cls < TM_NR_CLASSES) {
-		/* new since the last sample: what it ran is all from this interval */
-		uint64_t most = (now_us - samp.at_us) * tm_nr_cpus();
-
-		samp.grow_us[cls] += usage_us < most ? usage_us : most;
-	}
+	/* the class's growth cgroup by cgroup: one that went adds nothing, a
+	 * new one at most what the interval allowed */
+	if (samp.at_us && now_us > samp.at_us && cls >= 0 && cls < TM_NR_CLASSES)
+		samp.grow_us[cls] += tm_use_grown(prev != NULL, prev ? prev->usage_us : 0, usage_us,
+						  (now_us - samp.at_us) * tm_nr_cpus());
 }
 
 static void cg_sum(struct tm_daemon *d, int cls, const char (*pats)[TM_CFG_PATH_MAX], int npat,
@@ -535,37 +540,25 @@ void tm_report_sample(struct tm_daemon *d, uint64_t now_ms)
 	s.mem_online = on_mem;
 	s.mem_be = be_mem;
 	if (!first) {
-		samp.cpu[samp.head] = used_mcpu;
-		samp.mem[samp.head] = s.mem_used;
-		samp.on_cpu[samp.head] = on_mcpu;
-		samp.on_mem[samp.head] = on_mem;
-		samp.head = (samp.head + 1) % WIN_MAX;
-		if (samp.n < WIN_MAX)
-			samp.n++;
+		tm_win_push(&samp.cpu, used_mcpu);
+		tm_win_push(&samp.mem, s.mem_used);
+		tm_win_push(&samp.on_cpu, on_mcpu);
+		tm_win_push(&samp.on_mem, on_mem);
 	}
-	/* windows: the most recent samples covering 5, 10, 30 minutes */
+	/* windows: the most recent samples covering 5, 10, 30 minutes (at
+	 * least the newest one); ONLINE's peak over the longest */
 	for (int w = 0; w < 3; w++) {
 		uint32_t k = tm_win_s[w] / (c->report.sample_s ? c->report.sample_s : 1);
-		double v[WIN_MAX], m[WIN_MAX];
+		double v[WIN_MAX];
 
-		if (k > samp.n)
-			k = samp.n;
-		if (k < 1)
-			k = samp.n ? 1 : 0;
-		for (uint32_t i = 0; i < k; i++) {
-			uint32_t idx = (samp.head + WIN_MAX - 1 - i) % WIN_MAX;
-
-			v[i] = samp.cpu[idx];
-			m[i] = samp.mem[idx];
-			if (w == 2) {
-				if (samp.on_cpu[idx] > s.online_peak_mcpu)
-					s.online_peak_mcpu = samp.on_cpu[idx];
-				if (samp.on_mem[idx] > s.online_peak_mem)
-					s.online_peak_mem = samp.on_mem[idx];
-			}
-		}
+		k = tm_win_last(&samp.cpu, k ? k : 1, v);
 		s.cpu_win[w] = tm_window_stats(v, k, samp.scratch);
-		s.mem_win[w] = tm_window_stats(m, k, samp.scratch);
+		k = tm_win_last(&samp.mem, k, v);
+		s.mem_win[w] = tm_window_stats(v, k, samp.scratch);
+		if (w == 2) {
+			s.online_peak_mcpu = tm_win_max(&samp.on_cpu, k);
+			s.online_peak_mem = tm_win_max(&samp.on_mem, k);
+		}
 	}
 	s.be_alloc_mcpu =
 		tm_be_allocatable(1000.0 * s.nr_cpus, c->report.reclaim_pct, s.cpu_system_mcpu,

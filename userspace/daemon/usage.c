@@ -50,11 +50,7 @@ uint64_t tm_use_growth(const struct tm_usetab *prev, const struct tm_usetab *cur
 		if (strncmp(cur->v[i].key, prefix, pl))
 			continue;
 		p = prev->n ? bsearch(&k, prev->v, prev->n, sizeof(*prev->v), cmp) : NULL;
-		/* new, or a name reused since: all it has is from this interval */
-		if (!p || cur->v[i].us < p->us)
-			sum += cur->v[i].us < new_max_us ? cur->v[i].us : new_max_us;
-		else
-			sum += cur->v[i].us - p->us;
+		sum += tm_use_grown(p != NULL, p ? p->us : 0, cur->v[i].us, new_max_us);
 	}
 	return sum;
 }

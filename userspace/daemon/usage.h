@@ -13,6 +13,17 @@
 #define __TM_USAGE_H
 #include <stdint.h>
 
+/* One counter's growth over an interval: @cur less @prev when it was read
+ * before (@seen) and has not gone backwards; otherwise (new, or a name
+ * reused) all it has, at most @new_max_us. The rule every reader of
+ * cgroup CPU time uses (tm_use_growth, the sampler). */
+static inline uint64_t tm_use_grown(int seen, uint64_t prev, uint64_t cur, uint64_t new_max_us)
+{
+	if (seen && cur >= prev)
+		return cur - prev;
+	return cur < new_max_us ? cur : new_max_us;
+}
+
 struct tm_use {
 	char *key;
 	uint64_t us;

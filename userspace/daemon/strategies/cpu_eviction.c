@@ -33,6 +33,7 @@
 #include "tmlib.h"
 #include "evict.h"
 #include "tmmaps.h"
+#include "window.h"
 
 #define NAME	    "cpu_eviction"
 #define MAX_SAMPLES 3600
@@ -40,11 +41,11 @@
 static struct {
 	uint64_t last_ns[TM_NR_CLASSES], last_at;
 	bool have_last;
-	/* per-second samples: satisfaction, or < 0 when not counted */
-	double sat[MAX_SAMPLES];
-	uint32_t head, n;
+	/* per-second samples: satisfaction, NaN when not counted */
+	double sat_buf[MAX_SAMPLES];
+	struct tm_win sat;
 	struct tm_evict_round round;
-} st = {.round = {.strategy = NAME}};
+} st = {.sat = TM_WIN_OVER(st.sat_buf), .round = {.strategy = NAME}};
 
 struct bcg {
 	char path[TM_CFG_PATH_MAX];
@@ -140,8 +141,7 @@ static int class_ns(struct tm_daemon *d, uint64_t *ns)
 static void configure(struct tm_daemon *d)
 {
 	/* a new window: samples taken under other bounds do not count */
-	st.n = 0;
-	st.head = 0;
+	tm_win_reset(&st.sat);
 }
 
 static void tick(struct tm_daemon *d, uint64_t now)
@@ -153,7 +153,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	uint64_t ns[TM_NR_CLASSES];
 	double be, allowed, request = 0, sat = -1, cur, avg = 0, release;
 	__u64 dt_ns, hi_ns, allow_ns;
-	uint32_t counted = 0, want, k;
+	uint32_t counted = 0, want;
 
 	if (!cfg->cpu_eviction.enabled)
 		return;
@@ -183,26 +183,14 @@ static void tick(struct tm_daemon *d, uint64_t now)
 		request += c[i].request;
 	if (!tm_satisfaction(allowed, be, request, cfg->cpu_eviction.usage_gate_pct, &sat))
 		sat = -1;
-	st.sat[st.head] = sat;
-	st.head = (st.head + 1) % MAX_SAMPLES;
-	if (st.n < MAX_SAMPLES)
-		st.n++;
+	tm_win_push(&st.sat, sat < 0 ? NAN : sat);
 
 	want = cfg->cpu_eviction.window_s < MAX_SAMPLES ? cfg->cpu_eviction.window_s : MAX_SAMPLES;
-	if (st.n < want || !tm_evict_round_ready(&st.round, now))
+	if (!tm_evict_round_ready(&st.round, now) || tm_win_mean(&st.sat, want, &avg, &counted))
 		goto out;
-	for (k = 0; k < want; k++) {
-		double x = st.sat[(st.head + MAX_SAMPLES - 1 - k) % MAX_SAMPLES];
-
-		if (x >= 0) {
-			avg += x;
-			counted++;
-		}
-	}
 	cur = sat;
 	if (counted * 100 < want * cfg->cpu_eviction.min_coverage_pct || cur < 0)
 		goto out;
-	avg /= counted;
 	if (avg * 100 >= cfg->cpu_eviction.lower_pct || cur * 100 >= cfg->cpu_eviction.lower_pct)
 		goto out;
 	release = tm_sat_release_mcpu(request, cur, cfg->cpu_eviction.upper_pct);
@@ -224,7 +212,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 			       " release_mcpu=%.0f",
 			       cur * 100, avg * 100, cfg->cpu_eviction.lower_pct, allowed, be,
 			       request, release) > 0)
-		st.n = 0; /* judge the next round on fresh samples */
+		tm_win_reset(&st.sat); /* judge the next round on fresh samples */
 out:
 	free(cand);
 	free(c);

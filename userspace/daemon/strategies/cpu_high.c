@@ -27,6 +27,7 @@
 #include "tmlib.h"
 #include "evict.h"
 #include "tmmaps.h"
+#include "window.h"
 
 #define NAME	    "cpu_high"
 #define MAX_SAMPLES 600
@@ -45,14 +46,14 @@ static struct {
 	bool sched;
 	uint64_t last_ns, last_busy, last_total, last_at;
 	bool have_last;
-	double pct[MAX_SAMPLES];
-	uint32_t head, n;
+	double pct_buf[MAX_SAMPLES];
+	struct tm_win pct; /* node CPU %, one per second */
 	struct tm_evict_round round;
 	struct cg_use *cg; /* every BE cgroup: grows with the node */
 	int cap_cg;
 	int ncg;
 	double last_avg; /* for the report, -1 until a window is full */
-} st = {.last_avg = -1, .round = {.strategy = NAME}};
+} st = {.pct = TM_WIN_OVER(st.pct_buf), .last_avg = -1, .round = {.strategy = NAME}};
 
 static void add_stat(int cpu, __u64 busy, __u64 total, void *arg)
 {
@@ -148,8 +149,7 @@ static void be_use(struct tm_daemon *d, uint64_t now)
 
 static void configure(struct tm_daemon *d)
 {
-	st.n = 0;
-	st.head = 0;
+	tm_win_reset(&st.pct);
 	st.last_avg = -1;
 }
 
@@ -162,6 +162,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	int n = 0;
 	uint64_t need, be_mcpu = 0, cap = (uint64_t)tm_nr_cpus() * 1000;
 	double pct, avg = 0;
+	uint32_t counted;
 
 	if (!cfg->cpu_eviction.enabled)
 		return;
@@ -169,15 +170,9 @@ static void tick(struct tm_daemon *d, uint64_t now)
 	be_use(d, now);
 	if (pct < 0)
 		return;
-	st.pct[st.head] = pct;
-	st.head = (st.head + 1) % MAX_SAMPLES;
-	if (st.n < MAX_SAMPLES)
-		st.n++;
-	if (st.n < want)
+	tm_win_push(&st.pct, pct);
+	if (tm_win_mean(&st.pct, want, &avg, &counted))
 		return;
-	for (uint32_t k = 0; k < want; k++)
-		avg += st.pct[(st.head + MAX_SAMPLES - 1 - k) % MAX_SAMPLES];
-	avg /= want;
 	pthread_mutex_lock(&d->lock);
 	st.last_avg = avg;
 	pthread_mutex_unlock(&d->lock);
@@ -206,7 +201,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 			       " need_mcpu=%" PRIu64 " be_used_mcpu=%" PRIu64 " source=%s",
 			       avg, want, cfg->cpu.evict_pct, cfg->cpu.evict_lower_pct, need,
 			       be_mcpu, st.sched ? "scheduler" : "proc_stat") > 0)
-		st.n = 0; /* judge the next round on fresh samples */
+		tm_win_reset(&st.pct); /* judge the next round on fresh samples */
 	free(c);
 }
 
