@@ -12,7 +12,6 @@
 #include "actuate.h"
 #include "evict.h"
 #include "evictor.h"
-#include "kube.h"
 #include "pods.h"
 
 /*
@@ -55,6 +54,13 @@ static struct evict_rec *rec_new(struct tm_daemon *d, const char *key)
 	memset(r, 0, sizeof(*r));
 	snprintf(r->key, sizeof(r->key), "%s", key);
 	return r;
+}
+
+static const struct tm_evict_backend *backend;
+
+void tm_evictor_backend(const struct tm_evict_backend *b)
+{
+	backend = b;
 }
 
 bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, const char *rel,
@@ -106,7 +112,7 @@ bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, con
 	/* a pod the cluster names is evicted through the API (kubelet would
 	 * restart a killed one in place); capped meanwhile, so it frees the
 	 * CPU at once, and its memory.high already throttles it */
-	via = tm_kube_evict(&t, strategy, action, dry_run);
+	via = backend ? backend->evict(&t, strategy, action, dry_run) : TM_EVICT_KILL;
 	if (via == TM_EVICT_WAIT) {
 		/* a pod killed in place comes back: capped until it has a name */
 		if (cfg->eviction.backoff_cap_mcpu && !dry_run)
@@ -146,8 +152,8 @@ void tm_evict_maintain(struct tm_daemon *d, uint64_t now)
 	int k = 0;
 
 	/* pods the API did not evict in time, whose fallback is a kill */
-	while (tm_kube_evict_fallback(rel, sizeof(rel), strategy, sizeof(strategy), why,
-				      sizeof(why))) {
+	while (backend && backend->given_back(rel, sizeof(rel), strategy, sizeof(strategy), why,
+					      sizeof(why))) {
 		if (tm_protected(d, rel))
 			continue;
 		tm_audit(d, "evictor", "kill_fallback", false, "cgroup=%s for=%s why=\"%s\"", rel,

@@ -7,10 +7,34 @@
 #ifndef __TM_EVICTOR_H
 #define __TM_EVICTOR_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "config.h"
 
 struct tm_daemon;
+struct tm_target;
+
+/*
+ * Where an eviction goes instead of cgroup.kill: the cluster wing's
+ * Eviction API (kube.c), given to the evictor at start (tm_cluster_eviction);
+ * without one every eviction is a kill. evict() answers for a target
+ * resolved once (pods.h):
+ * - TM_EVICT_API: queued through the API (not when dry-running);
+ * - TM_EVICT_WAIT: a pod, but the pod list has not come yet: wait rather
+ *   than kill a pod kubelet would restart in place;
+ * - TM_EVICT_KILL: not a pod, or the API is not used for it: kill.
+ * given_back() hands the main thread, one at a time, a cgroup whose API
+ * eviction failed and is to be killed after all (false: none).
+ */
+enum { TM_EVICT_KILL, TM_EVICT_API, TM_EVICT_WAIT };
+struct tm_evict_backend {
+	int (*evict)(const struct tm_target *t, const char *strategy, const char *action,
+		     bool dry_run);
+	bool (*given_back)(char *rel, size_t rlen, char *strategy, size_t slen, char *why,
+			   size_t wlen);
+};
+/* The backend from now on (NULL: none, every eviction a kill). */
+void tm_evictor_backend(const struct tm_evict_backend *b);
 
 /*
  * Kill every task of cgroup @rel (cgroup.kill) for @strategy: one audit line

@@ -24,6 +24,7 @@
 
 #include "actuate.h"
 #include "daemon.h"
+#include "evictor.h"
 #include "http.h"
 #include "httpc.h"
 #include "kube.h"
@@ -247,6 +248,9 @@ int main(int argc, char **argv)
 		tm_http_stop(http);
 		return 1;
 	}
+	/* evictions of pods through the API where the wing is built in (it
+	 * says itself whether kubernetes.evict_via_api asks for it) */
+	tm_evictor_backend(tm_cluster_eviction());
 	for (int i = 0; i < tm_nr_strategies; i++)
 		tm_strategies[i]->configure(&d);
 	fprintf(stderr, "tidemarkd: running (config %s, http %s:%u, memory eviction %s%s)\n",

@@ -31,6 +31,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "httpc.h"
+#include "evictor.h"
 #include "kube.h"
 #include "kubeconfig.h"
 #include "nodemetric.h"
@@ -503,7 +504,7 @@ set:
 	pthread_mutex_unlock(&kube_state.lock);
 }
 
-int tm_kube_evict(const struct tm_target *t, const char *strategy, const char *action, bool dry_run)
+static int evict(const struct tm_target *t, const char *strategy, const char *action, bool dry_run)
 {
 	struct evq e = {};
 	uint64_t since;
@@ -544,8 +545,7 @@ out:
 	return TM_EVICT_API;
 }
 
-bool tm_kube_evict_fallback(char *rel, size_t rlen, char *strategy, size_t slen, char *why,
-			    size_t wlen)
+static bool given_back(char *rel, size_t rlen, char *strategy, size_t slen, char *why, size_t wlen)
 {
 	bool got = false;
 
@@ -561,6 +561,13 @@ bool tm_kube_evict_fallback(char *rel, size_t rlen, char *strategy, size_t slen,
 	}
 	pthread_mutex_unlock(&kube_state.lock);
 	return got;
+}
+
+static const struct tm_evict_backend eviction_api = {.evict = evict, .given_back = given_back};
+
+const struct tm_evict_backend *tm_cluster_eviction(void)
+{
+	return &eviction_api;
 }
 
 static void iso_now(char *out, size_t len)

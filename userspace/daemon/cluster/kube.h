@@ -28,27 +28,17 @@ void tm_kube_stop(struct tm_kube *k);
 void tm_kube_prom(struct tm_buf *b);
 
 /*
- * Eviction through the API (policy/v1 Eviction, an Event on the pod), one
- * call for a target resolved once (pods.h):
- * - TM_EVICT_API: the pod is named and kubernetes.evict_via_api is on; it is
- *   queued for the cluster thread unless @dry_run (a pod already queued is
- *   not queued twice);
- * - TM_EVICT_WAIT: it is a pod, API eviction is on, but no pod list came yet
- *   (the first 30 s after start): the caller waits rather than kill a pod
- *   kubelet would restart in place;
- * - TM_EVICT_KILL: no pod's cgroup, API eviction off, or a pod the list
- *   does not have: the caller kills the cgroup.
- * A PDB refusal (429) is tried again until kubernetes.eviction_timeout_s,
- * any other failure ends it at once; then, with eviction_fallback "kill",
- * the cgroup comes back through tm_kube_evict_fallback (main thread) to be
- * killed.
+ * Eviction through the API (policy/v1 Eviction, an Event on the pod), the
+ * evictor's backend (evictor.h) in a tidemarkd with the cluster wing: a
+ * pod it names is queued for the cluster thread when
+ * kubernetes.evict_via_api is on (a pod already queued is not queued
+ * twice), waited for in the first 30 s before the pod list came. A PDB
+ * refusal (429) is tried again until kubernetes.eviction_timeout_s, any
+ * other failure ends it at once; then, with eviction_fallback "kill", the
+ * cgroup is given back to be killed. NULL in a node-only build.
  */
-enum { TM_EVICT_KILL, TM_EVICT_API, TM_EVICT_WAIT };
-struct tm_target;
-int tm_kube_evict(const struct tm_target *t, const char *strategy, const char *action,
-		  bool dry_run);
-bool tm_kube_evict_fallback(char *rel, size_t rlen, char *strategy, size_t slen, char *why,
-			    size_t wlen);
+struct tm_evict_backend;
+const struct tm_evict_backend *tm_cluster_eviction(void);
 
 struct tm_slo_overlay;
 /* The NodeSLO's values when they changed since the last call (main thread:

@@ -41,15 +41,9 @@ void tm_kube_prom(struct tm_buf *b)
 {
 }
 
-int tm_kube_evict(const struct tm_target *t, const char *strategy, const char *action, bool dry_run)
+const struct tm_evict_backend *tm_cluster_eviction(void)
 {
-	return TM_EVICT_KILL;
-}
-
-bool tm_kube_evict_fallback(char *rel, size_t rlen, char *strategy, size_t slen, char *why,
-			    size_t wlen)
-{
-	return false;
+	return NULL;
 }
 
 bool tm_kube_slo_take(struct tm_slo_overlay *o)
