@@ -33,6 +33,24 @@ if [ $rc -eq 2 ] && grep -q "missing.json: No such file" <<<"$err"; then ok "mis
 err=$("$bin" 2>&1)
 rc=$?
 if [ $rc -eq 2 ] && grep -q -- "--config FILE is required" <<<"$err"; then ok "--config required"; else not_ok "--config required" "exit $rc: $err"; fi
+refused "a NoExecute taint (it would evict running pods)" \
+	'{"version":1,"kubernetes":{"taint_key":"a/b","taint_effect":"NoExecute"}}' "kubernetes.taint_effect"
+# --cleanup, for tidemark's removal: the values a killed tidemarkd recorded
+# (here under 0.6.0's owner name) put back, the record emptied
+mkdir -p "$tmp/cg/be" "$tmp/cst"
+echo 4096 >"$tmp/cg/be/memory.high"
+echo '{"version":1,"saved":[{"owner":"memevict","cgroup":"/be","file":"memory.high","value":"max"}]}' \
+	>"$tmp/cst/saved.json"
+echo '{"version":1}' >"$tmp/c0.json"
+out=$("$bin" --cleanup --config "$tmp/c0.json" --cgroup-root "$tmp/cg" --state-dir "$tmp/cst" 2>&1)
+rc=$?
+if [ $rc = 0 ] && [ "$(cat "$tmp/cg/be/memory.high")" = max ] && grep -q '"saved": *\[\]' "$tmp/cst/saved.json" &&
+	grep -q "cleanup: memory_eviction: 1 value(s) put back" <<<"$out"; then
+	ok "--cleanup: a recorded value put back, the record emptied"
+else
+	not_ok "--cleanup: a recorded value put back" "exit $rc: $out" "$(cat "$tmp/cg/be/memory.high" "$tmp/cst/saved.json")"
+fi
+check "--cleanup without an API: no taint to look for, said" grep -q "kubernetes.api is none: no taint to remove" <<<"$out"
 # Under systemd (Type=notify, WatchdogSec): READY=1 once the endpoints listen,
 # WATCHDOG=1 at least twice per watchdog period, RELOADING=1 then READY=1 on
 # SIGHUP. systemd's socket is stood in for by tests/lib/notifysock.py; every

@@ -140,7 +140,7 @@ cat >"$tmp/d.json" <<JSON
  "report":{"listen":"127.0.0.1:$port","sample_s":1},
  "kubernetes":{"api":"in-cluster","node_name":"node-a","server":"https://127.0.0.1:$aport",
   "token_file":"$tmp/token","ca_file":"$tmp/ca.crt","pods_refresh_s":1,"timeout_ms":1000,
-  "retries":2,"taint_key":""}}
+  "retries":2}}
 JSON
 "$bin" --config "$tmp/d.json" --cgroup-root "$cg" --state-dir "$tmp/state" >/dev/null 2>"$tmp/d.log" &
 d=$!
@@ -408,6 +408,33 @@ c["kubernetes"]["untaint_after_s"] = 1
 print(json.dumps(c))
 PY
 }
+# The defaults above a forbid line (memory at 1%): forbidding is said in
+# /report and no taint is put (it would keep ONLINE pods off the node too)
+python3 - "$tmp/d.json" >"$tmp/d0.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["watermarks"] = {"memory": {"forbid_pct": 1, "evict_lower_pct": 2, "evict_pct": 3}}
+c["kubernetes"]["taint_after_s"] = 1
+print(json.dumps(c))
+PY
+"$bin" --config "$tmp/d0.json" --cgroup-root "$cg" --state-dir "$tmp/state0" >/dev/null 2>"$tmp/d0.log" &
+d=$!
+forbidding() {
+	curl -s "http://127.0.0.1:$port/report" |
+		python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["forbidScheduling"] else 1)'
+}
+if wait_for 10 forbidding; then
+	sleep 2.5 # past its taint_after_s twice over
+	if [ ! -e "$tmp/api/taints.log" ] && ! grep -q "action=taint" "$tmp/d0.log"; then
+		ok "above a forbid line with the defaults: forbidScheduling said, no taint put"
+	else
+		not_ok "above a forbid line with the defaults: no taint" "$(cat "$tmp/api/taints.log" 2>&1)" "$(grep -i taint "$tmp/d0.log")"
+	fi
+else
+	not_ok "above a forbid line with the defaults: forbidScheduling said" "$(tail -3 "$tmp/d0.log")"
+fi
+kill $d
+wait $d 2>/dev/null
 evcfg 30
 echo '{"evict_pod":["429","429","429"]}' >"$tmp/plan.json" # one call: a try and its two retries
 # This daemon reads the node's CPU from a /proc/stat that never moves (the
@@ -452,6 +479,40 @@ if wait_for 10 grep -qsx "other.example/keep:NoExecute tidemark.io/be-forbidden:
 else
 	not_ok "above a forbid line: tainted" "$(cat "$tmp/api/taints.log" 2>&1)" "$(grep -i taint "$tmp/d3.log")"
 fi
+# killed while the node carries its taint: --cleanup (the 0.6.0 default
+# key, which this configuration does not name) removes it, others' kept
+kill -KILL $d
+wait $d 2>/dev/null
+out=$("$bin" --cleanup --config "$tmp/d.json" --cgroup-root "$cg" --state-dir "$tmp/state3" 2>&1)
+rc=$?
+if [ $rc = 0 ] && [ "$(tail -1 "$tmp/api/taints.log")" = "other.example/keep:NoExecute" ] &&
+	grep -q "cleanup: node node-a: taint tidemark.io/be-forbidden removed" <<<"$out"; then
+	ok "a taint a killed tidemarkd left: removed by tidemarkd --cleanup, the other kept"
+else
+	not_ok "a taint left: removed by --cleanup" "exit $rc: $out" "$(cat "$tmp/api/taints.log")"
+fi
+out=$("$bin" --cleanup --config "$tmp/d.json" --cgroup-root "$cg" --state-dir "$tmp/state3" 2>&1)
+if grep -q "taint tidemark.io/be-forbidden not there" <<<"$out" && [ "$(wc -l <"$tmp/api/taints.log")" = 2 ]; then
+	ok "--cleanup again: nothing there, nothing written"
+else
+	not_ok "--cleanup again: nothing there, nothing written" "$out" "$(cat "$tmp/api/taints.log")"
+fi
+# started again, still above the line (no eviction this time), the
+# effect now a preference: tainted again, with that effect
+python3 - "$tmp/d3.json" <<'PY' >"$tmp/d3c.json"
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["memory_eviction"]["enabled"] = False
+c["kubernetes"]["taint_effect"] = "PreferNoSchedule"
+print(json.dumps(c))
+PY
+cp "$tmp/d3c.json" "$tmp/d3.json"
+unshare -m sh -c 'mount --bind "$0" /proc/stat && exec "$@"' "$tmp/stat.still" \
+	"$bin" --config "$tmp/d3.json" --cgroup-root "$cg" --state-dir "$tmp/state3" >/dev/null 2>>"$tmp/d3.log" &
+d=$!
+last_taints() { [ "$(tail -1 "$tmp/api/taints.log")" = "$1" ]; }
+check "started again above the line: tainted again, PreferNoSchedule as configured" \
+	wait_for 10 last_taints "other.example/keep:NoExecute tidemark.io/be-forbidden:PreferNoSchedule"
 python3 - "$tmp/d3.json" <<'PY' >"$tmp/d3b.json"
 import json, sys
 c = json.load(open(sys.argv[1]))
@@ -469,7 +530,8 @@ if wait_for 10 untainted && wait_for 2 grep -q "strategy=cluster action=untaint"
 else
 	not_ok "below every forbid line: untainted" "$(cat "$tmp/api/taints.log")" "$(grep -i taint "$tmp/d3.log")"
 fi
-expect_eq "two taint writes, no more (hysteresis)" 2 "$(wc -l <"$tmp/api/taints.log")"
+# put, removed by --cleanup, put again, removed below the lines
+expect_eq "four taint writes, no more (hysteresis)" 4 "$(wc -l <"$tmp/api/taints.log")"
 kill $d
 wait $d 2>/dev/null
 # refused past eviction_timeout_s: the fallback kills it, an Event says so

@@ -637,9 +637,14 @@ static const struct tm_cfg_row kube_rows[] = {
 	TM_CFG_STR_ROW(
 		"eviction_fallback", kubernetes.eviction_fallback, "\"kill\"", "kill|none",
 		"when the API does not evict: kill (cgroup.kill) or none (the pod stays, capped)"),
-	TM_CFG_STR_ROW("taint_key", kubernetes.taint_key, "\"tidemark.io/be-forbidden\"", NULL,
-		       "the NoSchedule taint put on the node while it is above a forbid line "
-		       "(\"\": none)"),
+	TM_CFG_STR_ROW(
+		"taint_key", kubernetes.taint_key, "\"\"", NULL,
+		"opt-in: a taint put on the node while it is above a forbid line (\"\", the "
+		"default: none; a taint keeps every new pod off the node, ONLINE and "
+		"DaemonSet pods too, unless they tolerate it; tidemarkd --cleanup removes it)"),
+	TM_CFG_STR_ROW("taint_effect", kubernetes.taint_effect, "\"NoSchedule\"",
+		       "NoSchedule|PreferNoSchedule",
+		       "the taint's effect (NoExecute is refused: it would evict running pods)"),
 	TM_CFG_U32_ROW("taint_after_s", kubernetes.taint_after_s, 0, 3600, "10", "s",
 		       "above a forbid line this long: tainted"),
 	TM_CFG_U32_ROW("untaint_after_s", kubernetes.untaint_after_s, 0, 3600, "60", "s",

@@ -132,7 +132,8 @@ struct tm_config {
 		bool evict_via_api; /* a pod is evicted through policy/v1 Eviction */
 		uint32_t eviction_timeout_s; /* refused (PDB) this long: the fallback */
 		char eviction_fallback[8];   /* "kill" (cgroup.kill) or "none" */
-		char taint_key[128];	     /* NoSchedule above a forbid line; "" none */
+		char taint_key[128];	     /* opt-in taint above a forbid line; "" none */
+		char taint_effect[24];	     /* NoSchedule or PreferNoSchedule */
 		uint32_t taint_after_s;	     /* above that long: tainted */
 		uint32_t untaint_after_s;    /* below that long: untainted */
 	} kubernetes;

@@ -48,10 +48,13 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: tidemarkd --config FILE [--check] [--cgroup-root DIR] [--state-dir DIR]\n"
+		"Usage: tidemarkd --config FILE [--check|--cleanup] [--cgroup-root DIR] "
+		"[--state-dir DIR]\n"
 		"The tidemark node daemon (foreground; logs and audit lines to stderr).\n\n"
 		"  -c, --config FILE     JSON configuration (see tidemarkd.json.sample)\n"
 		"      --check           validate the configuration and exit (0 valid, 2 not)\n"
+		"      --cleanup         with the daemon stopped for good: put back every cgroup\n"
+		"                        value it recorded, remove its taint from the node, exit\n"
 		"      --config-reference  print every configuration field (markdown) and exit\n"
 		"      --config-sample   print a complete configuration file and exit\n"
 		"      --cgroup-root DIR cgroup v2 mount (default /sys/fs/cgroup)\n"
@@ -142,12 +145,50 @@ static void slo_said(const struct tm_slo_overlay *o)
 	}
 }
 
+/*
+ * tidemarkd --cleanup, for tidemark's removal (package purge, DaemonSet
+ * deletion): every cgroup value a tidemarkd changed and recorded put back,
+ * and the node's taint removed. Run with the daemon stopped. 0 when all is
+ * done, 1 when something could not be.
+ */
+static int clean_up(struct tm_daemon *d)
+{
+	char err[512];
+	int ret = 0;
+
+	pthread_mutex_init(&d->lock, NULL);
+	if (tm_saved_load(d, err, sizeof(err))) {
+		fprintf(stderr, "tidemarkd: cleanup: %s\n", err);
+		ret = 1;
+	} else {
+		for (int i = 0; i < tm_nr_strategies; i++) {
+			const char *who = tm_strategies[i]->name;
+			int n = tm_saved_count(who), gone = 0;
+
+			if (!n)
+				continue;
+			n = tm_cg_restore(d, who, NULL, &gone);
+			fprintf(stderr,
+				"tidemarkd: cleanup: %s: %d value(s) put back, %d cgroup(s) gone\n",
+				who, n, gone);
+			if (tm_saved_count(who))
+				ret = 1;
+		}
+	}
+	tm_nm_init(d);
+	if (tm_kube_cleanup(d))
+		ret = 1;
+	fprintf(stderr, "tidemarkd: cleanup %s\n", ret ? "left something: see above" : "done");
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
 						 {"check", no_argument, NULL, 'k'},
 						 {"config-reference", no_argument, NULL, 'R'},
 						 {"config-sample", no_argument, NULL, 'S'},
+						 {"cleanup", no_argument, NULL, 'C'},
 						 {"cgroup-root", required_argument, NULL, 'r'},
 						 {"help", no_argument, NULL, 'h'},
 						 {"state-dir", required_argument, NULL, 's'},
@@ -159,7 +200,7 @@ int main(int argc, char **argv)
 	struct tm_kube *kube;
 	struct tm_slo_overlay slo = {};
 	int kube_failed;
-	bool check = false;
+	bool check = false, cleanup = false;
 	uint64_t due[TM_MAX_STRATEGIES] = {}, wait_ms, wd_ms = 0, wd_usec;
 	char err[512];
 	int c;
@@ -171,6 +212,9 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			check = true;
+			break;
+		case 'C':
+			cleanup = true;
 			break;
 		case 'r':
 			d.cgroup_root = optarg;
@@ -223,6 +267,8 @@ int main(int argc, char **argv)
 		printf("%s: valid\n", d.config_path);
 		return 0;
 	}
+	if (cleanup)
+		return clean_up(&d);
 	if (tm_nr_strategies > TM_MAX_STRATEGIES) {
 		fprintf(stderr, "tidemarkd: %d strategies, at most %d\n", tm_nr_strategies,
 			TM_MAX_STRATEGIES);

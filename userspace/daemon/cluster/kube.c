@@ -105,7 +105,8 @@ struct tm_kube {
 	bool said_404; /* a missing NodeMetric said once */
 	bool nm_ok;    /* the NodeMetric exists (its status can be written) */
 	/* the node's taint while above a forbid line, with hysteresis */
-	char taint_key[128];
+	char taint_key[128], taint_effect[24];
+	const char *why; /* of the next taint write, for its audit line */
 	uint32_t taint_after_s, untaint_after_s;
 	bool taint_known, tainted, forbid;
 	uint64_t forbid_since, taint_retry_ms;
@@ -768,9 +769,9 @@ static int node_taint(struct tm_kube *k, int want)
 	}
 	if (want) {
 		iso_now(now, sizeof(now));
-		json_array_append_new(nt,
-				      json_pack("{s:s,s:s,s:s,s:s}", "key", k->taint_key, "value",
-						"true", "effect", "NoSchedule", "timeAdded", now));
+		json_array_append_new(nt, json_pack("{s:s,s:s,s:s,s:s}", "key", k->taint_key,
+						    "value", "true", "effect", k->taint_effect,
+						    "timeAdded", now));
 	}
 	patch = json_pack("[{s:s,s:s,s:s?},{s:s,s:s,s:O}]", "op", "test", "path",
 			  "/metadata/resourceVersion", "value", rv, "op", "add", "path",
@@ -790,8 +791,7 @@ static int node_taint(struct tm_kube *k, int want)
 	}
 	k->tainted = want;
 	tm_audit(k->d, "cluster", want ? "taint" : "untaint", false,
-		 "node=%s taint=%s:NoSchedule why=\"%s\"", k->node, k->taint_key,
-		 want ? "above a forbid-scheduling line" : "below every forbid-scheduling line");
+		 "node=%s taint=%s:%s why=\"%s\"", k->node, k->taint_key, k->taint_effect, k->why);
 	ret = 0;
 out:
 	json_decref(patch);
@@ -830,6 +830,7 @@ static void taints(struct tm_kube *k)
 		want = true;
 	else if (!forbid && now - k->forbid_since >= k->untaint_after_s * 1000ULL)
 		want = false;
+	k->why = want ? "above a forbid-scheduling line" : "below every forbid-scheduling line";
 	if (want != k->tainted && node_taint(k, want))
 		k->taint_retry_ms = now + 5000;
 }
@@ -875,41 +876,26 @@ static void *kube_thread(void *arg)
 	return NULL;
 }
 
-struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
+/* The client for @d's configuration, its thread not started (NULL, said,
+ * when the configuration cannot reach the API). */
+static struct tm_kube *client_new(struct tm_daemon *d)
 {
 	const struct tm_config *c = &d->cfg;
 	struct tm_kube *k;
 	const char *host = getenv("KUBERNETES_SERVICE_HOST"),
 		   *port = getenv("KUBERNETES_SERVICE_PORT");
 
-	*failed = 0;
-	if (!strcmp(c->kubernetes.api, "none") && strcmp(c->kubernetes.pods, "kubelet")) {
-		fprintf(stderr, "tidemarkd: no Kubernetes API configured (kubernetes.api none): "
-				"NodeMetric served at /nodemetric only, pods unnamed\n");
-		return NULL;
-	}
 	k = calloc(1, sizeof(*k));
-	if (!k) {
-		*failed = 1;
+	if (!k)
 		return NULL;
-	}
 	k->d = d;
 	k->api = strcmp(c->kubernetes.api, "none");
 	k->update = c->kubernetes.update_nodemetric;
 	k->slo = c->kubernetes.nodeslo;
 	snprintf(k->taint_key, sizeof(k->taint_key), "%s", c->kubernetes.taint_key);
+	snprintf(k->taint_effect, sizeof(k->taint_effect), "%s", c->kubernetes.taint_effect);
 	k->taint_after_s = c->kubernetes.taint_after_s;
 	k->untaint_after_s = c->kubernetes.untaint_after_s;
-	pthread_mutex_lock(&kube_state.lock);
-	kube_state.evict_on = k->api && c->kubernetes.evict_via_api;
-	kube_state.started_ms = tm_now_ms();
-	kube_state.evict_timeout_s = c->kubernetes.eviction_timeout_s;
-	kube_state.fallback_kill = !strcmp(c->kubernetes.eviction_fallback, "kill");
-	pthread_mutex_unlock(&kube_state.lock);
-	if (k->api && k->slo)
-		tm_kube_slo_said("not read yet");
-	else if (k->api)
-		tm_kube_slo_said("not read (kubernetes.nodeslo is false)");
 	k->timeout_ms = c->kubernetes.timeout_ms;
 	k->retries = c->kubernetes.retries;
 	k->refresh_s = c->kubernetes.pods_refresh_s;
@@ -953,6 +939,39 @@ struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
 			k->node);
 		goto fail;
 	}
+	return k;
+fail:
+	tm_kubeconfig_free(&k->cred);
+	free(k);
+	return NULL;
+}
+
+struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
+{
+	const struct tm_config *c = &d->cfg;
+	struct tm_kube *k;
+
+	*failed = 0;
+	if (!strcmp(c->kubernetes.api, "none") && strcmp(c->kubernetes.pods, "kubelet")) {
+		fprintf(stderr, "tidemarkd: no Kubernetes API configured (kubernetes.api none): "
+				"NodeMetric served at /nodemetric only, pods unnamed\n");
+		return NULL;
+	}
+	k = client_new(d);
+	if (!k) {
+		*failed = 1;
+		return NULL;
+	}
+	pthread_mutex_lock(&kube_state.lock);
+	kube_state.evict_on = k->api && c->kubernetes.evict_via_api;
+	kube_state.started_ms = tm_now_ms();
+	kube_state.evict_timeout_s = c->kubernetes.eviction_timeout_s;
+	kube_state.fallback_kill = !strcmp(c->kubernetes.eviction_fallback, "kill");
+	pthread_mutex_unlock(&kube_state.lock);
+	if (k->api && k->slo)
+		tm_kube_slo_said("not read yet");
+	else if (k->api)
+		tm_kube_slo_said("not read (kubernetes.nodeslo is false)");
 	if (pthread_create(&k->th, NULL, kube_thread, k)) {
 		fprintf(stderr, "tidemarkd: cannot start the cluster thread\n");
 		goto fail;
@@ -972,6 +991,40 @@ fail:
 	free(k);
 	*failed = 1;
 	return NULL;
+}
+
+/* The 0.6.0 default taint key: a node it ran on may carry it. */
+#define OLD_TAINT_KEY "tidemark.io/be-forbidden"
+
+int tm_kube_cleanup(struct tm_daemon *d)
+{
+	const char *keys[2] = {d->cfg.kubernetes.taint_key, OLD_TAINT_KEY};
+	struct tm_kube *k;
+	bool had;
+	int ret = 0;
+
+	if (!strcmp(d->cfg.kubernetes.api, "none")) {
+		fprintf(stderr, "tidemarkd: cleanup: kubernetes.api is none: no taint to remove\n");
+		return 0;
+	}
+	k = client_new(d);
+	if (!k)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		if (!keys[i][0] || (i && !strcmp(keys[0], keys[1])))
+			continue;
+		snprintf(k->taint_key, sizeof(k->taint_key), "%s", keys[i]);
+		k->why = "tidemarkd --cleanup";
+		if (node_taint(k, -1) || ((had = k->tainted) && node_taint(k, 0))) {
+			ret = -1;
+			continue;
+		}
+		fprintf(stderr, "tidemarkd: cleanup: node %s: taint %s %s\n", k->node, keys[i],
+			had ? "removed" : "not there");
+	}
+	tm_kubeconfig_free(&k->cred);
+	free(k);
+	return ret;
 }
 
 void tm_kube_stop(struct tm_kube *k)

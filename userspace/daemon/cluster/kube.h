@@ -23,6 +23,11 @@ const char *tm_cluster_missing(void);
  * configuration without an API or a pod source starts none and says so). */
 struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed);
 void tm_kube_stop(struct tm_kube *k);
+/* tidemarkd --cleanup: remove from the node the taint this configuration
+ * names and the one tidemark 0.6.0 put by default (tidemark.io/be-forbidden),
+ * whoever put them last; others' taints are kept. 0 when done, -1 (said)
+ * when the API could not be asked. */
+int tm_kube_cleanup(struct tm_daemon *d);
 
 /* The client's counters as /metrics text. */
 void tm_kube_prom(struct tm_buf *b);
