@@ -419,9 +419,10 @@ print(json.dumps(c))
 PY
 "$bin" --config "$tmp/d0.json" --cgroup-root "$cg" --state-dir "$tmp/state0" >/dev/null 2>"$tmp/d0.log" &
 d=$!
-forbidding() {
-	curl -s "http://127.0.0.1:$port/report" |
-		python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["forbidScheduling"] else 1)'
+forbidding() { # false until the daemon answers
+	local r
+	r=$(curl -sf "http://127.0.0.1:$port/report") &&
+		python3 -c 'import json,sys; sys.exit(0 if json.loads(sys.argv[1])["forbidScheduling"] else 1)' "$r"
 }
 if wait_for 10 forbidding; then
 	sleep 2.5 # past its taint_after_s twice over
