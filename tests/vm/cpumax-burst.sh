@@ -98,7 +98,7 @@ note "busy cgroup with the burst: $got ms/s"
 if [ "$got" != none ] && within "$got" 190 210; then
 	ok "a busy cgroup with a burst is held to its 200m ($got ms/s)"
 else
-	not_ok "a busy cgroup with a burst is held to its 200m" "$got ms/s" "$(build/tidemarkctl bw)"
+	not_ok "a busy cgroup with a burst is held to its 200m" "$got ms/s" "$(build/tidemarkctl bw --json)"
 fi
 out=$(build/tidemarkctl bw --json)
 line=$(python3 -c '

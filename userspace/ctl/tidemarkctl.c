@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -296,10 +297,15 @@ static int cmd_bw(int argc, char **argv)
 	bool json = argc == 1 && !strcmp(argv[0], "--json");
 	json_t *o = NULL, *arr = NULL;
 	size_t np = 0;
+	__u64 now_ns;
+	struct timespec ts;
 	int fd;
 
 	if (argc && !json)
 		return usage(stderr);
+	/* the scheduler's clock (bpf_ktime_get_ns) */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	fd = open_pinned(TM_PIN_CG_BW);
 	if (fd < 0)
 		return 1;
@@ -326,21 +332,24 @@ static int cmd_bw(int argc, char **argv)
 		if (json) {
 			json_array_append_new(
 				arr,
-				json_pack(
-					"{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
-					"path", path, "id", (json_int_t)key, "quota_us",
-					(json_int_t)(b.quota_ns / 1000), "period_us",
-					(json_int_t)(b.period_ns / 1000), "burst_us",
-					(json_int_t)(b.burst_ns / 1000), "cap_mcpu",
-					(json_int_t)b.cap_mcpu, "limit_us",
-					(json_int_t)(b.eff_ns / 1000), "runtime_us",
-					(json_int_t)(b.runtime_ns / 1000), "nr_periods",
-					(json_int_t)b.nr_periods, "nr_throttled",
-					(json_int_t)b.nr_throttled, "throttled_usec",
-					(json_int_t)(b.throttled_ns / 1000), "nr_bursts",
-					(json_int_t)b.nr_bursts, "burst_usec",
-					(json_int_t)(b.burst_ns_used / 1000), "usage_usec",
-					(json_int_t)(b.usage_ns / 1000)));
+				json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:"
+					  "I,s:b,s:I}",
+					  "path", path, "id", (json_int_t)key, "quota_us",
+					  (json_int_t)(b.quota_ns / 1000), "period_us",
+					  (json_int_t)(b.period_ns / 1000), "burst_us",
+					  (json_int_t)(b.burst_ns / 1000), "cap_mcpu",
+					  (json_int_t)b.cap_mcpu, "limit_us",
+					  (json_int_t)(b.eff_ns / 1000), "runtime_us",
+					  (json_int_t)(b.runtime_ns / 1000), "nr_periods",
+					  (json_int_t)b.nr_periods, "nr_throttled",
+					  (json_int_t)b.nr_throttled, "throttled_usec",
+					  (json_int_t)(b.throttled_ns / 1000), "nr_bursts",
+					  (json_int_t)b.nr_bursts, "burst_usec",
+					  (json_int_t)(b.burst_ns_used / 1000), "usage_usec",
+					  (json_int_t)(b.usage_ns / 1000), "refill_armed",
+					  b.armed != 0, "next_refill_us",
+					  (json_int_t)(b.armed ? (__s64)(b.next_at - now_ns) / 1000
+							       : 0)));
 		} else {
 			char q[24];
 
