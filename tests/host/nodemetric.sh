@@ -231,6 +231,58 @@ metric() { # name{labels} -> value
 metric_ge() { # name{labels} n
 	[ "$(metric "$1")" -ge "$2" ] 2>/dev/null
 }
+# koordlet writes the status too (merge patches as field manager koordlet,
+# every 0.5 s): tidemarkd stops writing it and says so in its log, on
+# /metrics, in /report and in tidemarkctl status; two report intervals (2 s
+# at the spec's 1 s) after koordlet's last write it writes again
+ctl=${TIDEMARK_BUILD:-build}/tidemarkctl
+mine() { grep -c "^patch_nodemetric_status PATCH 200 token tidemarkd$" "$tmp/api/requests.log"; }
+python3 -c 'import json,sys; print(json.dumps({"status": json.load(open(sys.argv[1]))["status"]}))' \
+	"$(ls -t "$tmp/api"/status-*.json | head -1)" >"$tmp/kstatus.json"
+koordlet() {
+	while [ -d "$tmp" ] && [ ! -e "$tmp/koordlet-stop" ] && [ ! -e "$tmp/stop" ]; do
+		curl -s -o /dev/null --cacert "$tmp/ca.crt" -H "Authorization: Bearer $token" \
+			-H "Accept: application/json" -H "Content-Type: application/merge-patch+json" \
+			-X PATCH --data-binary @"$tmp/kstatus.json" \
+			"https://127.0.0.1:$aport/apis/slo.koordinator.sh/v1alpha1/nodemetrics/node-a/status?fieldManager=koordlet"
+		sleep 0.5
+	done
+}
+koordlet &
+kl=$!
+left() { [ "$(metric tidemark_nodemetric_writing)" = 0 ] &&
+	[ "$(metric 'tidemark_nodemetric_other_writer_info{manager="koordlet"}')" = 1 ]; }
+if wait_for 10 left; then
+	m0=$(mine)
+	sleep 3.5 # three report intervals and more
+	m1=$(mine)
+	k=$(grep -c "^patch_nodemetric_status PATCH 200 token koordlet$" "$tmp/api/requests.log")
+	if [ "$m1" = "$m0" ] && [ "$k" -ge 6 ]; then
+		ok "koordlet writing the status: tidemarkd stops (no write of its own over 3.5 s, $k of koordlet's)"
+	else
+		not_ok "koordlet writing the status: tidemarkd stops" "tidemarkd wrote $((m1 - m0)) times; koordlet $k"
+	fi
+else
+	not_ok "koordlet writing the status: tidemarkd stops" "$(curl -s "http://127.0.0.1:$port/metrics" | grep nodemetric_)"
+fi
+check "said in the log" grep -q "NodeMetric node-a status: koordlet wrote it at .*: tidemarkd stops writing it" "$tmp/d.log"
+w=$(curl -s "http://127.0.0.1:$port/report" | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodeMetricStatus"]["writer"])')
+expect_eq "said in /report (nodeMetricStatus.writer)" koordlet "$w"
+st=$("$ctl" status --addr "127.0.0.1:$port" | grep '^nodemetric')
+check "said by tidemarkctl status ($st)" grep -q "left to koordlet, which wrote it at 20" <<<"$st"
+touch "$tmp/koordlet-stop"
+wait $kl
+m0=$(mine)
+back() { [ "$(mine)" -gt "$m0" ] && [ "$(metric tidemark_nodemetric_writing)" = 1 ]; }
+if wait_for 8 back; then
+	ok "koordlet gone for two report intervals: tidemarkd writes again"
+else
+	not_ok "koordlet gone: tidemarkd writes again" "$(tail -3 "$tmp/api/requests.log")"
+fi
+check "that said too" grep -q "NodeMetric node-a status: koordlet has not written it for two report intervals (2 s): tidemarkd writes it again" "$tmp/d.log"
+st=$("$ctl" status --addr "127.0.0.1:$port" | grep '^nodemetric')
+check "tidemarkctl status: written by tidemarkd ($st)" grep -q "written by tidemarkd every 1 s" <<<"$st"
+
 # 500 then 429: retried (0.25 s, then the 429's retryAfterSeconds), then written
 r0=$(metric 'tidemark_kube_retries_total{call="patch_nodemetric_status"}')
 echo '{"patch_nodemetric_status":["500","429"]}' >"$tmp/plan.json"
@@ -614,8 +666,8 @@ PY
 	"$bin" --config "$tmp/dk.json" --cgroup-root "$cg" --state-dir "$tmp/state-$1" >/dev/null 2>"$2" &
 	d=$!
 }
-status_by() { grep -qs "^patch_nodemetric_status PATCH 200 $1$" "$tmp/api/requests.log"; }
-listed_by() { grep -qs "^list_pods GET 200 $1$" "$tmp/api/requests.log"; }
+status_by() { grep -qs "^patch_nodemetric_status PATCH 200 $1 tidemarkd$" "$tmp/api/requests.log"; }
+listed_by() { grep -qs "^list_pods GET 200 $1 -$" "$tmp/api/requests.log"; }
 kcrun with-token "$tmp/dk1.log"
 if wait_for 15 status_by token && listed_by token &&
 	grep -q "API server https://127.0.0.1:$aport (kubeconfig $tmp/kube/config, context with-token, user token-user)" "$tmp/dk1.log"; then
@@ -634,7 +686,7 @@ fi
 kill $d
 wait $d 2>/dev/null
 kcrun intruder "$tmp/dk3.log"
-if wait_for 15 grep -qs "^list_pods GET 401 -$" "$tmp/api/requests.log" &&
+if wait_for 15 grep -qs "^list_pods GET 401 - -$" "$tmp/api/requests.log" &&
 	wait_for 5 grep -q "pods from the api: HTTP 401" "$tmp/dk3.log"; then
 	ok "another user's certificate: 401, said"
 else

@@ -26,8 +26,10 @@ A plan file (JSON, re-read on every request) makes calls fail first:
 {"patch_nodemetric_status": ["500", "429", "timeout", "403"]} answers the
 next four such calls so ("timeout": no answer for 30 s); each entry is used
 once. Every request is logged to DIR/requests.log as
-"CALL METHOD CODE WHO" (WHO: token, cert:CN or -); each accepted status is
-DIR/status-N.json.
+"CALL METHOD CODE WHO MANAGER" (WHO: token, cert:CN or -; MANAGER: the
+write's field manager, - for a read); each accepted status is
+DIR/status-N.json. The NodeMetric's metadata.managedFields say who wrote
+its status last, and when, as the API server's do.
 """
 import argparse
 import json
@@ -94,7 +96,8 @@ def main():
         def reply(self, call, code, obj=None, retry_after=None):
             body = json.dumps(obj if obj is not None else {}).encode()
             with lock, open(os.path.join(a.dir, "requests.log"), "a") as f:
-                f.write("%s %s %d %s\n" % (call, self.command, code, self.who()))
+                f.write("%s %s %d %s %s\n" % (call, self.command, code, self.who(),
+                                              self.manager() if self.command != "GET" else "-"))
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -111,6 +114,14 @@ def main():
                     if k == "commonName" and v == a.client_cn:
                         return "cert:" + v
             return "-"
+
+        def manager(self):
+            """The field manager of a write: ?fieldManager=, else the
+            User-Agent's first word, as the API server takes it."""
+            q = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+            if q.get("fieldManager"):
+                return q["fieldManager"][0]
+            return (self.headers.get("User-Agent") or "unknown").split("/")[0] or "unknown"
 
         def status_obj(self, code, reason, msg, retry=None):
             o = {"kind": "Status", "apiVersion": "v1", "status": "Failure",
@@ -279,10 +290,36 @@ def main():
                 with open(os.path.join(a.dir, "invalid.log"), "a") as f:
                     f.write(msg + "\n")
                 return self.reply(call, 422, self.status_obj(422, "Invalid", msg))
+            mgr = self.manager()
+            if len(mgr) > 128:
+                return self.reply(call, 422, self.status_obj(422, "Invalid", "fieldManager"))
             with lock:
                 state["n"] += 1
                 n = state["n"]
                 nm["status"] = doc["status"]
+                # managedFields as the API server keeps them for Update
+                # operations: the writer owns the fields it set (with the
+                # time), the others lose those; an entry left empty goes
+                mine = {"f:" + k: {} for k in doc["status"]}
+                md = nm.setdefault("metadata", {})
+                kept = []
+                for e in md.get("managedFields", []):
+                    if e.get("manager") == mgr and e.get("subresource") == "status":
+                        continue
+                    st = e.get("fieldsV1", {}).get("f:status")
+                    if e.get("subresource") == "status" and isinstance(st, dict):
+                        for k in mine:
+                            st.pop(k, None)
+                        if not st:
+                            continue
+                    kept.append(e)
+                kept.append({"manager": mgr, "operation": "Update",
+                             "apiVersion": "slo.koordinator.sh/v1alpha1",
+                             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                             "fieldsType": "FieldsV1", "fieldsV1": {"f:status": mine},
+                             "subresource": "status"})
+                md["managedFields"] = kept
+                obj = json.loads(json.dumps(nm))
             with open(os.path.join(a.dir, "status-%d.json" % n), "w") as f:
                 json.dump(obj, f)
             return self.reply(call, 200, obj)

@@ -522,6 +522,23 @@ static int cmd_status(int argc, char **argv)
 	printf("forbid new BE %s\n",
 	       json_is_true(json_object_get(r, "forbidScheduling")) ? "YES" : "no");
 	{
+		json_t *nm = json_object_get(r, "nodeMetricStatus");
+		const char *w = json_string_value(json_object_get(nm, "writer"));
+		const char *at = json_string_value(json_object_get(nm, "otherWriteAt"));
+		const char *why = json_string_value(json_object_get(nm, "why"));
+
+		if (!w)
+			printf("nodemetric    ? (not in the report)\n");
+		else if (!strcmp(w, "tidemarkd"))
+			printf("nodemetric    status written by tidemarkd every %.0f s\n",
+			       jnum(r, "nodeMetricStatus.reportIntervalSeconds"));
+		else if (!strcmp(w, "none"))
+			printf("nodemetric    status not written (%s)\n", why ? why : "?");
+		else
+			printf("nodemetric    status left to %s, which wrote it at %s\n", w,
+			       at ? at : "?");
+	}
+	{
 		json_t *itf = json_object_get(r, "interference"), *cgs, *c;
 		const char *step = json_string_value(json_object_get(itf, "step"));
 		const char *culprit = json_string_value(json_object_get(itf, "culprit"));

@@ -627,7 +627,8 @@ static const struct tm_cfg_row kube_rows[] = {
 	TM_CFG_U32_ROW("retries", kubernetes.retries, 0, 10, "3", "",
 		       "tries after a time-out, a refused connection, 429 or 5xx"),
 	TM_CFG_BOOL_ROW("update_nodemetric", kubernetes.update_nodemetric, "true",
-			"merge-patch the NodeMetric's status every reportIntervalSeconds"),
+			"merge-patch the NodeMetric's status every reportIntervalSeconds (left to "
+			"another writer that wrote it within two intervals)"),
 	TM_CFG_BOOL_ROW("nodeslo", kubernetes.nodeslo, "true",
 			"the NodeSLO's resourceUsedThresholdWithBE sets the lines"),
 	TM_CFG_BOOL_ROW("evict_via_api", kubernetes.evict_via_api, "true",

@@ -134,7 +134,7 @@ char *tm_report_json(struct tm_daemon *d)
 	free(cg);
 	if (!r)
 		return NULL;
-	tm_kube_slo_json(r);
+	tm_kube_json(r);
 	for (int i = 0; i < tm_nr_strategies; i++)
 		if (tm_strategies[i]->report_json)
 			tm_strategies[i]->report_json(d, r);

@@ -83,6 +83,12 @@ static struct {
 	struct tm_slo_overlay slo;    /* the NodeSLO's values as last read */
 	bool slo_changed, slo_known;
 	char slo_state[512];
+	/* the NodeMetric status: this tidemarkd writes it unless another
+	 * writer did within two report intervals (nm_other, at nm_other_at) */
+	bool nm_update;
+	char nm_other[129];
+	uint64_t nm_other_at;
+	uint32_t nm_report_s;
 	/* evictions: queued by the main thread, worked by the cluster thread */
 	struct evq q[EVICT_Q];
 	int nq;
@@ -151,6 +157,23 @@ void tm_kube_prom(struct tm_buf *b)
 			   "tidemark_kube_last_success_timestamp_seconds{call=\"%s\"} %" PRIu64
 			   "\n",
 			   call_name[c], kube_state.last_ok_s[c]);
+	tm_prom_help(b, "gauge", "tidemark_nodemetric_writing",
+		     "1 when this tidemarkd writes its node's NodeMetric status (0: "
+		     "kubernetes.update_nodemetric off, or left to another writer).");
+	tm_bprintf(b, "tidemark_nodemetric_writing %d\n",
+		   kube_state.nm_update && !kube_state.nm_other[0]);
+	tm_prom_help(b, "gauge", "tidemark_nodemetric_other_writer_info",
+		     "1 while another field manager (label manager) wrote the NodeMetric status "
+		     "within two report intervals: tidemarkd leaves the status to it.");
+	if (kube_state.nm_other[0]) {
+		tm_bprintf(b, "tidemark_nodemetric_other_writer_info{manager=");
+		tm_bprom_label(b, kube_state.nm_other);
+		tm_bprintf(b, "} 1\n");
+	}
+	tm_prom_help(b, "gauge", "tidemark_nodemetric_report_interval_seconds",
+		     "The NodeMetric's reportIntervalSeconds in effect: how often its status is "
+		     "written.");
+	tm_bprintf(b, "tidemark_nodemetric_report_interval_seconds %u\n", kube_state.nm_report_s);
 	pthread_mutex_unlock(&kube_state.lock);
 }
 
@@ -317,13 +340,38 @@ fail:
 	free(resp);
 }
 
+/* Another writer of the NodeMetric status (@mgr, "" none, its last write
+ * @at): said when tidemarkd starts or stops leaving the status to it. */
+static void nm_other(struct tm_kube *k, const char *mgr, uint64_t at, uint32_t within_s)
+{
+	char was[129], when[32];
+
+	pthread_mutex_lock(&kube_state.lock);
+	snprintf(was, sizeof(was), "%s", kube_state.nm_other);
+	snprintf(kube_state.nm_other, sizeof(kube_state.nm_other), "%s", mgr);
+	kube_state.nm_other_at = at;
+	pthread_mutex_unlock(&kube_state.lock);
+	tm_rfc3339(when, sizeof(when), at);
+	if (mgr[0] && strcmp(was, mgr))
+		fprintf(stderr,
+			"tidemarkd: NodeMetric %s status: %s wrote it at %s, within two report "
+			"intervals (%u s): tidemarkd stops writing it\n",
+			k->node, mgr, when, within_s);
+	else if (!mgr[0] && was[0])
+		fprintf(stderr,
+			"tidemarkd: NodeMetric %s status: %s has not written it for two report "
+			"intervals (%u s): tidemarkd writes it again\n",
+			k->node, was, within_s);
+}
+
 /* The NodeMetric's spec into the collect policy; creates the object when
  * there is none (koord-manager creates one per node; without it, tidemark
  * does). false when the status cannot be written now. */
 static bool nodemetric_spec(struct tm_kube *k, const char *base)
 {
-	char err[512], msg[256], *resp = NULL, *body;
+	char err[512], msg[256], *resp = NULL, *body, other[129];
 	struct tm_nm_policy p;
+	uint64_t at = 0;
 	long status;
 	json_t *j;
 
@@ -377,6 +425,11 @@ static bool nodemetric_spec(struct tm_kube *k, const char *base)
 			k->node, err);
 	else
 		tm_nm_set_policy(&p);
+	tm_nm_get_policy(&p);
+	other[0] = 0;
+	tm_nm_other_writer(j, TM_NM_MANAGER, (uint64_t)time(NULL), 2 * p.report_s, other,
+			   sizeof(other), &at);
+	nm_other(k, other, at, 2 * p.report_s);
 	json_decref(j);
 	return true;
 }
@@ -401,7 +454,7 @@ static void write_status(struct tm_kube *k)
 	json_decref(o);
 	if (!body)
 		return;
-	snprintf(url, sizeof(url), "%s/status", base);
+	snprintf(url, sizeof(url), "%s/status?fieldManager=" TM_NM_MANAGER, base);
 	if (call(k, C_NM_STATUS, "PATCH", url, "application/merge-patch+json", body, &resp, &status,
 		 err, sizeof(err)))
 		fprintf(stderr, "tidemarkd: NodeMetric %s status: %s\n", k->node, err);
@@ -446,10 +499,27 @@ void tm_kube_slo_said(const char *fmt, ...)
 	pthread_mutex_unlock(&kube_state.lock);
 }
 
-void tm_kube_slo_json(json_t *r)
+void tm_kube_json(json_t *r)
 {
+	json_t *nm;
+
 	pthread_mutex_lock(&kube_state.lock);
 	json_object_set_new(r, "nodeslo", tm_json_str(kube_state.slo_state));
+	if (!kube_state.nm_update) {
+		nm = json_pack("{s:s,s:s}", "writer", "none", "why",
+			       "kubernetes.api is none or kubernetes.update_nodemetric false");
+	} else if (kube_state.nm_other[0]) {
+		char when[32];
+
+		tm_rfc3339(when, sizeof(when), kube_state.nm_other_at);
+		nm = json_pack("{s:o,s:s,s:s}", "writer", tm_json_str(kube_state.nm_other),
+			       "otherWriteAt", when, "why",
+			       "another writer within two report intervals: tidemarkd leaves it");
+	} else {
+		nm = json_pack("{s:s,s:I}", "writer", TM_NM_MANAGER, "reportIntervalSeconds",
+			       (json_int_t)kube_state.nm_report_s);
+	}
+	json_object_set_new(r, "nodeMetricStatus", nm);
 	pthread_mutex_unlock(&kube_state.lock);
 }
 
@@ -844,7 +914,7 @@ static void *kube_thread(void *arg)
 {
 	struct tm_kube *k = arg;
 	uint64_t next_refresh = 0, last_status = 0;
-	char base[768];
+	char base[768], other;
 
 	nm_base(k, base, sizeof(base));
 	while (!k->stop) {
@@ -865,8 +935,12 @@ static void *kube_thread(void *arg)
 		if (k->api && k->taint_key[0])
 			taints(k);
 		tm_nm_get_policy(&p);
+		pthread_mutex_lock(&kube_state.lock);
+		kube_state.nm_report_s = p.report_s;
+		other = kube_state.nm_other[0];
+		pthread_mutex_unlock(&kube_state.lock);
 		/* from the last write: a shorter interval in the spec applies now */
-		if (k->api && k->update && k->nm_ok &&
+		if (k->api && k->update && k->nm_ok && !other &&
 		    (!last_status || tm_now_ms() >= last_status + p.report_s * 1000ULL)) {
 			last_status = tm_now_ms();
 			write_status(k);
@@ -967,6 +1041,7 @@ struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
 	kube_state.started_ms = tm_now_ms();
 	kube_state.evict_timeout_s = c->kubernetes.eviction_timeout_s;
 	kube_state.fallback_kill = !strcmp(c->kubernetes.eviction_fallback, "kill");
+	kube_state.nm_update = k->api && k->update;
 	pthread_mutex_unlock(&kube_state.lock);
 	if (k->api && k->slo)
 		tm_kube_slo_said("not read yet");

@@ -53,6 +53,7 @@ bool tm_kube_slo_take(struct tm_slo_overlay *o);
 void tm_kube_slo_current(struct tm_slo_overlay *o);
 /* What became of the NodeSLO, for /report ("applied: ...", "refused: ..."). */
 void tm_kube_slo_said(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The same as the string member "nodeslo" of the /report object @r. */
-void tm_kube_slo_json(json_t *r);
+/* The report's members from the cluster wing: "nodeslo" (what became of the
+ * NodeSLO) and "nodeMetricStatus" (who writes it). */
+void tm_kube_json(json_t *r);
 #endif

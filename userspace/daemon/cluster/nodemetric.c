@@ -175,6 +175,60 @@ static const char *const mem_policy_name[] = {"usageWithoutPageCache", "usageWit
 
 /* ---- sampling ---- */
 
+void tm_rfc3339(char *out, size_t len, uint64_t t)
+{
+	time_t tt = (time_t)t;
+	struct tm tmv;
+
+	gmtime_r(&tt, &tmv);
+	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+}
+
+/* "2026-12-03T09:00:00Z" (metav1.Time) into Unix seconds; -1 otherwise. */
+static int rfc3339_parse(const char *s, uint64_t *out)
+{
+	struct tm tm = {};
+	const char *end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	time_t t;
+
+	if (!end)
+		return -1;
+	if (*end == '.') /* a fraction: whole seconds are enough here */
+		end += 1 + strspn(end + 1, "0123456789");
+	if (strcmp(end, "Z") || (t = timegm(&tm)) < 0)
+		return -1;
+	*out = (uint64_t)t;
+	return 0;
+}
+
+bool tm_nm_other_writer(json_t *nm, const char *self, uint64_t now_s, uint32_t within_s, char *mgr,
+			size_t len, uint64_t *at)
+{
+	json_t *mf = json_object_get(json_object_get(nm, "metadata"), "managedFields"), *e;
+	bool found = false;
+	size_t i;
+
+	json_array_foreach(mf, i, e)
+	{
+		const char *m = json_string_value(json_object_get(e, "manager"));
+		const char *sub = json_string_value(json_object_get(e, "subresource"));
+		const char *t = json_string_value(json_object_get(e, "time"));
+		uint64_t ts;
+
+		if (!m || !strcmp(m, self) || !t || rfc3339_parse(t, &ts))
+			continue;
+		if (!(sub && !strcmp(sub, "status")) &&
+		    !json_object_get(json_object_get(e, "fieldsV1"), "f:status"))
+			continue; /* a writer of the spec or metadata only */
+		if (ts + within_s < now_s || (found && ts <= *at))
+			continue;
+		snprintf(mgr, len, "%s", m);
+		*at = ts;
+		found = true;
+	}
+	return found;
+}
+
 const char *tm_nm_node(void)
 {
 	return metric.node;
@@ -470,15 +524,6 @@ static json_t *resources(double mcpu, double bytes)
 	return json_pack("{s:{s:s,s:s}}", "resources", "cpu", c, "memory", m);
 }
 
-static void rfc3339(char *out, size_t len, uint64_t t)
-{
-	time_t tt = (time_t)t;
-	struct tm tmv;
-
-	gmtime_r(&tt, &tmv);
-	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tmv);
-}
-
 /* The node's samples over the last @win_s: their CPU and memory values. */
 static uint32_t node_window(uint32_t win_s, double *cpu, double *mem, int pol, uint64_t *span_us)
 {
@@ -513,7 +558,8 @@ json_t *tm_nm_object(struct tm_daemon *d)
 	int named = 0;
 
 	pthread_mutex_lock(&metric.lock);
-	rfc3339(when, sizeof(when), metric.at_realtime ? metric.at_realtime : (uint64_t)time(NULL));
+	tm_rfc3339(when, sizeof(when),
+		   metric.at_realtime ? metric.at_realtime : (uint64_t)time(NULL));
 	durs = json_array();
 	for (int i = 0; i < metric.pol.nr_durations; i++) {
 		tm_duration_fmt(buf, sizeof(buf), metric.pol.durations[i]);
@@ -602,7 +648,7 @@ json_t *tm_nm_object(struct tm_daemon *d)
 				    json_pack("{s:o}", "resource", resources(rec_mcpu, rec_mem)));
 	ann = json_object();
 	if (source[0]) {
-		rfc3339(buf, sizeof(buf), pods_at);
+		tm_rfc3339(buf, sizeof(buf), pods_at);
 		snprintf(metric.msg, sizeof(metric.msg),
 			 "%d pods named from the %s's list of %s%s%s", named, source, buf,
 			 why[0] ? "; last refresh failed: " : "", why);

@@ -42,6 +42,19 @@ void tm_nm_policy_default(struct tm_nm_policy *p);
  */
 int tm_nm_policy_from_spec(json_t *spec, struct tm_nm_policy *p, char *err, size_t errlen);
 
+/*
+ * The field manager tidemarkd writes the NodeMetric status as
+ * (?fieldManager=), and the other writers of that status: the latest one
+ * other than @self (metadata.managedFields, the status subresource or
+ * f:status) whose write is no older than @within_s at wall clock @now_s,
+ * into @mgr and *@at. false when none is.
+ */
+#define TM_NM_MANAGER "tidemarkd"
+/* Unix seconds @t as metav1.Time ("2026-12-03T09:00:00Z"). */
+void tm_rfc3339(char *out, size_t len, uint64_t t);
+bool tm_nm_other_writer(json_t *nm, const char *self, uint64_t now_s, uint32_t within_s, char *mgr,
+			size_t len, uint64_t *at);
+
 /* Set up (main thread, before the HTTP and cluster threads start): the
  * node's name from kubernetes.node_name, $NODE_NAME or the host name. */
 void tm_nm_init(struct tm_daemon *d);
