@@ -231,6 +231,17 @@ metric() { # name{labels} -> value
 metric_ge() { # name{labels} n
 	[ "$(metric "$1")" -ge "$2" ] 2>/dev/null
 }
+# tidemark_pod_info joins per-cgroup series to pods: every pod cgroup once,
+# named from the list, an unlisted one by UID only
+curl -s "http://127.0.0.1:$port/metrics" | grep '^tidemark_pod_info{' | sort >"$tmp/podinfo"
+want=$(for r in "$p1 shop web-0 $u1" "$p2 shop cache-0 $u2" "$p3 batch job-0 $u3" "$p4 shop api-0 $u4" \
+	"$p5 kube-system agent-0 $u5" "$p6 - - $u6"; do
+	set -- $r
+	[ "$2" = - ] && set -- "$1" "" "" "$4"
+	printf 'tidemark_pod_info{cgroup="/%s",namespace="%s",pod="%s",uid="%s"} 1\n' "$1" "$2" "$3" "$4"
+done | sort)
+expect_eq "tidemark_pod_info: each pod cgroup with its namespace, name and UID (an unlisted one by UID)" "$want" "$(cat "$tmp/podinfo")"
+
 # koordlet writes the status too (merge patches as field manager koordlet,
 # every 0.5 s): tidemarkd stops writing it and says so in its log, on
 # /metrics, in /report and in tidemarkctl status; two report intervals (2 s

@@ -10,6 +10,7 @@
 #include "actuate.h"
 #include "daemon.h"
 #include "kube.h"
+#include "nodemetric.h"
 #include "report.h"
 #include "strategy.h"
 #include "tmlib.h"
@@ -146,6 +147,7 @@ char *tm_report_prometheus(struct tm_daemon *d)
 		tm_bprom_label(&b, cg[i].path);
 		tm_bprintf(&b, ",class=\"%s\"} %" PRIu64 "\n", tm_class_name(cg[i].cls), cg[i].mem);
 	}
+	tm_nm_pod_prom(&b);
 	tm_prom_help(&b, "gauge", "tidemark_domain_info",
 		     "A cache domain of the node (kind L3, L2 or package) and its online CPUs.");
 	for (int k = 0; k < s.nr_dom; k++)

@@ -184,6 +184,32 @@ void tm_rfc3339(char *out, size_t len, uint64_t t)
 	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tmv);
 }
 
+void tm_nm_pod_prom(struct tm_buf *b)
+{
+	tm_prom_help(b, "gauge", "tidemark_pod_info",
+		     "A pod's cgroup (label cgroup, as the per-cgroup series name it) with the "
+		     "pod's namespace and name from the pod list (empty until listed) and UID.");
+	pthread_mutex_lock(&metric.lock);
+	for (int i = 0; i < metric.nr; i++) {
+		const struct track *t = &metric.tr[i];
+		char ns[64] = "", name[254] = "";
+
+		if (!t->uid[0])
+			continue; /* a host application's cgroup */
+		tm_pod_name(t->uid, ns, sizeof(ns), name, sizeof(name));
+		tm_bprintf(b, "tidemark_pod_info{cgroup=");
+		tm_bprom_label(b, t->path);
+		tm_bprintf(b, ",namespace=");
+		tm_bprom_label(b, ns);
+		tm_bprintf(b, ",pod=");
+		tm_bprom_label(b, name);
+		tm_bprintf(b, ",uid=");
+		tm_bprom_label(b, t->uid);
+		tm_bprintf(b, "} 1\n");
+	}
+	pthread_mutex_unlock(&metric.lock);
+}
+
 /* "2026-12-03T09:00:00Z" (metav1.Time) into Unix seconds; -1 otherwise. */
 static int rfc3339_parse(const char *s, uint64_t *out)
 {

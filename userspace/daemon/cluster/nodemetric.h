@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
+
+struct tm_buf;
 #include "pods.h"
 
 struct tm_daemon;
@@ -67,6 +69,11 @@ void tm_nm_sample(struct tm_daemon *d, uint64_t now_us, double node_mcpu);
 /* The collect policy NodeMetric's spec asks for (kube.c). */
 void tm_nm_set_policy(const struct tm_nm_policy *p);
 void tm_nm_get_policy(struct tm_nm_policy *p);
+
+/* tidemark_pod_info: one series per pod cgroup sampled (the NodeMetric's
+ * tracks): its cgroup as the per-cgroup series name it, the pod's
+ * namespace and name from the pod list ("" until listed) and UID. */
+void tm_nm_pod_prom(struct tm_buf *b);
 
 /* The whole NodeMetric object (apiVersion, kind, metadata, spec, status);
  * NULL when no memory. */
