@@ -5,7 +5,8 @@
 # binaries, bpffs, the host's cgroup tree and the state directory shared,
 # the configuration mounted where the daemon reads it), a configuration that
 # tidemarkd --check accepts and that listens where the Service and the
-# probe look, the ServiceMonitor selecting the Service, and RBAC granting the
+# probe look, the ServiceMonitor selecting the Service, the PrometheusRule
+# reading the job and node labels it gives, and RBAC granting the
 # API calls listed in rbac.yaml and nothing else.
 . "$(dirname "$0")/../lib/lib.sh"
 
@@ -99,6 +100,17 @@ check("the ServiceMonitor selects the Service",
 check("the ServiceMonitor scrapes /metrics at the sample period",
       sm["spec"]["endpoints"][0]["path"] == "/metrics" and
       sm["spec"]["endpoints"][0]["interval"] == "%ds" % cfg["report"].get("sample_s", 10))
+pr = by.get("PrometheusRule", [{}])[0]
+rules = [r for g in pr.get("spec", {}).get("groups", []) for r in g["rules"]]
+check("the PrometheusRule is rendered with its alerts", len(rules) >= 7, len(rules))
+import re
+jobs = {j for r in rules for j in re.findall(r'\bup\{job="([^"]+)"', r["expr"])}
+# the Prometheus Operator names a ServiceMonitor's job after the Service
+check("the rules' up{job} is the Service the ServiceMonitor scrapes",
+      jobs == {svc["metadata"]["name"]} and "jobLabel" not in sm["spec"], jobs)
+check("the ServiceMonitor gives each series the node label the alerts name",
+      any(r.get("targetLabel") == "node" for r in sm["spec"]["endpoints"][0].get("relabelings", [])) and
+      all("$labels.node" in r["annotations"]["summary"] for r in rules))
 # RBAC: exactly these (API group, resource) -> verbs
 want = {
     ("", "pods"): {"get", "list", "watch"},
