@@ -12,6 +12,7 @@
 # bounded; a wrong token is said in the report; without an API, the report
 # says pods are unnamed.
 . "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/standin.sh"
 bin=${TIDEMARK_BUILD:-build}/tidemarkd
 top=$PWD
 tmp=$(mktemp -d)
@@ -39,19 +40,8 @@ refused "an unknown field named" '{"apii":"none"}' "kubernetes.apii: unknown fie
 refused "an unknown eviction fallback refused" '{"eviction_fallback":"drain"}' "kubernetes.eviction_fallback: 'drain' must be kill or none"
 refused "a taint key with a space refused" '{"taint_key":"tidemark.io/be forbidden"}' "kubernetes.taint_key: 'tidemark.io/be forbidden' is not a taint key"
 
-# a CA and a server certificate for 127.0.0.1
-(cd "$tmp" &&
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -subj /CN=stand-in-ca &&
-	openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=127.0.0.1 &&
-	printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >ext &&
-	openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out srv.crt -days 2 \
-		-extfile ext &&
-	printf 'extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE\n' >cext &&
-	for cn in tidemark intruder; do
-		openssl req -newkey rsa:2048 -nodes -keyout $cn.key -out $cn.csr -subj /CN=$cn &&
-			openssl x509 -req -in $cn.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
-				-out $cn.crt -days 2 -extfile cext || exit 1
-	done) >/dev/null 2>&1 || { not_ok "test certificates made"; tap_done; }
+# a CA, a server certificate for 127.0.0.1, two client certificates
+standin_certs "$tmp" tidemark intruder || { not_ok "test certificates made"; tap_done; }
 token=tok-$RANDOM$RANDOM
 echo "$token" >"$tmp/token"
 
