@@ -52,6 +52,11 @@ test-vm: all asan-build $(BUILD)/scx_tidemark_notrace $(BUILD)/tm-insns kernel $
 	$(BUILD)/peers/scx_flatcg
 	tests/run $(wildcard tests/vm/*.sh)
 
+# The API traffic of one tidemarkd in steady state over more than five
+# minutes (make test counts 90 s of it).
+soak-api: all
+	TM_API_SOAK_S=330 tests/run tests/host/api-traffic.sh
+
 # Long fault injection: SOAK_FAULTS kill -9s of scx_tidemark and tidemarkd
 # (make test runs 8 of tests/vm/soak.sh); SOAK_SEED replays a run.
 SOAK_FAULTS ?= 100

@@ -4,6 +4,12 @@ HTTPS, for tests on machines where no kube-apiserver can run.
 
 It answers the documented paths:
   GET   /api/v1/pods?fieldSelector=spec.nodeName=NODE    (the pod list file)
+  GET   /apis/slo.koordinator.sh/v1alpha1/nodemetrics?fieldSelector=metadata.name=NODE
+  GET   /apis/slo.koordinator.sh/v1alpha1/nodeslos?fieldSelector=metadata.name=NODE
+        (lists; with watch=true, watches from resourceVersion: the events
+        since, BOOKMARKs when asked, until timeoutSeconds or --watch-s; a
+        version from before this run, or unknown, gets an ERROR event 410;
+        the pod list and NodeSLO files are polled for changes)
   GET   /apis/slo.koordinator.sh/v1alpha1/nodemetrics/NODE
   POST  /apis/slo.koordinator.sh/v1alpha1/nodemetrics
   PATCH /apis/slo.koordinator.sh/v1alpha1/nodemetrics/NODE/status
@@ -63,6 +69,12 @@ def main():
     ap.add_argument("--nodemetric", help="the NodeMetric object there at start (none: 404)")
     ap.add_argument("--plan", help="the failure plan file")
     ap.add_argument("--nodeslo", help="the NodeSLO file (absent: 404)")
+    ap.add_argument("--watch-s", type=float, default=0,
+                    help="end every watch after this long (0: at its timeoutSeconds)")
+    ap.add_argument("--require-rv0", action="store_true",
+                    help="refuse (400) a list that does not ask for resourceVersion=0")
+    ap.add_argument("--bookmark-s", type=float, default=2,
+                    help="a BOOKMARK event this often on a watch that asks for them")
     a = ap.parse_args()
 
     schema = json.load(open(a.schema))
@@ -72,6 +84,69 @@ def main():
              "node": {"apiVersion": "v1", "kind": "Node",
                       "metadata": {"name": a.node, "resourceVersion": "1"},
                       "spec": {"taints": [{"key": "other.example/keep", "effect": "NoExecute"}]}}}
+
+    # resourceVersions and the events of the watched kinds: the pod list and
+    # the NodeSLO files are polled, the NodeMetric changes with each write
+    cv = threading.Condition()
+    # versions go on from the clock: one of an earlier run is older than any
+    # this one kept, and a watch from it is told 410 (list again)
+    base = int(time.time() * 1000)
+    store = {"rv": base, "events": {"pods": [], "nodeslos": [], "nodemetrics": []},
+             "pods": {}, "nodeslos": {}}
+
+    def emit(kind, typ, obj):
+        """One change (under cv): a new resourceVersion on the object, an
+        event for the watches of its kind."""
+        store["rv"] += 1
+        obj = json.loads(json.dumps(obj))
+        obj.setdefault("metadata", {})["resourceVersion"] = str(store["rv"])
+        store["events"][kind].append((store["rv"], typ, obj))
+        cv.notify_all()
+        return obj
+
+    def read_pods():
+        try:
+            return {i["metadata"]["uid"]: i for i in json.load(open(a.pods))["items"]}
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def read_slo():
+        if not a.nodeslo or not os.path.exists(a.nodeslo):
+            return {}
+        try:
+            o = json.load(open(a.nodeslo))
+        except ValueError:
+            return None
+        return {o.get("metadata", {}).get("name", a.node): o}
+
+    def poll():
+        for kind, read in (("pods", read_pods), ("nodeslos", read_slo)):
+            now = read()
+            if now is None:
+                continue
+            with cv:
+                old = store[kind]
+                for k, o in now.items():
+                    if k not in old:
+                        now[k] = emit(kind, "ADDED", o)
+                    elif json.dumps(o, sort_keys=True) != json.dumps(
+                            {**old[k], "metadata": {x: y for x, y in old[k]["metadata"].items()
+                                                    if x != "resourceVersion"}}, sort_keys=True):
+                        now[k] = emit(kind, "MODIFIED", o)
+                    else:
+                        now[k] = old[k]
+                for k, o in old.items():
+                    if k not in now:
+                        emit(kind, "DELETED", o)
+                store[kind] = now
+
+    def poller():
+        while True:
+            poll()
+            time.sleep(0.1)
+
+    poll()
+    threading.Thread(target=poller, daemon=True).start()
 
     def planned(call):
         if not a.plan or not os.path.exists(a.plan):
@@ -104,6 +179,59 @@ def main():
             self.end_headers()
             self.wfile.write(body)
 
+        def watch(self, call, kind, q):
+            """A watch from resourceVersion: the events after it, BOOKMARKs
+            when asked, until its timeoutSeconds (or --watch-s); a planned
+            "410" answers an ERROR event with an expired Status."""
+            try:
+                since = int(q.get("resourceVersion", ["x"])[0])
+            except ValueError:
+                return self.reply(call, 400, self.status_obj(400, "BadRequest",
+                                                             "resourceVersion"))
+            limit = float(q.get("timeoutSeconds", ["1800"])[0])
+            if a.watch_s:
+                limit = min(limit, a.watch_s)
+            marks = q.get("allowWatchBookmarks", [""])[0] == "true"
+            with lock, open(os.path.join(a.dir, "requests.log"), "a") as f:
+                f.write("%s GET 200 %s -\n" % (call, self.who()))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+
+            def send(ev):
+                b = (json.dumps(ev) + "\n").encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(b), b))
+                self.wfile.flush()
+            end = time.monotonic() + limit
+            mark = time.monotonic() + a.bookmark_s
+            try:
+                with cv:
+                    known = base <= since <= store["rv"]
+                if self.watch_expired or not known:
+                    send({"type": "ERROR", "object": self.status_obj(
+                        410, "Expired", "too old resource version: %d" % since)})
+                    end = 0
+                while time.monotonic() < end:
+                    with cv:
+                        evs = [e for e in store["events"][kind] if e[0] > since]
+                        if not evs:
+                            cv.wait(min(end, mark) - time.monotonic())
+                            evs = [e for e in store["events"][kind] if e[0] > since]
+                        rv = store["rv"]
+                    for r, typ, obj in evs:
+                        send({"type": typ, "object": obj})
+                        since = r
+                    if marks and time.monotonic() >= mark:
+                        send({"type": "BOOKMARK", "object": {"metadata": {
+                            "resourceVersion": str(max(rv, since))}}})
+                        mark = time.monotonic() + a.bookmark_s
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+                pass
+            self.close_connection = True
+
         def who(self):
             """The request's authenticated user: token, cert:CN or -."""
             if self.headers.get("Authorization") == "Bearer " + a.token:
@@ -133,8 +261,12 @@ def main():
         def route(self):
             u = urllib.parse.urlsplit(self.path)
             q = urllib.parse.parse_qs(u.query)
+            watch = q.get("watch", [""])[0] in ("true", "1")
             if self.command == "GET" and u.path == "/api/v1/pods":
-                return "list_pods", q
+                return ("watch_pods" if watch else "list_pods"), q
+            if self.command == "GET" and u.path in (NM, SLO):
+                kind = "nodemetric" if u.path == NM else "nodeslo"
+                return ("watch_" if watch else "list_") + kind, q
             if self.command == "GET" and u.path == NM + "/" + a.node:
                 return "get_nodemetric", q
             if self.command == "GET" and u.path == SLO + "/" + a.node:
@@ -176,17 +308,37 @@ def main():
             if step == "timeout":
                 time.sleep(30)
                 return
-            if step:
+            self.watch_expired = step == "410" and call.startswith("watch_")
+            if step and not self.watch_expired:
                 code = int(step)
                 return self.reply(call, code, self.status_obj(
                     code, "Planned", "planned %s" % step, 1 if code == 429 else None))
             if call == "kubelet_pods":
                 return self.reply(call, 200, json.load(open(a.pods)))
-            if call == "list_pods":
-                if q.get("fieldSelector") != ["spec.nodeName=" + a.node]:
+            if call in ("list_pods", "watch_pods", "list_nodemetric", "watch_nodemetric",
+                        "list_nodeslo", "watch_nodeslo"):
+                want = "spec.nodeName=" if call.endswith("pods") else "metadata.name="
+                if q.get("fieldSelector") != [want + a.node]:
                     return self.reply(call, 400, self.status_obj(
                         400, "BadRequest", "fieldSelector %r" % q.get("fieldSelector")))
-                return self.reply(call, 200, json.load(open(a.pods)))
+                kind = {"pods": "pods", "nodemetric": "nodemetrics",
+                        "nodeslo": "nodeslos"}[call.split("_", 1)[1]]
+                if call.startswith("watch_"):
+                    return self.watch(call, kind, q)
+                if a.require_rv0 and q.get("resourceVersion") != ["0"]:
+                    return self.reply(call, 400, self.status_obj(
+                        400, "BadRequest", "a list without resourceVersion=0"))
+                with cv:
+                    if kind == "nodemetrics":
+                        items = [state["nm"]] if state["nm"] is not None else []
+                    else:
+                        items = list(store[kind].values())
+                    lst = {"kind": {"pods": "PodList", "nodemetrics": "NodeMetricList",
+                                    "nodeslos": "NodeSLOList"}[kind],
+                           "apiVersion": "v1" if kind == "pods" else "slo.koordinator.sh/v1alpha1",
+                           "metadata": {"resourceVersion": str(store["rv"])},
+                           "items": json.loads(json.dumps(items))}
+                return self.reply(call, 200, lst)
             if call == "get_nodeslo":
                 if not a.nodeslo or not os.path.exists(a.nodeslo):
                     return self.reply(call, 404, self.status_obj(404, "NotFound", "nodeslos"))
@@ -265,10 +417,10 @@ def main():
                     return self.reply(call, 415, self.status_obj(415, "UnsupportedMediaType", "ct"))
                 if doc.get("metadata", {}).get("name") != a.node:
                     return self.reply(call, 422, self.status_obj(422, "Invalid", "name"))
-                with lock:
+                with lock, cv:
                     exists = state["nm"] is not None
                     if not exists:
-                        state["nm"] = doc
+                        doc = state["nm"] = emit("nodemetrics", "ADDED", doc)
                 if exists:  # replies take the lock themselves: never inside it
                     return self.reply(call, 409, self.status_obj(409, "AlreadyExists", "nm"))
                 return self.reply(call, 201, doc)
@@ -319,6 +471,8 @@ def main():
                              "fieldsType": "FieldsV1", "fieldsV1": {"f:status": mine},
                              "subresource": "status"})
                 md["managedFields"] = kept
+                with cv:
+                    state["nm"] = nm = emit("nodemetrics", "MODIFIED", nm)
                 obj = json.loads(json.dumps(nm))
             with open(os.path.join(a.dir, "status-%d.json" % n), "w") as f:
                 json.dump(obj, f)

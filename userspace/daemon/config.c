@@ -619,9 +619,14 @@ static const struct tm_cfg_row kube_rows[] = {
 	 .help = "where pod names come from"},
 	TM_CFG_STR_ROW("kubelet_url", kubernetes.kubelet_url, "\"https://127.0.0.1:10250/pods\"",
 		       NULL, "pods kubelet: the kubelet's pod list (same token and CA)"),
-	TM_CFG_U32_ROW(
-		"pods_refresh_s", kubernetes.pods_refresh_s, 1, 600, "10", "s",
-		"how often the pod list, the NodeMetric's collect policy and the NodeSLO are read"),
+	TM_CFG_U32_ROW("pods_refresh_s", kubernetes.pods_refresh_s, 1, 600, "10", "s",
+		       "pods kubelet: how often its pod list is read (the API server's pods, "
+		       "NodeSLO and NodeMetric come by watch)"),
+	TM_CFG_U32_ROW("watch_timeout_s", kubernetes.watch_timeout_s, 10, 3600, "600", "s",
+		       "a watch is renewed after this long plus up to as much again (random)"),
+	TM_CFG_U32_ROW("start_jitter_s", kubernetes.start_jitter_s, 0, 600, "10", "s",
+		       "the first list waits up to this long (random), so nodes restarted "
+		       "together do not reach the API server together"),
 	TM_CFG_U32_ROW("timeout_ms", kubernetes.timeout_ms, 100, 60000, "5000", "ms",
 		       "one request's deadline, connecting included"),
 	TM_CFG_U32_ROW("retries", kubernetes.retries, 0, 10, "3", "",

@@ -124,9 +124,11 @@ struct tm_config {
 		char ca_file[256];
 		char pods[16]; /* where pod identity comes from: api, kubelet, none */
 		char kubelet_url[256];
-		uint32_t pods_refresh_s;
-		uint32_t timeout_ms; /* one request, connecting included */
-		uint32_t retries;    /* after a failed request, with back-off */
+		uint32_t pods_refresh_s;  /* the kubelet's list */
+		uint32_t watch_timeout_s; /* a watch's renewal, jittered */
+		uint32_t start_jitter_s;  /* before the first list */
+		uint32_t timeout_ms;	  /* one request, connecting included */
+		uint32_t retries;	  /* after a failed request, with back-off */
 		bool update_nodemetric;
 		bool nodeslo;	    /* the NodeSLO's resourceUsedThresholdWithBE drives the lines */
 		bool evict_via_api; /* a pod is evicted through policy/v1 Eviction */

@@ -77,7 +77,40 @@ struct sink {
 	char *p;
 	size_t len;
 	bool over;
+	const struct tm_httpc_req *r; /* a stream: lines to r->on_line */
+	bool ended;		      /* on_line or stop ended it */
 };
+
+/* A stream's complete lines to on_line; the rest waits for more. */
+static size_t on_lines(struct sink *s)
+{
+	char *nl;
+
+	while ((nl = memchr(s->p, '\n', s->len))) {
+		size_t n = nl - s->p;
+
+		*nl = 0;
+		if (s->r->on_line(s->r->line_arg, s->p, n)) {
+			s->ended = true;
+			return 0;
+		}
+		memmove(s->p, nl + 1, s->len - n - 1);
+		s->len -= n + 1;
+		s->p[s->len] = 0;
+	}
+	return 1;
+}
+
+static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	struct sink *s = arg;
+
+	if (s->r->stop && *s->r->stop) {
+		s->ended = true;
+		return 1;
+	}
+	return 0;
+}
 
 static size_t on_data(char *data, size_t size, size_t n, void *arg)
 {
@@ -96,6 +129,8 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
 	s->p = np;
 	s->len += add;
 	s->p[s->len] = 0;
+	if (s->r && s->r->on_line && !on_lines(s))
+		return 0;
 	return add;
 }
 
@@ -104,7 +139,7 @@ int tm_httpc_exchange(const struct tm_httpc_req *r, char **resp, long *status, c
 {
 	char ebuf[CURL_ERROR_SIZE] = "", ct[128], *auth = NULL;
 	struct curl_slist *hdr = NULL;
-	struct sink s = {};
+	struct sink s = {.r = r};
 	CURLcode rc;
 	CURL *c;
 
@@ -122,6 +157,11 @@ int tm_httpc_exchange(const struct tm_httpc_req *r, char **resp, long *status, c
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "tidemark");
+	if (r->on_line) {
+		curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(c, CURLOPT_XFERINFODATA, &s);
+		curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	}
 	if (r->ca_file)
 		curl_easy_setopt(c, CURLOPT_CAINFO, r->ca_file);
 	if (r->ca_pem) {
@@ -166,6 +206,8 @@ int tm_httpc_exchange(const struct tm_httpc_req *r, char **resp, long *status, c
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
 	rc = curl_easy_perform(c);
+	if (s.ended) /* the stream's reader or stop ended it: not an error */
+		rc = CURLE_OK;
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
 	curl_slist_free_all(hdr);

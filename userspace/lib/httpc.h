@@ -5,6 +5,7 @@
  */
 #ifndef __TM_HTTPC_H
 #define __TM_HTTPC_H
+#include <stdbool.h>
 #include <stddef.h>
 
 /* libcurl's process-wide set-up; -1 with a message when it fails. */
@@ -47,6 +48,14 @@ struct tm_httpc_req {
 	size_t key_len;
 	const char *proxy;	 /* NULL: libcurl's default (the environment) */
 	unsigned int timeout_ms; /* the whole exchange */
+	/* a stream (a watch): each line of the answer goes to @on_line as it
+	 * arrives (*resp is what is left: no complete line, as the Status of
+	 * a refusal can be); @on_line returning nonzero
+	 * ends the exchange, as *@stop set does (looked at every second);
+	 * either is a success. A line over 4 MiB ends it as an error. */
+	int (*on_line)(void *arg, char *line, size_t len);
+	void *line_arg;
+	volatile bool *stop;
 };
 
 /* As tm_httpc_request, for @r. */

@@ -42,11 +42,14 @@
 /* What the counters are kept by: the call, and its outcome. */
 enum call {
 	C_PODS,
+	C_PODS_WATCH,
 	C_KUBELET_PODS,
-	C_NM_GET,
+	C_NM_LIST,
+	C_NM_WATCH,
 	C_NM_CREATE,
 	C_NM_STATUS,
-	C_SLO_GET,
+	C_SLO_LIST,
+	C_SLO_WATCH,
 	C_EVICT,
 	C_EVENT,
 	C_NODE_GET,
@@ -54,11 +57,14 @@ enum call {
 	NR_CALLS
 };
 static const char *const call_name[NR_CALLS] = {"list_pods",
+						"watch_pods",
 						"kubelet_pods",
-						"get_nodemetric",
+						"list_nodemetric",
+						"watch_nodemetric",
 						"create_nodemetric",
 						"patch_nodemetric_status",
-						"get_nodeslo",
+						"list_nodeslo",
+						"watch_nodeslo",
 						"evict_pod",
 						"create_event",
 						"get_node",
@@ -108,8 +114,13 @@ struct tm_kube {
 	char node[254];
 	uint32_t timeout_ms, retries, refresh_s;
 	bool api, update, slo;
-	bool said_404; /* a missing NodeMetric said once */
-	bool nm_ok;    /* the NodeMetric exists (its status can be written) */
+	bool said_404;	       /* a missing NodeMetric said once */
+	volatile bool nm_ok;   /* the NodeMetric exists (its status can be written) */
+	volatile bool nm_seen; /* the NodeMetric watch listed once */
+	json_t *nm_obj;	       /* the NodeMetric as last seen (nm_lock) */
+	pthread_mutex_t nm_lock;
+	uint32_t jitter_s, watch_s;
+	struct watch *w_pods, *w_slo, *w_nm;
 	/* the node's taint while above a forbid line, with hysteresis */
 	char taint_key[128], taint_effect[24];
 	const char *why; /* of the next taint write, for its audit line */
@@ -215,6 +226,36 @@ static char *read_token(const char *path, char *err, size_t errlen)
  * One call with its retries. 0 with *resp (malloc'd) and *status for any
  * final HTTP answer; -1 with @err when no answer came. @url is absolute.
  */
+/* The credentials and CA of a request to the API server into @r; the token
+ * read from its file, which the caller frees with tok_free (*@tok; NULL
+ * when none). -1 when the token file cannot be read. */
+static int req_fill(struct tm_kube *k, struct tm_httpc_req *r, char **tok, char *err, size_t errlen)
+{
+	const struct tm_kubeconf *kc = &k->cred;
+
+	*tok = kc->token_file[0] ? read_token(kc->token_file, err, errlen) : NULL;
+	r->bearer = kc->token_file[0] ? *tok : kc->token;
+	r->ca_file = kc->ca_file[0] ? kc->ca_file : NULL;
+	r->ca_pem = kc->ca_pem;
+	r->ca_len = kc->ca_len;
+	r->cert_file = kc->cert_file[0] ? kc->cert_file : NULL;
+	r->key_file = kc->key_file[0] ? kc->key_file : NULL;
+	r->cert_pem = kc->cert_pem;
+	r->cert_len = kc->cert_len;
+	r->key_pem = kc->key_pem;
+	r->key_len = kc->key_len;
+	r->proxy = kc->proxy[0] ? kc->proxy : NULL;
+	return kc->token_file[0] && !*tok ? -1 : 0;
+}
+
+static void tok_free(char *tok)
+{
+	if (tok) {
+		explicit_bzero(tok, strlen(tok));
+		free(tok);
+	}
+}
+
 static int call(struct tm_kube *k, enum call c, const char *method, const char *url,
 		const char *ctype, const char *body, char **resp, long *status, char *err,
 		size_t errlen)
@@ -223,35 +264,20 @@ static int call(struct tm_kube *k, enum call c, const char *method, const char *
 	int ret;
 
 	for (;;) {
-		const struct tm_kubeconf *kc = &k->cred;
-		char *tok = kc->token_file[0] ? read_token(kc->token_file, err, errlen) : NULL;
 		struct tm_httpc_req r = {.url = url,
 					 .method = method,
 					 .body = body,
 					 .content_type = ctype,
-					 .bearer = kc->token_file[0] ? tok : kc->token,
-					 .ca_file = kc->ca_file[0] ? kc->ca_file : NULL,
-					 .ca_pem = kc->ca_pem,
-					 .ca_len = kc->ca_len,
-					 .cert_file = kc->cert_file[0] ? kc->cert_file : NULL,
-					 .key_file = kc->key_file[0] ? kc->key_file : NULL,
-					 .cert_pem = kc->cert_pem,
-					 .cert_len = kc->cert_len,
-					 .key_pem = kc->key_pem,
-					 .key_len = kc->key_len,
-					 .proxy = kc->proxy[0] ? kc->proxy : NULL,
 					 .timeout_ms = k->timeout_ms};
+		char *tok;
 
 		*status = 0;
-		if (kc->token_file[0] && !tok) {
+		if (req_fill(k, &r, &tok, err, errlen)) {
 			ret = -1; /* no token, no request: not retried either */
 			break;
 		}
 		ret = tm_httpc_exchange(&r, resp, status, err, errlen);
-		if (tok) {
-			explicit_bzero(tok, strlen(tok));
-			free(tok);
-		}
+		tok_free(tok);
 		if (!ret && *status != 429 && *status < 500)
 			break;
 		if (tries >= k->retries)
@@ -299,22 +325,17 @@ static void answer_msg(const char *resp, char *out, size_t len)
 	json_decref(j);
 }
 
+/* The kubelet's pod list (the API server's comes by watch). */
 static void refresh_pods(struct tm_kube *k)
 {
-	char url[768], err[512], why[768], msg[256];
+	char err[512], why[768], msg[256];
 	char *resp = NULL;
 	struct tm_pod *pods;
 	long status;
 	json_t *j;
 	int n;
-	bool api = !strcmp(k->pods, "api");
 
-	if (api)
-		snprintf(url, sizeof(url), "%s/api/v1/pods?fieldSelector=spec.nodeName%%3D%s",
-			 k->cred.server, k->node);
-	else
-		snprintf(url, sizeof(url), "%s", k->kubelet_url);
-	if (call(k, api ? C_PODS : C_KUBELET_PODS, "GET", url, NULL, NULL, &resp, &status, err,
+	if (call(k, C_KUBELET_PODS, "GET", k->kubelet_url, NULL, NULL, &resp, &status, err,
 		 sizeof(err))) {
 		snprintf(why, sizeof(why), "pods from the %s: %s", k->pods, err);
 		goto fail;
@@ -331,7 +352,7 @@ static void refresh_pods(struct tm_kube *k)
 		snprintf(why, sizeof(why), "pods from the %s: %s", k->pods, err);
 		goto fail;
 	}
-	tm_pods_set(pods, n, api ? "API server" : "kubelet", NULL);
+	tm_pods_set(pods, n, "kubelet", NULL);
 	free(resp);
 	return;
 fail:
@@ -364,74 +385,78 @@ static void nm_other(struct tm_kube *k, const char *mgr, uint64_t at, uint32_t w
 			k->node, was, within_s);
 }
 
-/* The NodeMetric's spec into the collect policy; creates the object when
- * there is none (koord-manager creates one per node; without it, tidemark
- * does). false when the status cannot be written now. */
-static bool nodemetric_spec(struct tm_kube *k, const char *base)
+/* Create the node's NodeMetric (koord-manager creates one per node; without
+ * it, tidemark does). true when it exists now. */
+static bool nm_create(struct tm_kube *k, const char *base)
 {
-	char err[512], msg[256], *resp = NULL, *body, other[129];
-	struct tm_nm_policy p;
-	uint64_t at = 0;
+	char err[512], msg[256], *resp = NULL, *body, coll[768];
 	long status;
 	json_t *j;
 
-	if (call(k, C_NM_GET, "GET", base, NULL, NULL, &resp, &status, err, sizeof(err))) {
-		fprintf(stderr, "tidemarkd: NodeMetric %s: %s\n", k->node, err);
+	if (!k->said_404)
+		fprintf(stderr, "tidemarkd: NodeMetric %s does not exist: creating it\n", k->node);
+	k->said_404 = true;
+	j = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "slo.koordinator.sh/v1alpha1", "kind",
+		      "NodeMetric", "metadata", "name", k->node);
+	body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!body)
 		return false;
-	}
-	if (status == 404) {
-		free(resp);
-		resp = NULL;
-		if (!k->said_404)
-			fprintf(stderr, "tidemarkd: NodeMetric %s does not exist: creating it\n",
-				k->node);
-		k->said_404 = true;
-		j = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "slo.koordinator.sh/v1alpha1",
-			      "kind", "NodeMetric", "metadata", "name", k->node);
-		body = j ? json_dumps(j, JSON_COMPACT) : NULL;
-		json_decref(j);
-		if (!body)
-			return false;
-		/* the collection URL: base less "/NODE" */
-		char coll[768];
-
-		snprintf(coll, sizeof(coll), "%.*s", (int)(strrchr(base, '/') - base), base);
-		if (call(k, C_NM_CREATE, "POST", coll, "application/json", body, &resp, &status,
-			 err, sizeof(err)) ||
-		    (status != 201 && status != 200 && status != 409)) {
-			answer_msg(resp, msg, sizeof(msg));
-			fprintf(stderr, "tidemarkd: creating NodeMetric %s: %s%s%ld %s\n", k->node,
-				resp ? "" : err, resp ? "HTTP " : "", resp ? status : 0L,
-				resp ? msg : "");
-			free(body);
-			free(resp);
-			return false;
-		}
+	/* the collection URL: base less "/NODE" */
+	snprintf(coll, sizeof(coll), "%.*s", (int)(strrchr(base, '/') - base), base);
+	if (call(k, C_NM_CREATE, "POST", coll, "application/json", body, &resp, &status, err,
+		 sizeof(err)) ||
+	    (status != 201 && status != 200 && status != 409)) {
+		answer_msg(resp, msg, sizeof(msg));
+		fprintf(stderr, "tidemarkd: creating NodeMetric %s: %s%s%ld %s\n", k->node,
+			resp ? "" : err, resp ? "HTTP " : "", resp ? status : 0L, resp ? msg : "");
 		free(body);
 		free(resp);
-		return true; /* a new object: the default policy */
-	}
-	if (status != 200) {
-		answer_msg(resp, msg, sizeof(msg));
-		fprintf(stderr, "tidemarkd: NodeMetric %s: HTTP %ld %s\n", k->node, status, msg);
-		free(resp);
 		return false;
 	}
-	j = json_loads(resp, 0, NULL);
+	free(body);
 	free(resp);
-	if (tm_nm_policy_from_spec(json_object_get(j, "spec"), &p, err, sizeof(err)))
+	return true; /* a new object: the default policy */
+}
+
+/* The NodeMetric as the watch sees it (NULL: there is none): its spec's
+ * collect policy applies from now on, and who else writes its status is
+ * judged from it (nm_judge). */
+static void nm_apply(struct tm_kube *k, json_t *obj)
+{
+	struct tm_nm_policy p;
+	char err[512];
+
+	pthread_mutex_lock(&k->nm_lock);
+	json_decref(k->nm_obj);
+	k->nm_obj = json_incref(obj);
+	pthread_mutex_unlock(&k->nm_lock);
+	k->nm_ok = obj != NULL;
+	if (!obj)
+		return;
+	if (tm_nm_policy_from_spec(json_object_get(obj, "spec"), &p, err, sizeof(err)))
 		/* refused whole: the policy in effect stays */
 		fprintf(stderr, "tidemarkd: NodeMetric %s: %s (keeping the policy in effect)\n",
 			k->node, err);
 	else
 		tm_nm_set_policy(&p);
+}
+
+/* Another writer of the status within two report intervals, from the
+ * NodeMetric last seen: said when that changes (nm_other). */
+static void nm_judge(struct tm_kube *k)
+{
+	struct tm_nm_policy p;
+	char other[129] = "";
+	uint64_t at = 0;
+
 	tm_nm_get_policy(&p);
-	other[0] = 0;
-	tm_nm_other_writer(j, TM_NM_MANAGER, (uint64_t)time(NULL), 2 * p.report_s, other,
-			   sizeof(other), &at);
+	pthread_mutex_lock(&k->nm_lock);
+	if (k->nm_obj)
+		tm_nm_other_writer(k->nm_obj, TM_NM_MANAGER, (uint64_t)time(NULL), 2 * p.report_s,
+				   other, sizeof(other), &at);
+	pthread_mutex_unlock(&k->nm_lock);
 	nm_other(k, other, at, 2 * p.report_s);
-	json_decref(j);
-	return true;
 }
 
 static void nm_base(struct tm_kube *k, char *base, size_t len)
@@ -523,36 +548,16 @@ void tm_kube_json(json_t *r)
 	pthread_mutex_unlock(&kube_state.lock);
 }
 
-/* The node's NodeSLO: its resourceUsedThresholdWithBE values, handed to the
- * main thread when they change (none: a 404, or the strategy off). A
- * malformed one is refused whole; the values in effect stay. */
-static void read_nodeslo(struct tm_kube *k)
+/* The node's NodeSLO as the watch sees it (NULL: there is none): its
+ * resourceUsedThresholdWithBE values, handed to the main thread when they
+ * change (none: the file's values). A malformed one is refused whole; the
+ * values in effect stay. */
+static void slo_apply(struct tm_kube *k, json_t *obj)
 {
-	char url[768], err[512], msg[256], *resp = NULL;
 	struct tm_slo_overlay o = {};
-	long status;
-	json_t *j;
+	char err[512];
 
-	snprintf(url, sizeof(url), "%s/apis/slo.koordinator.sh/v1alpha1/nodeslos/%s",
-		 k->cred.server, k->node);
-	if (call(k, C_SLO_GET, "GET", url, NULL, NULL, &resp, &status, err, sizeof(err))) {
-		fprintf(stderr, "tidemarkd: NodeSLO %s: %s\n", k->node, err);
-		return; /* unreachable now: the values in effect stay */
-	}
-	if (status == 404) {
-		free(resp);
-		goto set; /* none for this node: the file's values */
-	}
-	if (status != 200) {
-		answer_msg(resp, msg, sizeof(msg));
-		fprintf(stderr, "tidemarkd: NodeSLO %s: HTTP %ld %s\n", k->node, status, msg);
-		free(resp);
-		return;
-	}
-	j = json_loads(resp, 0, NULL);
-	free(resp);
-	if (tm_slo_overlay_from_spec(json_object_get(j, "spec"), &o, err, sizeof(err))) {
-		json_decref(j);
+	if (obj && tm_slo_overlay_from_spec(json_object_get(obj, "spec"), &o, err, sizeof(err))) {
 		pthread_mutex_lock(&kube_state.lock);
 		if (strcmp(kube_state.slo_state +
 				   (strncmp(kube_state.slo_state, "refused: ", 9) ? 0 : 9),
@@ -563,8 +568,6 @@ static void read_nodeslo(struct tm_kube *k)
 		pthread_mutex_unlock(&kube_state.lock);
 		return;
 	}
-	json_decref(j);
-set:
 	pthread_mutex_lock(&kube_state.lock);
 	/* the first answer is news too (it may be "none") */
 	if (!kube_state.slo_known || memcmp(&o, &kube_state.slo, sizeof(o))) {
@@ -573,6 +576,320 @@ set:
 		kube_state.slo_known = true;
 	}
 	pthread_mutex_unlock(&kube_state.lock);
+}
+
+/*
+ * A list, then a watch, of one collection (this node's pods, its NodeSLO,
+ * its NodeMetric), on a thread of its own: the list with resourceVersion=0
+ * (the API server's cache, not a quorum read), then a watch from the
+ * list's version with bookmarks, renewed at its end (watch_s, jittered)
+ * from the last version seen. A 410 (Gone, or an ERROR event "Expired")
+ * lists again; a failure waits a jittered back-off (0.5 s doubling to 30 s)
+ * before the next try. The cluster thread starts them after a jittered
+ * wait (kubernetes.start_jitter_s).
+ */
+struct watch {
+	struct tm_kube *k;
+	const char *what; /* for the log: "pods" */
+	enum call c_list, c_watch;
+	char url[768]; /* the collection with its field selector */
+	/* a fresh list (an array), then each event (ADDED, MODIFIED, DELETED) */
+	void (*listed)(struct watch *w, json_t *items);
+	void (*event)(struct watch *w, const char *type, json_t *obj);
+	void (*failed)(struct watch *w, const char *why);
+	char rv[64];
+	json_t *objs; /* the pod watch's: by UID */
+	bool expired; /* a 410: list again */
+	bool broken;  /* the stream said something unreadable */
+	unsigned int events;
+	pthread_t th;
+	bool started;
+};
+
+/* Up to @ms, or none: a random share of it (start and back-off jitter). */
+static uint64_t jitter_ms(uint64_t ms)
+{
+	return ms ? (uint64_t)random() % ms : 0;
+}
+
+static int watch_list(struct watch *w)
+{
+	char url[900], err[512], msg[256], why[768], *resp = NULL;
+	const char *rv;
+	long status;
+	json_t *j, *items;
+
+	snprintf(url, sizeof(url), "%s&resourceVersion=0", w->url);
+	if (call(w->k, w->c_list, "GET", url, NULL, NULL, &resp, &status, err, sizeof(err))) {
+		snprintf(why, sizeof(why), "%s: %s", w->what, err);
+		goto fail;
+	}
+	if (status != 200) {
+		answer_msg(resp, msg, sizeof(msg));
+		snprintf(why, sizeof(why), "%s: HTTP %ld %s", w->what, status, msg);
+		goto fail;
+	}
+	j = json_loads(resp, 0, NULL);
+	items = json_object_get(j, "items");
+	rv = json_string_value(json_object_get(json_object_get(j, "metadata"), "resourceVersion"));
+	if (!json_is_array(items) || !rv) {
+		json_decref(j);
+		snprintf(why, sizeof(why), "%s: a list without items or resourceVersion", w->what);
+		goto fail;
+	}
+	snprintf(w->rv, sizeof(w->rv), "%s", rv);
+	w->listed(w, items);
+	json_decref(j);
+	free(resp);
+	return 0;
+fail:
+	fprintf(stderr, "tidemarkd: %s\n", why);
+	if (w->failed)
+		w->failed(w, why);
+	free(resp);
+	return -1;
+}
+
+/* One line of a watch: an event. Nonzero ends the stream. */
+static int watch_line(void *arg, char *line, size_t len)
+{
+	struct watch *w = arg;
+	json_t *ev = json_loadb(line, len, 0, NULL), *obj = json_object_get(ev, "object");
+	const char *type = json_string_value(json_object_get(ev, "type"));
+	const char *rv = json_string_value(
+		json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+
+	if (!type || !json_is_object(obj)) {
+		json_decref(ev);
+		w->broken = true;
+		return 1;
+	}
+	if (!strcmp(type, "ERROR")) {
+		json_int_t code = json_integer_value(json_object_get(obj, "code"));
+		char msg[256];
+
+		answer_msg(line, msg, sizeof(msg));
+		if (code == 410)
+			w->expired = true;
+		else
+			fprintf(stderr, "tidemarkd: %s (watch): %lld %s\n", w->what,
+				(long long)code,
+				json_string_value(json_object_get(obj, "message")) ?: "");
+		json_decref(ev);
+		return 1;
+	}
+	if (strcmp(type, "BOOKMARK"))
+		w->event(w, type, obj);
+	if (rv)
+		snprintf(w->rv, sizeof(w->rv), "%s", rv);
+	w->events++;
+	json_decref(ev);
+	return 0;
+}
+
+/* One watch from w->rv until it ends: 0 when it ended (renewed next), 1
+ * when the version is gone (list again), -1 when it failed. */
+static int watch_stream(struct watch *w)
+{
+	struct tm_kube *k = w->k;
+	uint32_t t = k->watch_s + (uint32_t)jitter_ms(k->watch_s * 1000ULL) / 1000;
+	char url[1024], err[512], msg[256], *resp = NULL, *tok;
+	struct tm_httpc_req r = {.url = url,
+				 .method = "GET",
+				 .timeout_ms = (t + 30) * 1000,
+				 .on_line = watch_line,
+				 .line_arg = w,
+				 .stop = &k->stop};
+	long status = 0;
+	int ret;
+
+	snprintf(url, sizeof(url),
+		 "%s&watch=true&allowWatchBookmarks=true&resourceVersion=%s"
+		 "&timeoutSeconds=%u",
+		 w->url, w->rv, t);
+	w->expired = w->broken = false;
+	if (req_fill(k, &r, &tok, err, sizeof(err))) {
+		count(w->c_watch, false, 0);
+		fprintf(stderr, "tidemarkd: %s (watch): %s\n", w->what, err);
+		return -1;
+	}
+	ret = tm_httpc_exchange(&r, &resp, &status, err, sizeof(err));
+	tok_free(tok);
+	count(w->c_watch, !ret && status == 200 && !w->broken, 0);
+	if (!ret && status == 410)
+		w->expired = true;
+	if (w->expired) {
+		free(resp);
+		return 1;
+	}
+	if (ret || status != 200 || w->broken) {
+		if (ret)
+			snprintf(msg, sizeof(msg), "%.200s", err);
+		else if (w->broken)
+			snprintf(msg, sizeof(msg), "an event it could not read");
+		else
+			answer_msg(resp, msg, sizeof(msg));
+		{
+			char why[512];
+
+			if (!ret && !w->broken)
+				snprintf(why, sizeof(why), "%s: HTTP %ld %s", w->what, status, msg);
+			else
+				snprintf(why, sizeof(why), "%s: %s", w->what, msg);
+			fprintf(stderr, "tidemarkd: %s (watch)\n", why);
+			if (w->failed)
+				w->failed(w, why);
+		}
+		free(resp);
+		return -1;
+	}
+	free(resp);
+	return 0;
+}
+
+static void *watch_thread(void *arg)
+{
+	struct watch *w = arg;
+	struct tm_kube *k = w->k;
+	uint64_t backoff = 0;
+	bool listed = false;
+
+	while (!k->stop) {
+		int r;
+
+		if (!listed && watch_list(w)) {
+			backoff = backoff ? (backoff * 2 > 30000 ? 30000 : backoff * 2) : 500;
+			nap(k, backoff / 2 + jitter_ms(backoff / 2));
+			continue;
+		}
+		listed = true;
+		w->events = 0;
+		r = watch_stream(w);
+		if (r == 1) {
+			listed = false; /* gone: a fresh list at once */
+			backoff = 0;
+		} else if (r < 0 && !k->stop) {
+			backoff = backoff ? (backoff * 2 > 30000 ? 30000 : backoff * 2) : 500;
+			nap(k, backoff / 2 + jitter_ms(backoff / 2));
+		} else {
+			backoff = 0;
+		}
+	}
+	return NULL;
+}
+
+/* The pod watch: the table from its objects. */
+static void pods_put(struct watch *w)
+{
+	json_t *list = json_pack("{s:[]}", "items"), *items = json_object_get(list, "items"), *v;
+	struct tm_pod *pods;
+	const char *uid;
+	char err[512], why[768];
+	int n;
+
+	json_object_foreach(w->objs, uid, v) json_array_append(items, v);
+	n = tm_pods_parse(list, &pods, err, sizeof(err));
+	json_decref(list);
+	if (n < 0) {
+		snprintf(why, sizeof(why), "pods from the api: %s", err);
+		fprintf(stderr, "tidemarkd: %s\n", why);
+		tm_pods_set(NULL, 0, NULL, why);
+		return;
+	}
+	tm_pods_set(pods, n, "API server", NULL);
+}
+
+static const char *uid_of(json_t *pod)
+{
+	return json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
+}
+
+static void pods_listed(struct watch *w, json_t *items)
+{
+	json_t *v;
+	size_t i;
+
+	json_object_clear(w->objs);
+	json_array_foreach(items, i, v) if (uid_of(v)) json_object_set(w->objs, uid_of(v), v);
+	pods_put(w);
+}
+
+static void pods_event(struct watch *w, const char *type, json_t *obj)
+{
+	const char *uid = uid_of(obj);
+
+	if (!uid)
+		return;
+	if (!strcmp(type, "DELETED"))
+		json_object_del(w->objs, uid);
+	else
+		json_object_set(w->objs, uid, obj);
+	pods_put(w);
+}
+
+static void pods_failed(struct watch *w, const char *why)
+{
+	tm_pods_set(NULL, 0, NULL, why);
+}
+
+static void slo_listed(struct watch *w, json_t *items)
+{
+	slo_apply(w->k, json_array_get(items, 0));
+}
+
+static void slo_event(struct watch *w, const char *type, json_t *obj)
+{
+	slo_apply(w->k, strcmp(type, "DELETED") ? obj : NULL);
+}
+
+static void nm_listed(struct watch *w, json_t *items)
+{
+	nm_apply(w->k, json_array_get(items, 0));
+	w->k->nm_seen = true;
+}
+
+static void nm_event(struct watch *w, const char *type, json_t *obj)
+{
+	nm_apply(w->k, strcmp(type, "DELETED") ? obj : NULL);
+}
+
+static struct watch *watch_start(struct tm_kube *k, const char *what, enum call c_list,
+				 enum call c_watch, const char *path, const char *selector,
+				 void (*listed)(struct watch *, json_t *),
+				 void (*event)(struct watch *, const char *, json_t *),
+				 void (*failed)(struct watch *, const char *))
+{
+	struct watch *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	*w = (struct watch){.k = k,
+			    .what = what,
+			    .c_list = c_list,
+			    .c_watch = c_watch,
+			    .listed = listed,
+			    .event = event,
+			    .failed = failed,
+			    .objs = json_object()};
+	snprintf(w->url, sizeof(w->url), "%s%s?fieldSelector=%s%%3D%s", k->cred.server, path,
+		 selector, k->node);
+	if (pthread_create(&w->th, NULL, watch_thread, w)) {
+		fprintf(stderr, "tidemarkd: cannot start the %s watch\n", what);
+		json_decref(w->objs);
+		free(w);
+		return NULL;
+	}
+	w->started = true;
+	return w;
+}
+
+static void watch_join(struct watch *w)
+{
+	if (!w)
+		return;
+	pthread_join(w->th, NULL);
+	json_decref(w->objs);
+	free(w);
 }
 
 static int evict(const struct tm_target *t, const char *strategy, const char *action, bool dry_run)
@@ -906,47 +1223,69 @@ static void taints(struct tm_kube *k)
 }
 
 /*
- * Pods and the NodeMetric's spec every pods_refresh_s (a changed collect
- * policy applies within that), the status every reportIntervalSeconds once
- * the object exists.
+ * The watches (pods, NodeSLO, NodeMetric) run on threads of their own;
+ * this one reads the kubelet's pod list every pods_refresh_s (it has no
+ * watch), works the evictions and the taint, creates a missing NodeMetric
+ * and writes its status every reportIntervalSeconds unless another writer
+ * has it.
  */
 static void *kube_thread(void *arg)
 {
 	struct tm_kube *k = arg;
-	uint64_t next_refresh = 0, last_status = 0;
+	uint64_t next_refresh = 0, last_status = 0, next_create = 0;
 	char base[768], other;
 
 	nm_base(k, base, sizeof(base));
+	/* one jittered start for the node: its lists and watches together */
+	if (k->api && !nap(k, jitter_ms(k->jitter_s * 1000ULL)))
+		return NULL;
+	if (k->api && !strcmp(k->pods, "api"))
+		k->w_pods =
+			watch_start(k, "pods from the api", C_PODS, C_PODS_WATCH, "/api/v1/pods",
+				    "spec.nodeName", pods_listed, pods_event, pods_failed);
+	if (k->api && k->slo)
+		k->w_slo = watch_start(k, "NodeSLO", C_SLO_LIST, C_SLO_WATCH,
+				       "/apis/slo.koordinator.sh/v1alpha1/nodeslos",
+				       "metadata.name", slo_listed, slo_event, NULL);
+	if (k->api && k->update)
+		k->w_nm = watch_start(k, "NodeMetric", C_NM_LIST, C_NM_WATCH,
+				      "/apis/slo.koordinator.sh/v1alpha1/nodemetrics",
+				      "metadata.name", nm_listed, nm_event, NULL);
 	while (!k->stop) {
 		uint64_t now = tm_now_ms();
 		struct tm_nm_policy p;
 
-		if (now >= next_refresh) {
-			if (strcmp(k->pods, "none"))
-				refresh_pods(k);
-			if (k->api && k->update)
-				k->nm_ok = nodemetric_spec(k, base);
-			if (k->api && k->slo)
-				read_nodeslo(k);
+		if (!strcmp(k->pods, "kubelet") && now >= next_refresh) {
+			refresh_pods(k);
 			next_refresh = tm_now_ms() + k->refresh_s * 1000ULL;
 		}
 		if (k->api)
 			evictions(k);
 		if (k->api && k->taint_key[0])
 			taints(k);
+		/* none listed, or deleted since: made (its watch sees it come) */
+		if (k->w_nm && k->nm_seen && !k->nm_ok && now >= next_create) {
+			nm_create(k, base);
+			next_create = tm_now_ms() + 5000;
+		}
+		if (k->w_nm)
+			nm_judge(k);
 		tm_nm_get_policy(&p);
 		pthread_mutex_lock(&kube_state.lock);
 		kube_state.nm_report_s = p.report_s;
 		other = kube_state.nm_other[0];
 		pthread_mutex_unlock(&kube_state.lock);
 		/* from the last write: a shorter interval in the spec applies now */
-		if (k->api && k->update && k->nm_ok && !other &&
+		if (k->w_nm && k->nm_ok && !other &&
 		    (!last_status || tm_now_ms() >= last_status + p.report_s * 1000ULL)) {
 			last_status = tm_now_ms();
 			write_status(k);
 		}
 		nap(k, 100);
 	}
+	watch_join(k->w_pods);
+	watch_join(k->w_slo);
+	watch_join(k->w_nm);
 	return NULL;
 }
 
@@ -973,6 +1312,9 @@ static struct tm_kube *client_new(struct tm_daemon *d)
 	k->timeout_ms = c->kubernetes.timeout_ms;
 	k->retries = c->kubernetes.retries;
 	k->refresh_s = c->kubernetes.pods_refresh_s;
+	k->watch_s = c->kubernetes.watch_timeout_s;
+	k->jitter_s = c->kubernetes.start_jitter_s;
+	pthread_mutex_init(&k->nm_lock, NULL);
 	snprintf(k->node, sizeof(k->node), "%s", tm_nm_node());
 	snprintf(k->pods, sizeof(k->pods), "%s", c->kubernetes.pods);
 	snprintf(k->kubelet_url, sizeof(k->kubelet_url), "%s", c->kubernetes.kubelet_url);
@@ -1035,6 +1377,14 @@ struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
 	if (!k) {
 		*failed = 1;
 		return NULL;
+	}
+	/* each node its own jitter: nodes restarted together spread out */
+	{
+		unsigned int seed = (unsigned int)time(NULL) ^ (unsigned int)getpid();
+
+		for (const char *c = k->node; *c; c++)
+			seed = seed * 31 + (unsigned char)*c;
+		srandom(seed);
 	}
 	pthread_mutex_lock(&kube_state.lock);
 	kube_state.evict_on = k->api && c->kubernetes.evict_via_api;
@@ -1111,6 +1461,8 @@ void tm_kube_stop(struct tm_kube *k)
 	pthread_mutex_unlock(&kube_state.lock);
 	k->stop = true;
 	pthread_join(k->th, NULL);
+	json_decref(k->nm_obj);
+	pthread_mutex_destroy(&k->nm_lock);
 	tm_kubeconfig_free(&k->cred);
 	free(k);
 }
