@@ -602,6 +602,21 @@ d=$!
 last_taints() { [ "$(tail -1 "$tmp/api/taints.log")" = "$1" ]; }
 check "started again above the line: tainted again, PreferNoSchedule as configured" \
 	wait_for 10 last_taints "other.example/keep:NoExecute tidemark.io/be-forbidden:PreferNoSchedule"
+# stopped for good (SIGTERM: the unit, the package's removal, the
+# DaemonSet's deletion) while tainted: its taint goes with it
+kill -TERM $d
+wait $d 2>/dev/null
+if last_taints "other.example/keep:NoExecute" &&
+	grep -q 'strategy=cluster action=untaint .*why="tidemarkd stopping"' "$tmp/d3.log"; then
+	ok "stopped while tainted: its taint removed, the other kept"
+else
+	not_ok "stopped while tainted: its taint removed" "$(cat "$tmp/api/taints.log")" "$(grep -i taint "$tmp/d3.log")"
+fi
+unshare -m sh -c 'mount --bind "$0" /proc/stat && exec "$@"' "$tmp/stat.still" \
+	"$bin" --config "$tmp/d3.json" --cgroup-root "$cg" --state-dir "$tmp/state3" >/dev/null 2>>"$tmp/d3.log" &
+d=$!
+check "started again: tainted again" \
+	wait_for 10 last_taints "other.example/keep:NoExecute tidemark.io/be-forbidden:PreferNoSchedule"
 python3 - "$tmp/d3.json" <<'PY' >"$tmp/d3b.json"
 import json, sys
 c = json.load(open(sys.argv[1]))
@@ -619,8 +634,9 @@ if wait_for 10 untainted && wait_for 2 grep -q "strategy=cluster action=untaint"
 else
 	not_ok "below every forbid line: untainted" "$(cat "$tmp/api/taints.log")" "$(grep -i taint "$tmp/d3.log")"
 fi
-# put, removed by --cleanup, put again, removed below the lines
-expect_eq "four taint writes, no more (hysteresis)" 4 "$(wc -l <"$tmp/api/taints.log")"
+# put, removed by --cleanup, put again, removed at the stop, put again,
+# removed below the lines
+expect_eq "six taint writes, no more (hysteresis)" 6 "$(wc -l <"$tmp/api/taints.log")"
 kill $d
 wait $d 2>/dev/null
 # refused past eviction_timeout_s: the fallback kills it, an Event says so

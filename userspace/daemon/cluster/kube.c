@@ -1461,6 +1461,17 @@ void tm_kube_stop(struct tm_kube *k)
 	pthread_mutex_unlock(&kube_state.lock);
 	k->stop = true;
 	pthread_join(k->th, NULL);
+	/* a taint says "above a line now": one that outlived tidemarkd would
+	 * keep pods off the node for nothing (a restart puts it back when the
+	 * node is still above; one try, stopping) */
+	if (k->tainted) {
+		k->why = "tidemarkd stopping";
+		if (node_taint(k, false))
+			fprintf(stderr,
+				"tidemarkd: node %s: taint %s left (tidemarkd --cleanup "
+				"removes it)\n",
+				k->node, k->taint_key);
+	}
 	json_decref(k->nm_obj);
 	pthread_mutex_destroy(&k->nm_lock);
 	tm_kubeconfig_free(&k->cred);
