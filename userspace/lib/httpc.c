@@ -81,24 +81,25 @@ struct sink {
 	bool ended;		      /* on_line or stop ended it */
 };
 
-/* A stream's complete lines to on_line; the rest waits for more. */
-static size_t on_lines(struct sink *s)
+/* A stream's complete lines to on_line; the rest, moved to the front once,
+ * waits for more. false when on_line ended the stream. */
+static bool on_lines(struct sink *s)
 {
+	size_t done = 0;
 	char *nl;
 
-	while ((nl = memchr(s->p, '\n', s->len))) {
-		size_t n = nl - s->p;
-
+	while ((nl = memchr(s->p + done, '\n', s->len - done))) {
 		*nl = 0;
-		if (s->r->on_line(s->r->line_arg, s->p, n)) {
+		if (s->r->on_line(s->r->line_arg, s->p + done, nl - (s->p + done))) {
 			s->ended = true;
-			return 0;
+			return false;
 		}
-		memmove(s->p, nl + 1, s->len - n - 1);
-		s->len -= n + 1;
-		s->p[s->len] = 0;
+		done = nl + 1 - s->p;
 	}
-	return 1;
+	memmove(s->p, s->p + done, s->len - done);
+	s->len -= done;
+	s->p[s->len] = 0;
+	return true;
 }
 
 static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)

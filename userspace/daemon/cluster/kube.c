@@ -222,10 +222,6 @@ static char *read_token(const char *path, char *err, size_t errlen)
 	return t;
 }
 
-/*
- * One call with its retries. 0 with *resp (malloc'd) and *status for any
- * final HTTP answer; -1 with @err when no answer came. @url is absolute.
- */
 /* The credentials and CA of a request to the API server into @r; the token
  * read from its file, which the caller frees with tok_free (*@tok; NULL
  * when none). -1 when the token file cannot be read. */
@@ -256,6 +252,10 @@ static void tok_free(char *tok)
 	}
 }
 
+/*
+ * One call with its retries. 0 with *resp (malloc'd) and *status for any
+ * final HTTP answer; -1 with @err when no answer came. @url is absolute.
+ */
 static int call(struct tm_kube *k, enum call c, const char *method, const char *url,
 		const char *ctype, const char *body, char **resp, long *status, char *err,
 		size_t errlen)
@@ -601,9 +601,7 @@ struct watch {
 	json_t *objs; /* the pod watch's: by UID */
 	bool expired; /* a 410: list again */
 	bool broken;  /* the stream said something unreadable */
-	unsigned int events;
 	pthread_t th;
-	bool started;
 };
 
 /* Up to @ms, or none: a random share of it (start and back-off jitter). */
@@ -666,9 +664,7 @@ static int watch_line(void *arg, char *line, size_t len)
 	}
 	if (!strcmp(type, "ERROR")) {
 		json_int_t code = json_integer_value(json_object_get(obj, "code"));
-		char msg[256];
 
-		answer_msg(line, msg, sizeof(msg));
 		if (code == 410)
 			w->expired = true;
 		else
@@ -682,7 +678,6 @@ static int watch_line(void *arg, char *line, size_t len)
 		w->event(w, type, obj);
 	if (rv)
 		snprintf(w->rv, sizeof(w->rv), "%s", rv);
-	w->events++;
 	json_decref(ev);
 	return 0;
 }
@@ -747,6 +742,14 @@ static int watch_stream(struct watch *w)
 	return 0;
 }
 
+/* After a failure: the next back-off (0.5 s doubling to 30 s), waited with
+ * half of it random, so that nodes failing together do not retry together. */
+static void back_off(struct tm_kube *k, uint64_t *ms)
+{
+	*ms = *ms ? (*ms * 2 > 30000 ? 30000 : *ms * 2) : 500;
+	nap(k, *ms / 2 + jitter_ms(*ms / 2));
+}
+
 static void *watch_thread(void *arg)
 {
 	struct watch *w = arg;
@@ -758,22 +761,17 @@ static void *watch_thread(void *arg)
 		int r;
 
 		if (!listed && watch_list(w)) {
-			backoff = backoff ? (backoff * 2 > 30000 ? 30000 : backoff * 2) : 500;
-			nap(k, backoff / 2 + jitter_ms(backoff / 2));
+			back_off(k, &backoff);
 			continue;
 		}
 		listed = true;
-		w->events = 0;
 		r = watch_stream(w);
-		if (r == 1) {
-			listed = false; /* gone: a fresh list at once */
-			backoff = 0;
-		} else if (r < 0 && !k->stop) {
-			backoff = backoff ? (backoff * 2 > 30000 ? 30000 : backoff * 2) : 500;
-			nap(k, backoff / 2 + jitter_ms(backoff / 2));
-		} else {
-			backoff = 0;
+		if (r < 0 && !k->stop) {
+			back_off(k, &backoff);
+			continue;
 		}
+		listed = r != 1; /* gone (410): a fresh list at once */
+		backoff = 0;
 	}
 	return NULL;
 }
@@ -879,7 +877,6 @@ static struct watch *watch_start(struct tm_kube *k, const char *what, enum call 
 		free(w);
 		return NULL;
 	}
-	w->started = true;
 	return w;
 }
 
