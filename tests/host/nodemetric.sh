@@ -257,7 +257,16 @@ cp "$tmp/pods.orig" "$tmp/pods.json"
 gone() { curl -s "http://127.0.0.1:$port/metrics" | grep "^tidemark_pod_info{cgroup=\"/$p7\"" | grep -q 'pod=""'; }
 if wait_for 5 gone; then ok "a pod removed is unnamed by the watch (DELETED)"; else
 	not_ok "a pod removed is unnamed by the watch" "$(curl -s "http://127.0.0.1:$port/metrics" | grep "$u7")"; fi
-expect_eq "no list of the pods meanwhile" "$l0" "$(lists)"
+# the stand-in ends each watch after 2 s: over 6 s the pod watch is renewed
+# from its last version, not listed again
+w0=$(grep -c "^watch_pods GET 200" "$tmp/api/requests.log")
+sleep 6
+w1=$(grep -c "^watch_pods GET 200" "$tmp/api/requests.log")
+if [ "$(lists)" = "$l0" ] && [ $((w1 - w0)) -ge 2 ]; then
+	ok "no list of the pods meanwhile; their watch renewed $((w1 - w0)) times in 6 s from its last version"
+else
+	not_ok "watches renewed, not listed again" "lists $l0 -> $(lists), watches $w0 -> $w1"
+fi
 rm -rf "${cg:?}/$p7"
 echo '{"watch_pods":["410"]}' >"$tmp/plan.json"
 relisted() { [ "$(lists)" -gt "$l0" ]; }
