@@ -7,6 +7,11 @@
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 expect_eq "no scheduler before load" disabled "$(scx_state)"
+# the project's kernel has every piece tidemark needs, each found as present
+pf=$(build/tidemarkctl preflight --json)
+rc=$?
+expect_eq "preflight in the VM: exit 0, every required check ok" "0 kernel btf sched_ext ext_group_sched sched_ext_free cgroup2 cgroup_controllers bpffs" \
+	"$rc $(python3 -c 'import json,sys; print(" ".join(c["name"] for c in json.loads(sys.argv[1])["checks"] if c["required"] and c["state"] == "ok"))' "$pf")"
 
 log=/tmp/scx.log
 mkdir -p /sys/fs/cgroup/churn/be /sys/fs/cgroup/churn/on

@@ -58,6 +58,15 @@ ppid=$!
 if wait_state enabled 20; then
 	j=$(build/tidemarkctl progs --seconds 2 --json)
 	if r=$(judge "$j" simple); then ok "scx_simple's callbacks counted the same way ($r)"; else not_ok "scx_simple's callbacks counted" "$j"; fi
+	# a node where another scheduler holds sched_ext: the loader cannot
+	# attach, and its preflight report says which one is in the way
+	out=$(timeout 60 build/scx_tidemark 2>&1)
+	rc=$?
+	if [ $rc = 1 ] && grep -q "MISSING  sched_ext_free .*another sched_ext scheduler, simple, is enabled" <<<"$out"; then
+		ok "scx_tidemark beside scx_simple: exits 1, its preflight names simple"
+	else
+		not_ok "scx_tidemark beside scx_simple: exits 1, its preflight names simple" "exit $rc" "$out"
+	fi
 	kill -INT $ppid
 	wait $ppid
 else

@@ -11,6 +11,7 @@
  *   tidemarkctl bw [--json]            (CPU limits the scheduler enforces, counters)
  *   tidemarkctl topology [--input XML_OR_SYNTHETIC] [--json]
  *   tidemarkctl stats [--interval S] [--once] [--json]   (stats.c)
+ *   tidemarkctl preflight [--json] [--root DIR]            (preflight.c in lib)
  *   tidemarkctl trace --seconds N [--format text|perfetto] [--output FILE]
  *                     [--kinds K,...]                      (trace.c)
  *
@@ -31,6 +32,7 @@
 
 #include "ctl.h"
 #include "httpc.h"
+#include "preflight.h"
 #include "tmlib.h"
 #include "tmmaps.h"
 #include "topo.h"
@@ -62,6 +64,8 @@ static int usage(FILE *f)
 		"sched_ext callback costs, over S seconds or while CMD runs)\n"
 		"       tidemarkctl status [--addr IP:PORT] [--json]  (tidemarkd's report; "
 		"default 127.0.0.1:9477)\n"
+		"       tidemarkctl preflight [--json] [--root DIR]  (what this node lacks for "
+		"tidemark; exit 1 if a required piece is missing)\n"
 		"       tidemarkctl --version\n");
 	return f == stdout ? 0 : 2;
 }
@@ -556,6 +560,39 @@ static int cmd_status(int argc, char **argv)
 	return 0;
 }
 
+/* What the node lacks for tidemark: exit 0 when nothing required is missing. */
+static int cmd_preflight(int argc, char **argv)
+{
+	const char *root = "";
+	struct tm_preflight pf;
+	bool json = false;
+	char *s;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
+			root = argv[++i];
+		} else {
+			fprintf(stderr, "tidemarkctl: preflight: unknown argument '%s'\n", argv[i]);
+			return usage(stderr);
+		}
+	}
+	tm_preflight_run(&pf, root);
+	if (!json) {
+		tm_preflight_print(stdout, &pf);
+		return pf.missing ? 1 : 0;
+	}
+	s = tm_preflight_json(&pf);
+	if (!s) {
+		fprintf(stderr, "tidemarkctl: preflight: out of memory\n");
+		return 1;
+	}
+	printf("%s\n", s);
+	free(s);
+	return pf.missing ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -588,6 +625,8 @@ int main(int argc, char **argv)
 		return tm_ctl_progs(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "status"))
 		return cmd_status(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "preflight"))
+		return cmd_preflight(argc - 2, argv + 2);
 	fprintf(stderr, "tidemarkctl: unknown command '%s'\n", argv[1]);
 	return usage(stderr);
 }

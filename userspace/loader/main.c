@@ -20,6 +20,7 @@
 
 #include "tmmaps.h"
 #include "loader.h"
+#include "preflight.h"
 #include "runtime.h"
 #include "tidemark_policy.h"
 
@@ -67,6 +68,15 @@ static void record_instance(struct tidemark *skel)
 	bpf_map_update_elem(fd, &zero, &abi, BPF_ANY);
 }
 
+/* Loading or attaching failed: say what the node lacks, if anything. */
+static void preflight_report(void)
+{
+	struct tm_preflight pf;
+
+	tm_preflight_run(&pf, NULL);
+	tm_preflight_print(stderr, &pf);
+}
+
 /*
  * One scheduler lifetime: open, configure, load, attach, wait for a signal
  * or an exit from the kernel. Returns the exit code the kernel recorded (or a
@@ -100,6 +110,7 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 	if (!skel) {
 		err = -errno;
 		fprintf(stderr, "scx_tidemark: cannot open BPF object: %s\n", strerror(errno));
+		preflight_report();
 		free(pr);
 		return err;
 	}
@@ -116,6 +127,7 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 	if (!__COMPAT_read_enum("scx_ops_flags", "SCX_OPS_ENQ_LAST", &flag)) {
 		fprintf(stderr,
 			"scx_tidemark: kernel BTF lacks SCX_OPS_ENQ_LAST (no sched_ext?)\n");
+		preflight_report();
 		err = -ENOTSUP;
 		goto out;
 	}
@@ -160,6 +172,7 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 	err = tidemark__load(skel);
 	if (err) {
 		fprintf(stderr, "scx_tidemark: load failed: %s\n", strerror(-err));
+		preflight_report();
 		goto out;
 	}
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.tunables), &zero, &tun, BPF_ANY) ||
@@ -195,6 +208,7 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 		err = -errno;
 		fprintf(stderr, "scx_tidemark: attach failed: %s%s\n", strerror(errno),
 			errno == EBUSY ? " (another sched_ext scheduler is loaded)" : "");
+		preflight_report();
 		goto out;
 	}
 	record_instance(skel);
