@@ -40,6 +40,10 @@ sleep 2
 b=$(tests/lib/busy.py --windows 1 | awk '{print $2}')
 note "under tidemark: node busy $b% (line 65)"
 check "no fallback while tidemark runs" test "$(grep -c "strategy=fallback action=enter" /tmp/td.log)" -eq 0
+# readiness: what a rollout waits on (answer CODE BODY)
+readyz() { local c; c=$(curl -s -o /tmp/readyz -w '%{http_code}' http://127.0.0.1:9477/readyz); echo "$c $(cat /tmp/readyz)"; }
+r=$(readyz)
+if [[ $r == "200 ready: tidemark is the scheduler"* ]]; then ok "/readyz 200 while tidemark is attached"; else not_ok "/readyz 200 while tidemark is attached" "$r"; fi
 
 # The meter started, and ready, before the kill: its python's start (CPU
 # seconds under TCG, SYSTEM use) in the measured seconds is what the
@@ -82,6 +86,12 @@ if within "$b" 55 70; then ok "and BE gets the line's worth, 2-3 s after ($b%, 5
 note "cpu.max during the fallback: $(cat $cg/be/cpu.max)"
 m=$(curl -s http://127.0.0.1:9477/metrics | grep '^tidemark_fallback_active ')
 expect_eq "metric tidemark_fallback_active" "tidemark_fallback_active 1" "$m"
+r=$(readyz)
+if [[ $r == "503 not ready: tidemark is not attached: "*"the CFS fallback holds BE meanwhile"* ]]; then
+	ok "/readyz 503 with the scheduler dead, the fallback named"
+else
+	not_ok "/readyz 503 with the scheduler dead, the fallback named" "$r"
+fi
 
 note "kill -9 tidemarkd during the fallback, start another"
 kill -9 $dpid
@@ -101,6 +111,9 @@ t1=$(date +%s.%N)
 dt=$(python3 -c "print(round($t1 - $t0, 2))")
 if python3 -c "import sys; sys.exit(not $t1 - $t0 <= 2.0)"; then ok "fallback left ${dt}s after the scheduler was enabled"; else not_ok "fallback left within 2 s" "${dt}s"; fi
 note "$(grep "strategy=fallback action=leave" /tmp/td.log | tail -1)"
+# its maps are pinned just after it attaches (what the fallback waits on)
+for _ in $(seq 50); do r=$(readyz); [[ $r == 200* ]] && break; sleep 0.1; done
+if [[ $r == "200 ready: tidemark is the scheduler"* ]]; then ok "/readyz 200 again within 5 s of the scheduler's return"; else not_ok "/readyz 200 again within 5 s of the scheduler's return" "$r"; fi
 expect_eq "cpu.max restored exactly" "$orig_max" "$(cat $cg/be/cpu.max)"
 expect_eq "cpu.idle restored exactly" "$orig_idle" "$(cat $cg/be/cpu.idle)"
 expect_eq "cpu.weight untouched" 50 "$(cat $cg/be/cpu.weight)"

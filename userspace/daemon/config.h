@@ -52,6 +52,7 @@ struct tm_config {
 	struct {
 		bool enabled;
 		bool dry_run;
+		bool ready; /* /readyz counts the fallback as ready */
 	} fallback;
 	/* every eviction: a cgroup (or pod, by UID) that comes back after a
 	 * kill is not killed again before its back-off, only capped */

@@ -103,7 +103,9 @@ struct tm_daemon {
 	/* BE-line requests (actuate.h: tm_line_request); main thread only */
 	struct tm_line_req line_req[TM_MAX_LINE_REQS];
 	int nr_line_req;
-	unsigned int events; /* TM_EV_* raised since the last round */
+	unsigned int events;  /* TM_EV_* raised since the last round */
+	bool fallback_active; /* the CFS fallback holds BE (under @lock) */
+	uint64_t round_ms;    /* the main loop's last round (atomic): /healthz */
 };
 
 #endif

@@ -2,6 +2,7 @@
 /* tidemarkd's HTTP side: GET /metrics and /report (libmicrohttpd), and the
  * optional push of the JSON report from its own thread. */
 #include <errno.h>
+#include <inttypes.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <pthread.h>
@@ -19,6 +20,7 @@
 #include "httpc.h"
 #include "nodemetric.h"
 #include "report.h"
+#include "tmlib.h"
 
 /*
  * Bounds that keep the endpoint answering under slow or many clients:
@@ -183,6 +185,75 @@ static void *reaper_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * GET /healthz: alive while the main loop goes round. A round waits at most
+ * until the next sample, so two sample periods and 30 s without one is a
+ * loop that is stuck.
+ */
+static char *healthz(struct tm_daemon *d, unsigned int *code)
+{
+	uint64_t last = __atomic_load_n(&d->round_ms, __ATOMIC_RELAXED), now = tm_now_ms();
+	uint64_t limit_ms;
+	char *s = NULL;
+
+	pthread_mutex_lock(&d->lock);
+	limit_ms = 2000ULL * d->cfg.report.sample_s + 30000;
+	pthread_mutex_unlock(&d->lock);
+	if (last && now - last <= limit_ms) {
+		*code = MHD_HTTP_OK;
+		return strdup("ok\n");
+	}
+	*code = MHD_HTTP_SERVICE_UNAVAILABLE;
+	if (asprintf(&s,
+		     "unhealthy: the main loop has not gone round for %" PRIu64
+		     " ms (limit %" PRIu64 " ms)\n",
+		     last ? now - last : 0, limit_ms) < 0)
+		return NULL;
+	return s;
+}
+
+/*
+ * GET /readyz: ready once a sample was taken and tidemark is the running
+ * scheduler with its maps pinned (or, with fallback.ready, while the fallback
+ * holds BE). A rollout waits on it: a scheduler that failed to attach is a
+ * node that is not ready.
+ */
+static char *readyz(struct tm_daemon *d, unsigned int *code)
+{
+	char why[512], pin_dir[TM_CFG_PATH_MAX], *s = NULL;
+	uint64_t at, now = tm_now_ms();
+	bool attached, fb, fb_ready;
+	int fd, n;
+
+	pthread_mutex_lock(&d->lock);
+	at = d->snap.at_ms;
+	fb = d->fallback_active;
+	fb_ready = d->cfg.fallback.ready && d->cfg.fallback.enabled && !d->cfg.fallback.dry_run;
+	snprintf(pin_dir, sizeof(pin_dir), "%s", d->cfg.pin_dir);
+	pthread_mutex_unlock(&d->lock);
+	/* its maps open, their ABI ours, pinned by the instance running now */
+	fd = tm_pin_open(pin_dir, TM_PIN_TUNABLES, "tidemarkd", why, sizeof(why));
+	attached = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	*code = at && (attached || (fb_ready && fb)) ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE;
+	if (!at)
+		n = asprintf(&s, "not ready: no sample taken yet\n");
+	else if (attached)
+		n = asprintf(&s,
+			     "ready: tidemark is the scheduler; last sample %" PRIu64 " ms ago\n",
+			     now - at);
+	else if (fb_ready && fb)
+		n = asprintf(&s,
+			     "ready: the CFS fallback holds BE (fallback.ready); tidemark is not "
+			     "attached: %s\n",
+			     why);
+	else
+		n = asprintf(&s, "not ready: tidemark is not attached: %s%s\n", why,
+			     fb ? "; the CFS fallback holds BE meanwhile" : "");
+	return n < 0 ? NULL : s;
+}
+
 static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
 			     const char *method, const char *version, const char *upload_data,
 			     size_t *upload_data_size, void **con_cls)
@@ -207,7 +278,8 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char 
 		}
 	}
 	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-		body = strdup("read-only: GET /metrics, /report or /nodemetric\n");
+		body = strdup(
+			"read-only: GET /metrics, /report, /nodemetric, /healthz or /readyz\n");
 		code = MHD_HTTP_METHOD_NOT_ALLOWED;
 	} else if (*upload_data_size) {
 		*upload_data_size = 0; /* a GET has no body: ignore it */
@@ -220,8 +292,13 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char 
 	} else if (!strcmp(url, "/nodemetric")) {
 		body = tm_nm_json(d);
 		type = "application/json";
+	} else if (!strcmp(url, "/healthz")) {
+		body = healthz(d, &code);
+	} else if (!strcmp(url, "/readyz")) {
+		body = readyz(d, &code);
 	} else {
-		body = strdup("not found: GET /metrics, /report or /nodemetric\n");
+		body = strdup(
+			"not found: GET /metrics, /report, /nodemetric, /healthz or /readyz\n");
 		code = MHD_HTTP_NOT_FOUND;
 	}
 	if (!body)

@@ -339,6 +339,7 @@ int main(int argc, char **argv)
 		if (wd_ms)
 			sd_notify(0, "WATCHDOG=1");
 		now = tm_now_ms();
+		__atomic_store_n(&d.round_ms, now, __ATOMIC_RELAXED);
 		run_due(&d, now, due);
 		if (now >= next_sample) {
 			tm_report_sample(&d, now);

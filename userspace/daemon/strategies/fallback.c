@@ -254,6 +254,7 @@ static void leave(struct tm_daemon *d, uint64_t now, const char *why)
 		 st.active ? now - st.since_ms : 0, why);
 	pthread_mutex_lock(&d->lock);
 	st.active = false;
+	d->fallback_active = false;
 	pthread_mutex_unlock(&d->lock);
 	tm_use_free(&st.use);
 	st.have_usage = false;
@@ -281,6 +282,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 			 tm_saved_count(NAME));
 		pthread_mutex_lock(&d->lock);
 		st.active = true;
+		d->fallback_active = !d->cfg.fallback.dry_run;
 		st.since_ms = now;
 		st.entered++;
 		snprintf(st.why, sizeof(st.why), "%s", why);
@@ -346,6 +348,9 @@ static const struct tm_cfg_row rows[] = {
 	TM_CFG_BOOL_ROW("enabled", fallback.enabled, "true",
 			"the CFS fallback while tidemark is not the running scheduler"),
 	TM_CFG_BOOL_ROW("dry_run", fallback.dry_run, "false", "decide, log and count; never act"),
+	TM_CFG_BOOL_ROW("ready", fallback.ready, "false",
+			"/readyz answers ready while the fallback holds BE (a node meant to run "
+			"without the scheduler); false: ready only once tidemark is attached"),
 };
 
 static const struct tm_cfg_section config = {
