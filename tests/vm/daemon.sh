@@ -132,11 +132,16 @@ wait_log /tmp/td.log "reload refused" 5
 if grep -q "reload refused.*watermarks.cpu.suppress_pct: 95 must be below evict_pct (70)" /tmp/td.log; then ok "bad reload refused with the field named"; else not_ok "bad reload refused" "$(tail -3 /tmp/td.log)"; fi
 kill -0 $dpid && ok "daemon still running after a bad reload" || not_ok "daemon still running after a bad reload"
 
-# dry-run, via a good reload: decides and logs, acts on nothing
+# dry-run, via a good configuration written to the file, no signal (as
+# a ConfigMap update arrives): applied live, the scheduler untouched
+seq0=$(cat /sys/kernel/sched_ext/enable_seq)
 config true 60
-kill -HUP $dpid
+wait_log /tmp/td.log "td.json changed: reloading" 5
 wait_log /tmp/td.log "configuration reloaded" 5
-wait_log /tmp/td.log "suppress_pct=55->60" 5 && ok "reload applied (suppress 55 -> 60)" || not_ok "reload applied" "$(tail -3 /tmp/td.log)"
+wait_log /tmp/td.log "suppress_pct=55->60" 5 && ok "the file's change applied live, no SIGHUP (suppress 55 -> 60)" || not_ok "the file's change applied live" "$(tail -3 /tmp/td.log)"
+expect_eq "the scheduler's own line moved (tidemarkctl show)" 60 "$(build/tidemarkctl show | sed -n 's/.*suppress_pct=\([0-9]*\).*/\1/p')"
+expect_eq "the scheduler untouched: same process, same sched_ext instance" "1 $seq0" \
+	"$(kill -0 $spid && echo 1) $(cat /sys/kernel/sched_ext/enable_seq)"
 # outlives the 20 s wait below however slow its fill (killed after the
 # checks): "dry-run killed nothing" reads it alive
 in_cgroup be/hog stress-ng --temp-path /tmp --vm 1 --vm-bytes ${hog_mib}M --vm-keep --vm-populate --timeout 60s

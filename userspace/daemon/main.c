@@ -10,8 +10,9 @@
  * enforcing the last policy it was given; a restarted tidemarkd re-attaches
  * and re-applies its configuration (see tidemarkd.service).
  *
- * SIGHUP reloads the configuration; an invalid one is refused and the last
- * good one stays. SIGINT/SIGTERM stop it.
+ * SIGHUP reloads the configuration, and so does a change of the file
+ * (confwatch.h: a ConfigMap update reaches it without a restart); an invalid
+ * one is refused and the last good one stays. SIGINT/SIGTERM stop it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,6 +24,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "actuate.h"
+#include "confwatch.h"
 #include "daemon.h"
 #include "evictor.h"
 #include "http.h"
@@ -199,6 +201,8 @@ int main(int argc, char **argv)
 	struct tm_http *http;
 	struct tm_kube *kube;
 	struct tm_slo_overlay slo = {};
+	struct tm_confwatch cw = {.fd = -1};
+	struct pollfd pfd = {.events = POLLIN};
 	int kube_failed;
 	bool check = false, cleanup = false;
 	uint64_t due[TM_MAX_STRATEGIES] = {}, wait_ms, wd_ms = 0, wd_usec;
@@ -307,6 +311,9 @@ int main(int argc, char **argv)
 	 * WatchdogSec, a ping every round and rounds at least twice per period */
 	if (sd_watchdog_enabled(0, &wd_usec) > 0)
 		wd_ms = wd_usec / 2000 ? wd_usec / 2000 : 1;
+	if (tm_confwatch_open(&cw, d.config_path, err, sizeof(err)))
+		fprintf(stderr, "tidemarkd: %s is not watched (SIGHUP reloads it): %s\n",
+			d.config_path, err);
 	sd_notifyf(0, "READY=1\nSTATUS=running, config %s", d.config_path);
 
 	while (!exit_req) {
@@ -325,6 +332,7 @@ int main(int argc, char **argv)
 		}
 		if (reload_req) {
 			reload_req = 0;
+			tm_confwatch_sync(&cw, d.config_path);
 			sd_notify(0, "RELOADING=1");
 			tm_kube_slo_current(&slo);
 			if (apply_config(&d, &slo, err, sizeof(err)))
@@ -353,8 +361,14 @@ int main(int argc, char **argv)
 				wait_ms = due[i] - now;
 		if (wd_ms && wait_ms > wd_ms)
 			wait_ms = wd_ms;
-		poll(NULL, 0, (int)wait_ms); /* a signal ends it early */
+		/* a signal or a change of the configuration file ends it early */
+		pfd.fd = cw.fd;
+		if (poll(&pfd, 1, (int)wait_ms) > 0 && tm_confwatch_changed(&cw, d.config_path)) {
+			fprintf(stderr, "tidemarkd: %s changed: reloading\n", d.config_path);
+			reload_req = 1;
+		}
 	}
+	tm_confwatch_close(&cw);
 	fprintf(stderr, "tidemarkd: stopping\n");
 	sd_notify(0, "STOPPING=1");
 	for (int i = 0; i < tm_nr_strategies; i++)

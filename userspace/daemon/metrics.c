@@ -212,15 +212,13 @@ char *tm_report_prometheus(struct tm_daemon *d)
 			   "tidemark_actions_total{strategy=\"%s\",action=\"%s\",dry_run=\"%s\"} "
 			   "%" PRIu64 "\n",
 			   a[i].strategy, a[i].action, a[i].dry_run ? "true" : "false", a[i].n);
-	tm_bprintf(&b,
-		   "# HELP tidemark_config_reloads_total Configurations accepted (SIGHUP, or the "
-		   "node's NodeSLO changed).\n# "
-		   "TYPE tidemark_config_reloads_total counter\n");
+	tm_bprintf(&b, "# HELP tidemark_config_reloads_total Configurations accepted (SIGHUP, the "
+		       "file changed, or the node's NodeSLO changed).\n# "
+		       "TYPE tidemark_config_reloads_total counter\n");
 	tm_bprintf(&b, "tidemark_config_reloads_total %" PRIu64 "\n", reloads);
-	tm_bprintf(
-		&b,
-		"# HELP tidemark_config_rejects_total Configurations refused (SIGHUP or NodeSLO; "
-		"the last good one stays).\n# TYPE tidemark_config_rejects_total counter\n");
+	tm_bprintf(&b, "# HELP tidemark_config_rejects_total Configurations refused (SIGHUP, file "
+		       "or NodeSLO; "
+		       "the last good one stays).\n# TYPE tidemark_config_rejects_total counter\n");
 	tm_bprintf(&b, "tidemark_config_rejects_total %" PRIu64 "\n", rejects);
 	tm_prom_help(&b, "counter", "tidemark_http_connections_cut_total",
 		     "Report connections shut down for not sending a request within 2 s or not "
