@@ -45,6 +45,8 @@ check("every taint tolerated", {"operator": "Exists"} in spec.get("tolerations",
 check("runs as the tidemark service account", spec.get("serviceAccountName") == "tidemark")
 cs = {c["name"]: c for c in spec["containers"]}
 check("two containers: scheduler and daemon", set(cs) == {"scheduler", "daemon"}, list(cs))
+check("every container, the preflight's too, runs the one image",
+      {c["image"] for c in spec["containers"] + spec.get("initContainers", [])} == {cs["scheduler"]["image"]})
 check("the installed binaries",
       cs["scheduler"]["command"] == ["/usr/sbin/scx_tidemark"] and
       cs["daemon"]["command"] == ["/usr/sbin/tidemarkd"])
@@ -81,8 +83,24 @@ addr = cfg["report"]["listen"].rsplit(":", 1)[0]
 check("the daemon listens beyond the pod's loopback (" + addr + ")", addr != "127.0.0.1")
 cport = {p["name"]: p["containerPort"] for p in cs["daemon"].get("ports", [])}
 check("the container's metrics port is the configured one", cport.get("metrics") == port, cport)
-check("the liveness probe asks /metrics there",
-      cs["daemon"].get("livenessProbe", {}).get("httpGet", {}).get("path") == "/metrics")
+def probe(kind):
+    h = cs["daemon"].get(kind, {}).get("httpGet", {})
+    return h.get("path"), h.get("port")
+check("the liveness probe asks /healthz on the metrics port", probe("livenessProbe") == ("/healthz", "metrics"))
+check("the readiness probe asks /readyz on the metrics port", probe("readinessProbe") == ("/readyz", "metrics"))
+check("a new pod must stay ready a while before the rollout goes on (minReadySeconds)",
+      ds["spec"].get("minReadySeconds", 0) >= 10, ds["spec"].get("minReadySeconds"))
+ic = {c["name"]: c for c in spec.get("initContainers", [])}
+pf = ic.get("preflight", {})
+check("the preflight runs before both containers, its report kept in the pod status",
+      pf.get("command") == ["/usr/sbin/tidemarkctl", "preflight"] and
+      pf.get("terminationMessagePolicy") == "FallbackToLogsOnError", pf)
+pm = {m["mountPath"]: vols[m["name"]] for m in pf.get("volumeMounts", [])}
+check("the preflight sees the host's bpffs, cgroup tree and /boot",
+      all(pm.get(p, {}).get("hostPath", {}).get("path") == p for p in ("/sys/fs/bpf", "/sys/fs/cgroup", "/boot")),
+      sorted(pm))
+check("the ConfigMap keeps its name (an edit reaches the running daemon, no rollout)",
+      cm_name == "tidemarkd-config", cm_name)
 env = {e["name"]: e for e in cs["daemon"].get("env", [])}
 check("the daemon's NODE_NAME is the pod's node (the NodeMetric and pod list it uses)",
       env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName")
