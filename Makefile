@@ -19,7 +19,7 @@ WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers 
 # library, host policy headers, topology and the BPF ABI are on every one.
 USER_INC  = -Ibpf -Iuserspace/lib -Iuserspace/policy -Itopology -I$(BUILD) -I$(LIBBPF_INC) \
 	    -isystem $(KSRC)/tools/sched_ext/include
-USER_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP $(USER_INC)
+USER_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP $(USER_INC)
 USER_LIBS := $(LIBBPF_A) -lelf -lz -lzstd -lpthread
 
 BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -mlittle-endian \
@@ -57,7 +57,7 @@ BINS := $(BUILD)/scx_tidemark $(TIDEMARKD) $(BUILD)/tidemarkctl $(BUILD)/tm-prob
 
 .SECONDARY:
 
-.PHONY: layering-objs install all deps kernel vmlinux-h test test-needs test-needs-host test-unit test-vm demo clean format format-check format-files bench verifier soak soak-api fuzz asan-build
+.PHONY: layering-objs install uninstall deb all deps kernel vmlinux-h test test-needs test-needs-host test-unit test-vm demo clean format format-check format-files bench verifier soak soak-api fuzz asan-build
 
 all: $(BINS)
 
@@ -70,17 +70,19 @@ $(BUILD)/ksrc:
 	tools/ksrc.sh > $@.tmp && mv $@.tmp $@
 
 # libbpf and bpftool from the kernel tree: Debian's libbpf 1.1 / bpftool 7.1
-# predate sched_ext.
+# predate sched_ext. Built with their own flags, not a package build's
+# (dpkg-buildpackage's CFLAGS in the environment broke bpftool's).
+SUBMAKE_ENV := env -u CFLAGS -u CPPFLAGS -u LDFLAGS -u CXXFLAGS
 $(LIBBPF_A): $(BUILD)/ksrc
 	@mkdir -p $(BUILD)/libbpf
-	$(MAKE) -s -C $(KSRC)/tools/lib/bpf OUTPUT=$(ABSBUILD)/libbpf/ \
+	$(SUBMAKE_ENV) $(MAKE) -s -C $(KSRC)/tools/lib/bpf OUTPUT=$(ABSBUILD)/libbpf/ \
 		DESTDIR=$(ABSBUILD)/libbpf prefix= EXTRA_CFLAGS='-O2 -g -fPIC' \
 		all install_headers >/dev/null
 	@touch $@
 
 $(BPFTOOL): $(BUILD)/ksrc | $(LIBBPF_A)
 	@mkdir -p $(BUILD)/bpftool
-	$(MAKE) -s -C $(KSRC)/tools/bpf/bpftool OUTPUT=$(ABSBUILD)/bpftool/ \
+	$(SUBMAKE_ENV) $(MAKE) -s -C $(KSRC)/tools/bpf/bpftool OUTPUT=$(ABSBUILD)/bpftool/ \
 		bootstrap >/dev/null
 	@touch $@
 
@@ -145,13 +147,13 @@ $(LIBTM): $(call obj,$(LIB_SRCS))
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/scx_tidemark: $(call obj,$(LOADER_SRCS)) $(LIBTM)
-	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lsystemd
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lsystemd
 
 $(BUILD)/libtidemarkd.a: $(call obj,$(DAEMON_LIB_SRCS))
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/tidemarkd: $(call obj,userspace/daemon/main.c) $(BUILD)/libtidemarkd.a $(LIBTM)
-	$(CC) $(CFLAGS) -o $@ $^ $(DAEMON_FULL_LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DAEMON_FULL_LIBS)
 
 $(NODE_ONLY)/libtidemarkd.a: $(call obj,$(NODE_LIB_SRCS))
 	@mkdir -p $(dir $@)
@@ -159,12 +161,12 @@ $(NODE_ONLY)/libtidemarkd.a: $(call obj,$(NODE_LIB_SRCS))
 
 # none.o first: its HTTP client stand-in keeps libtidemark.a's out
 $(NODE_ONLY)/tidemarkd: $(call obj,userspace/daemon/main.c) $(NODE_ONLY)/libtidemarkd.a $(LIBTM)
-	$(CC) $(CFLAGS) -o $@ $(call obj,userspace/daemon/main.c) \
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(call obj,userspace/daemon/main.c) \
 		$(call obj,userspace/daemon/cluster/none.c) $(NODE_ONLY)/libtidemarkd.a $(LIBTM) \
 		$(DAEMON_NODE_LIBS)
 
 $(BUILD)/tidemarkctl: $(call obj,$(CTL_SRCS)) $(LIBTM)
-	$(CC) $(CFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lcurl
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(USER_LIBS) -lhwloc -ljansson -lcurl
 
 # scx_tidemark with every trace point compiled out: what the trace's
 # zero-cost measurement compares with (tests/vm/trace.sh).
@@ -217,22 +219,88 @@ DOCDIR     ?= $(PREFIX)/share/doc/tidemark
 UNIT_SED = -e 's|/usr/local/sbin/|$(PREFIX)/sbin/|g' -e 's|/usr/local/share/doc/tidemark/|$(DOCDIR)/|g' \
 	   -e 's|/etc/tidemark/|$(SYSCONFDIR)/tidemark/|g'
 
-install: $(BUILD)/scx_tidemark $(TIDEMARKD) $(BUILD)/tidemarkctl
+# Manual pages from each program's --help and --version (help2man).
+MAN_PAGES := $(BUILD)/man/scx_tidemark.8 $(BUILD)/man/tidemarkd.8 $(BUILD)/man/tidemarkctl.8
+MAN_NAME_scx_tidemark := the tidemark sched_ext colocation scheduler
+MAN_NAME_tidemarkd := the tidemark node daemon: eviction, interference, node-load reports
+MAN_NAME_tidemarkctl := change and inspect tidemark on a node, and check what the node lacks
+HELP2MAN = @mkdir -p $(dir $@) && help2man --no-info --section 8 --name '$(MAN_NAME_$(1))' \
+	   --source tidemark --version-string '$(TM_RELEASE)' --output $@.tmp ./$< && mv $@.tmp $@
+$(BUILD)/man/scx_tidemark.8 $(BUILD)/man/tidemarkctl.8: $(BUILD)/man/%.8: $(BUILD)/%
+	$(call HELP2MAN,$*)
+$(BUILD)/man/tidemarkd.8: $(TIDEMARKD)
+	$(call HELP2MAN,tidemarkd)
+
+INSTALL_DOCS := README.md dist/tidemarkd.json.sample $(wildcard docs/*.md)
+INSTALL_EXAMPLES := dist/grafana/tidemark.json $(wildcard dist/kubernetes/*.yaml dist/kubernetes/*.json)
+
+install: $(BUILD)/scx_tidemark $(TIDEMARKD) $(BUILD)/tidemarkctl $(MAN_PAGES)
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(PREFIX)/share/man/man8 \
+		$(DESTDIR)$(DOCDIR)/examples/kubernetes $(DESTDIR)$(DOCDIR)/examples/grafana \
 		$(DESTDIR)$(SYSCONFDIR)/tidemark
-	install -m 0755 $^ $(DESTDIR)$(PREFIX)/sbin/
+	install -m 0755 $(filter-out %.8,$^) $(DESTDIR)$(PREFIX)/sbin/
+	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man8/
 	for u in scx_tidemark tidemarkd; do \
 		sed $(UNIT_SED) dist/$$u.service > $(DESTDIR)$(UNITDIR)/$$u.service.tmp && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u.service.tmp && \
 		mv $(DESTDIR)$(UNITDIR)/$$u.service.tmp $(DESTDIR)$(UNITDIR)/$$u.service || exit 1; \
 	done
-	install -m 0644 README.md dist/tidemarkd.json.sample $(DESTDIR)$(DOCDIR)/
+	install -m 0644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
+	install -m 0644 dist/grafana/tidemark.json $(DESTDIR)$(DOCDIR)/examples/grafana/
+	install -m 0644 $(wildcard dist/kubernetes/*.yaml dist/kubernetes/*.json) \
+		$(DESTDIR)$(DOCDIR)/examples/kubernetes/
 	for f in scx_tidemark.env tidemarkd.env; do \
 		[ -e $(DESTDIR)$(SYSCONFDIR)/tidemark/$$f ] || \
 		sed $(UNIT_SED) dist/$$f > $(DESTDIR)$(SYSCONFDIR)/tidemark/$$f || exit 1; \
 	done
 	[ -e $(DESTDIR)$(SYSCONFDIR)/tidemark/tidemarkd.json ] || \
 		install -m 0644 dist/tidemarkd.json.sample $(DESTDIR)$(SYSCONFDIR)/tidemark/tidemarkd.json
+
+# make uninstall [the same PREFIX, SYSCONFDIR, DESTDIR]: what make install
+# put there, but configuration an operator changed (kept, and named); the
+# units are stopped first when systemd runs them, and tidemarkd puts back
+# the cgroup values it changed (--cleanup).
+uninstall:
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+		systemctl disable --now tidemarkd.service scx_tidemark.service 2>/dev/null || true; \
+	fi
+	@if [ -z "$(DESTDIR)" ] && [ -x $(PREFIX)/sbin/tidemarkd ] && [ -e $(SYSCONFDIR)/tidemark/tidemarkd.json ]; then \
+		$(PREFIX)/sbin/tidemarkd --cleanup --config $(SYSCONFDIR)/tidemark/tidemarkd.json || true; \
+	fi
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/sbin/,scx_tidemark tidemarkd tidemarkctl) \
+		$(addprefix $(DESTDIR)$(PREFIX)/share/man/man8/,scx_tidemark.8 tidemarkd.8 tidemarkctl.8) \
+		$(addprefix $(DESTDIR)$(UNITDIR)/,scx_tidemark.service tidemarkd.service)
+	rm -rf $(DESTDIR)$(DOCDIR)
+	@for f in scx_tidemark.env tidemarkd.env tidemarkd.json; do \
+		p=$(DESTDIR)$(SYSCONFDIR)/tidemark/$$f; [ -e $$p ] || continue; \
+		case $$f in *.json) src=dist/tidemarkd.json.sample ;; *) src=dist/$$f ;; esac; \
+		if { case $$f in *.json) cat $$src ;; *) sed $(UNIT_SED) $$src ;; esac; } | cmp -s - $$p; then \
+			rm -f $$p; \
+		else \
+			echo "uninstall: $$p was changed: kept"; \
+		fi; \
+	done
+	@rmdir $(DESTDIR)$(SYSCONFDIR)/tidemark 2>/dev/null || true
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+
+# make deb: build/deb/tidemark_<version>_amd64.deb with Debian's tooling,
+# from a copy of the tree with dist/debian as its debian/ (the tree itself
+# gets no debian/ and no build droppings).
+DEB_VERSION := $(shell dpkg-parsechangelog -l dist/debian/changelog -S Version 2>/dev/null)
+DEB_STAGE := $(BUILD)/deb/tidemark-$(TM_RELEASE)
+deb:
+	@[ "$(DEB_VERSION)" = "$(TM_RELEASE)" ] || { echo "deb: dist/debian/changelog says $(DEB_VERSION), the Makefile $(TM_RELEASE)"; exit 1; }
+	rm -rf $(BUILD)/deb && mkdir -p $(DEB_STAGE)
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C $(DEB_STAGE); \
+	else \
+		tar --exclude=./$(BUILD) -cf - . | tar -xf - -C $(DEB_STAGE); \
+	fi
+	cp -r dist/debian $(DEB_STAGE)/debian
+	cd $(DEB_STAGE) && dpkg-buildpackage -b -us -uc -j$(shell nproc) >../build.log 2>&1 || \
+		{ tail -40 ../build.log; exit 1; }
+	@ls $(BUILD)/deb/*.deb
 
 # The two entry points install what is missing first; every other target
 # only builds (a missing package is named, with `make deps`).

@@ -41,6 +41,10 @@ PKGS=(
 	clang-format
 	# tests/host/kustomize.sh reads the rendered manifests
 	python3-yaml
+	# make deb (Debian's own tooling, lintian checks the package; the
+	# manual pages from --help), make image (a Debian root by mmdebstrap,
+	# the archive read back by skopeo in the tests)
+	debhelper dpkg-dev lintian help2man mmdebstrap skopeo
 	# tests/host/nodemetric.sh: the stand-in API server checks NodeMetric
 	# against its schema, over TLS with a CA the test makes
 	python3-jsonschema openssl

@@ -22,7 +22,12 @@ if out=$(make -s --no-print-directory install DESTDIR="$tmp/d" PREFIX=/usr 2>&1)
 else
 	not_ok "make install DESTDIR=... PREFIX=/usr" "$(tail -5 <<<"$out")"
 fi
-want="etc/tidemark/scx_tidemark.env 644
+# the docs and examples as the tree has them, the rest by name
+docs=$(for f in README.md $(cd docs && ls *.md) tidemarkd.json.sample; do echo "usr/share/doc/tidemark/$f 644"; done
+	echo "usr/share/doc/tidemark/examples/grafana/tidemark.json 644"
+	for f in $(cd dist/kubernetes && ls); do echo "usr/share/doc/tidemark/examples/kubernetes/$f 644"; done)
+want=$(sort <<EOF
+etc/tidemark/scx_tidemark.env 644
 etc/tidemark/tidemarkd.env 644
 etc/tidemark/tidemarkd.json 644
 usr/lib/systemd/system/scx_tidemark.service 644
@@ -30,8 +35,12 @@ usr/lib/systemd/system/tidemarkd.service 644
 usr/sbin/scx_tidemark 755
 usr/sbin/tidemarkctl 755
 usr/sbin/tidemarkd 755
-usr/share/doc/tidemark/README.md 644
-usr/share/doc/tidemark/tidemarkd.json.sample 644"
+usr/share/man/man8/scx_tidemark.8 644
+usr/share/man/man8/tidemarkctl.8 644
+usr/share/man/man8/tidemarkd.8 644
+$docs
+EOF
+)
 got=$(cd "$tmp/d" && find . -type f -printf '%P %m\n' | sort)
 expect_eq "installed tree: files and modes" "$want" "$got"
 left=$(grep -l "/usr/local" "$tmp"/d/usr/lib/systemd/system/*.service)
@@ -58,6 +67,18 @@ expect_eq "second install keeps the operator's scx_tidemark.env" 'SCX_TIDEMARK_O
 expect_eq "second install keeps the operator's tidemarkd.json" '{"edited": true}' \
 	"$(cat "$tmp/d/etc/tidemark/tidemarkd.json")"
 check "second install replaces the programs" cmp -s build/tidemarkctl "$tmp/d/usr/sbin/tidemarkctl"
+
+# make uninstall takes back what make install put, keeps what the operator
+# changed (named), and leaves no empty directory of its own
+make -s --no-print-directory install DESTDIR="$tmp/u" PREFIX=/usr >/dev/null 2>&1
+out=$(make -s --no-print-directory uninstall DESTDIR="$tmp/u" PREFIX=/usr 2>&1)
+expect_eq "make uninstall leaves nothing of an untouched install" "" "$(cd "$tmp/u" && find . -type f)"
+make -s --no-print-directory install DESTDIR="$tmp/u" PREFIX=/usr >/dev/null 2>&1
+echo '{"version": 1}' >"$tmp/u/etc/tidemark/tidemarkd.json"
+out=$(make -s --no-print-directory uninstall DESTDIR="$tmp/u" PREFIX=/usr 2>&1)
+expect_eq "make uninstall keeps a changed configuration, and says so" \
+	"./etc/tidemark/tidemarkd.json|uninstall: $tmp/u/etc/tidemark/tidemarkd.json was changed: kept" \
+	"$(cd "$tmp/u" && find . -type f)|$out"
 
 # systemd-analyze verify wants the ExecStart programs where the units say:
 # install with PREFIX inside the temporary directory. It exits 0 on many
