@@ -57,7 +57,7 @@ BINS := $(BUILD)/scx_tidemark $(TIDEMARKD) $(BUILD)/tidemarkctl $(BUILD)/tm-prob
 
 .SECONDARY:
 
-.PHONY: layering-objs install uninstall deb all deps kernel vmlinux-h test test-needs test-needs-host test-unit test-vm demo clean format format-check format-files bench verifier soak soak-api fuzz asan-build
+.PHONY: layering-objs install uninstall deb image all deps kernel vmlinux-h test test-needs test-needs-host test-unit test-vm demo clean format format-check format-files bench verifier soak soak-api fuzz asan-build
 
 all: $(BINS)
 
@@ -289,7 +289,11 @@ uninstall:
 # gets no debian/ and no build droppings).
 DEB_VERSION := $(shell dpkg-parsechangelog -l dist/debian/changelog -S Version 2>/dev/null)
 DEB_STAGE := $(BUILD)/deb/tidemark-$(TM_RELEASE)
-deb:
+DEB_FILE := $(BUILD)/deb/tidemark_$(TM_RELEASE)_amd64.deb
+# rebuilt when a file of the tree changed (git's list, when there is one)
+DEB_SOURCES = $(wildcard $(shell git ls-files --cached --others --exclude-standard 2>/dev/null))
+deb: $(DEB_FILE)
+$(DEB_FILE): $(DEB_SOURCES)
 	@[ "$(DEB_VERSION)" = "$(TM_RELEASE)" ] || { echo "deb: dist/debian/changelog says $(DEB_VERSION), the Makefile $(TM_RELEASE)"; exit 1; }
 	rm -rf $(BUILD)/deb && mkdir -p $(DEB_STAGE)
 	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
@@ -300,7 +304,17 @@ deb:
 	cp -r dist/debian $(DEB_STAGE)/debian
 	cd $(DEB_STAGE) && dpkg-buildpackage -b -us -uc -j$(shell nproc) >../build.log 2>&1 || \
 		{ tail -40 ../build.log; exit 1; }
-	@ls $(BUILD)/deb/*.deb
+	@touch $@ && ls $(BUILD)/deb/*.deb
+
+# make image: build/image/tidemark.tar, the package on a minimal Debian root
+# as an OCI archive (podman load, docker load, ctr import), tagged as
+# dist/kubernetes names it: IMAGE_NAME:IMAGE_TAG.
+IMAGE_NAME ?= tidemark
+IMAGE_TAG ?= $(TM_RELEASE)
+image: $(DEB_FILE)
+	tools/image/build.sh $(DEB_FILE) $(BUILD)/image/tidemark.tar \
+		$(IMAGE_NAME) $(IMAGE_TAG)
+	@du -h $(BUILD)/image/tidemark.tar
 
 # The two entry points install what is missing first; every other target
 # only builds (a missing package is named, with `make deps`).

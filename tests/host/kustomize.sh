@@ -157,6 +157,27 @@ PY
 while IFS=$'\t' read -r r name detail; do
 	if [ "$r" = ok ]; then ok "$name"; else not_ok "$name" "$detail"; fi
 done <"$tmp/checks"
+# retargeted as `kustomize edit set image tidemark=...` writes it: every
+# container, the preflight's too, takes the new name and tag
+mkdir -p "$tmp/overlay"
+cat >"$tmp/overlay/kustomization.yaml" <<EOF
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - $(realpath --relative-to="$tmp/overlay" dist/kubernetes)
+images:
+  - name: tidemark
+    newName: registry.example/ops/tidemark
+    newTag: 0.6.0-1
+EOF
+imgs=$(kubectl kustomize "$tmp/overlay" 2>/dev/null | python3 -c '
+import sys, yaml
+ds = [d for d in yaml.safe_load_all(sys.stdin) if d and d["kind"] == "DaemonSet"][0]["spec"]["template"]["spec"]
+print(" ".join(sorted({c["image"] for c in ds["containers"] + ds.get("initContainers", [])})))')
+expect_eq "an overlay's images entry retargets every container" "registry.example/ops/tidemark:0.6.0-1" "$imgs"
+rel=$(sed -n 's/^TM_RELEASE := //p' Makefile)
+expect_eq "the image tag is the release make image tags ($rel)" "$rel" \
+	"$(kubectl kustomize dist/kubernetes 2>/dev/null | sed -n 's/^ *image: tidemark:\(.*\)$/\1/p' | sort -u)"
 out=$(build/tidemarkd --check --config "$tmp/tidemarkd.json" 2>&1)
 check "tidemarkd --check accepts the ConfigMap's configuration ($out)" test $? -eq 0
 tap_done
