@@ -57,7 +57,7 @@ BINS := $(BUILD)/scx_tidemark $(TIDEMARKD) $(BUILD)/tidemarkctl $(BUILD)/tm-prob
 
 .SECONDARY:
 
-.PHONY: layering-objs install uninstall deb image all deps kernel vmlinux-h test test-needs test-needs-host test-unit test-vm demo clean format format-check format-files bench verifier soak soak-api fuzz asan-build
+.PHONY: layering-objs install uninstall deb image kernel-deb kernel-deb-config all deps kernel vmlinux-h test test-needs test-needs-host test-unit test-vm demo clean format format-check format-files bench verifier soak soak-api fuzz asan-build
 
 all: $(BINS)
 
@@ -88,6 +88,14 @@ $(BPFTOOL): $(BUILD)/ksrc | $(LIBBPF_A)
 
 kernel:
 	@tools/kernel.sh >/dev/null
+
+# make kernel-deb: a linux-image package for nodes, Debian's own 6.12 config
+# plus kernel-config/tidemark.config (docs/kernel.md; hours on 2 cores).
+# make kernel-deb-config: the merged config and its check only.
+kernel-deb:
+	tools/kernel-deb.sh $(BUILD)/kernel-deb/obj
+kernel-deb-config:
+	tools/kernel-deb.sh $(BUILD)/kernel-deb/obj --config-only
 
 # Regenerate the committed bpf/vmlinux.h from the test kernel's BTF.
 vmlinux-h: $(BPFTOOL)

@@ -38,3 +38,35 @@ ksrc_dir() {
 	fi
 	echo "$dir/linux-source-6.12"
 }
+
+# kconfig_unmet CONFIG FRAGMENT...: every option the fragments ask for, set
+# or unset, is so in CONFIG (after olddefconfig, which drops an option whose
+# dependencies are unmet without a word). Prints each that is not, as
+# "FRAGMENT asks 'LINE', config has: GOT"; returns 1 if any. A later
+# fragment's word on an option is the one asked.
+kconfig_unmet() {
+	local config=$1 frag line opt got bad=0
+	shift
+	declare -A want_line=() want_frag=()
+	for frag in "$@"; do
+		while IFS= read -r line; do
+			case "$line" in
+			CONFIG_*=*) opt=${line%%=*} ;;
+			"# CONFIG_"*" is not set") opt=${line#\# } opt=${opt%% *} ;;
+			*) continue ;;
+			esac
+			want_line[$opt]=$line want_frag[$opt]=${frag##*/}
+		done <"$frag"
+	done
+	for opt in "${!want_line[@]}"; do
+		line=${want_line[$opt]}
+		# unset: "is not set", or absent where its dependencies hide it
+		if { [[ $line == CONFIG_* ]] && ! grep -qxF "$line" "$config"; } ||
+			{ [[ $line == "#"* ]] && grep -q "^$opt=" "$config"; }; then
+			got=$(grep -E "^$opt=|^# $opt is not set" "$config" || echo "absent")
+			echo "${want_frag[$opt]} asks '$line', config has: $got"
+			bad=1
+		fi
+	done
+	return $bad
+}

@@ -29,6 +29,9 @@ PKGS=(
 	gnuplot-nox linux-perf
 	# the test kernel build
 	bc bison flex libssl-dev dwarves cpio xz-utils lz4 python3
+	# the node kernel: Debian's own 6.12 configs (make kernel-deb merges the
+	# fragment into them, tests/host/kernel-deb.sh checks it); bindeb-pkg's tools
+	linux-config-6.12 rsync kmod
 	# VM test bed and loads; mkdir, rmdir and sleep as bash builtins for
 	# tests/vm/load.sh's cgroup churn (an exec is slow beside its stress)
 	qemu-system-x86 rt-tests stress-ng bash-builtins

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the sched_ext test kernel from Debian's linux-source-6.12 plus
-# kernel-config/tidemark.config and the VM-only kernel-config/vm.config, into
+# kernel-config/tidemark.config and the VM-only testbed.config and vm.config, into
 # a cache keyed by the source package version and the fragments' hash.
 # Prints the cache directory on stdout. A cached build is reused as-is: only
 # a changed source or fragment rebuilds. With --cached, only says: the
@@ -9,7 +9,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/tools/common.sh"
 
-frags=("$top/kernel-config/tidemark.config" "$top/kernel-config/vm.config")
+frags=("$top/kernel-config/tidemark.config" "$top/kernel-config/testbed.config" "$top/kernel-config/vm.config")
 # Compiler flags of the test kernel alone. -fno-var-tracking: the debug
 # info is there for BTF (types), not for a debugger's variable locations;
 # gcc's location tracking is about a tenth of each compile (net/ipv4/tcp.c
@@ -45,31 +45,12 @@ log="$out/build.log"
 } >"$log" 2>&1 || { tail -30 "$log" >&2; echo "kernel: config failed, see $log" >&2; exit 1; }
 
 # merge_config drops options whose dependencies are unmet without failing:
-# check every requested option survived, set or unset, so a bad fragment is
-# a clear error. A later fragment's word on an option is the one asked.
-declare -A want_line=() want_frag=()
-for frag in "${frags[@]}"; do
-	while IFS= read -r line; do
-		case "$line" in
-		CONFIG_*=*) opt=${line%%=*} ;;
-		"# CONFIG_"*" is not set") opt=${line#\# } opt=${opt%% *} ;;
-		*) continue ;;
-		esac
-		want_line[$opt]=$line want_frag[$opt]=${frag##*/}
-	done <"$frag"
-done
-bad=0
-for opt in "${!want_line[@]}"; do
-	line=${want_line[$opt]}
-	# unset: "is not set", or absent where its dependencies hide it
-	if { [[ $line == CONFIG_* ]] && ! grep -qxF "$line" "$out/.config"; } ||
-		{ [[ $line == "#"* ]] && grep -q "^$opt=" "$out/.config"; }; then
-		got=$(grep -E "^$opt=|^# $opt is not set" "$out/.config" || echo "absent")
-		echo "kernel: ${want_frag[$opt]} asks '$line', config has: $got" >&2
-		bad=1
-	fi
-done
-[ $bad -eq 0 ] || { echo "kernel: fragment not satisfied; fix kernel-config/" >&2; exit 1; }
+# check every requested option survived, so a bad fragment is a clear error
+if ! kconfig_unmet "$out/.config" "${frags[@]}" >"$out/unmet"; then
+	sed 's/^/kernel: /' "$out/unmet" >&2
+	echo "kernel: fragment not satisfied; fix kernel-config/" >&2
+	exit 1
+fi
 
 jobs=$(nproc)
 if ! make -C "$src" O="$out" -j"$jobs" KCFLAGS="$kcflags" bzImage >>"$log" 2>&1; then
