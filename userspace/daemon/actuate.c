@@ -18,6 +18,7 @@
 #include "tmlib.h"
 #include "tmmaps.h"
 #include "strategy.h"
+#include "log.h"
 
 /*
  * Pins are opened (and their ABI checked) once per round of the main loop,
@@ -51,7 +52,7 @@ static int pin_open(const struct tm_daemon *d, enum tm_pin which)
 	}
 	/* no scheduler is a normal state; a mismatch is said once, not per tick */
 	if (errno != ENOENT && strcmp(err, said)) {
-		fprintf(stderr, "tidemarkd: %s; scheduler maps left alone\n", err);
+		tm_log(TM_LOG_WARNING, "tidemarkd: %s; scheduler maps left alone\n", err);
 		snprintf(said, sizeof(said), "%s", err);
 	}
 	return -1;

@@ -10,6 +10,7 @@
 
 #include "audit.h"
 #include "daemon.h"
+#include "log.h"
 
 uint64_t tm_now_ms(void)
 {
@@ -35,7 +36,7 @@ bool tm_audit(struct tm_daemon *d, const char *strategy, const char *action, boo
 	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
 	va_end(ap);
 	/* one write per line: the cluster thread audits too */
-	fprintf(stderr, "%s\n", line);
+	tm_log_audit(line);
 	pthread_mutex_lock(&d->lock);
 	for (i = 0; i < d->nr_actions; i++)
 		if (!strcmp(d->actions[i].strategy, strategy) &&
@@ -66,8 +67,8 @@ void tm_limit_hit(struct tm_daemon *d, const char *what, unsigned int limit)
 		d->limits[i].hits++;
 	pthread_mutex_unlock(&d->lock);
 	if (i < d->nr_limits && d->limits[i].hits == 1)
-		fprintf(stderr,
-			"tidemarkd: %s holds at most %u cgroups and more were found: the rest "
-			"are not considered (said once; counted in tidemark_limit_hits_total)\n",
-			what, limit);
+		tm_log(TM_LOG_WARNING,
+		       "tidemarkd: %s holds at most %u cgroups and more were found: the rest "
+		       "are not considered (said once; counted in tidemark_limit_hits_total)\n",
+		       what, limit);
 }

@@ -18,6 +18,7 @@
 #include "kubeconfig.h"
 #include "tidemark_policy.h"
 #include "tmlib.h"
+#include "log.h"
 
 /* Every key of @obj must be one of @keys (NULL-terminated). */
 static void known_keys(struct tm_cfg_ctx *x, const char *where, json_t *obj,
@@ -888,8 +889,8 @@ static void defaults_init(void)
 	char err[256];
 
 	if (apply_defaults(&defaults, err, sizeof(err)))
-		fprintf(stderr, "tidemarkd: a default of the configuration table is refused: %s\n",
-			err);
+		tm_log(TM_LOG_ERR,
+		       "tidemarkd: a default of the configuration table is refused: %s\n", err);
 }
 
 void tm_config_defaults(struct tm_config *c)

@@ -13,6 +13,7 @@
 #include "evict.h"
 #include "evictor.h"
 #include "pods.h"
+#include "log.h"
 
 /*
  * What the evictor remembers of each cgroup or pod it killed: kubelet
@@ -75,8 +76,8 @@ bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, con
 	va_list ap;
 
 	if (tm_protected(d, rel)) {
-		fprintf(stderr, "tidemarkd: %s: %s is ONLINE or SYSTEM: not evicted\n", strategy,
-			rel);
+		tm_log(TM_LOG_WARNING, "tidemarkd: %s: %s is ONLINE or SYSTEM: not evicted\n",
+		       strategy, rel);
 		return false;
 	}
 	/* resolved once: the key, the API's call and the audit line agree
@@ -129,8 +130,8 @@ bool tm_evict(struct tm_daemon *d, const char *strategy, const char *action, con
 		if (cfg->eviction.backoff_cap_mcpu)
 			tm_be_cap(d, rel, cfg->eviction.backoff_cap_mcpu);
 	} else if (tm_cg_write(d, rel, "cgroup.kill", "1")) {
-		fprintf(stderr, "tidemarkd: %s: cannot kill %s: %s\n", strategy, rel,
-			strerror(errno));
+		tm_log(TM_LOG_ERR, "tidemarkd: %s: cannot kill %s: %s\n", strategy, rel,
+		       strerror(errno));
 		return false;
 	}
 	if (!r && key[0])
@@ -159,7 +160,7 @@ void tm_evict_maintain(struct tm_daemon *d, uint64_t now)
 		tm_audit(d, "evictor", "kill_fallback", false, "cgroup=%s for=%s why=\"%s\"", rel,
 			 strategy, why);
 		if (tm_cg_write(d, rel, "cgroup.kill", "1") && errno != ENOENT)
-			fprintf(stderr, "tidemarkd: cannot kill %s: %s\n", rel, strerror(errno));
+			tm_log(TM_LOG_ERR, "tidemarkd: cannot kill %s: %s\n", rel, strerror(errno));
 	}
 
 	for (int i = 0; i < nr_recs; i++) {
@@ -201,8 +202,8 @@ int tm_evict_round_run(struct tm_daemon *d, struct tm_evict_round *r, uint64_t n
 	int m;
 
 	if (!v || !order) {
-		fprintf(stderr, "tidemarkd: %s: out of memory for %d eviction candidates\n",
-			r->strategy, n);
+		tm_log(TM_LOG_ERR, "tidemarkd: %s: out of memory for %d eviction candidates\n",
+		       r->strategy, n);
 		free(v);
 		free(order);
 		return -1;

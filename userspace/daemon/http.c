@@ -21,6 +21,7 @@
 #include "nodemetric.h"
 #include "report.h"
 #include "tmlib.h"
+#include "log.h"
 
 /*
  * Bounds that keep the endpoint answering under slow or many clients:
@@ -83,14 +84,17 @@ static void http_log(void *cls, const char *fmt, va_list ap)
 	h->d->http_log_lines++;
 	pthread_mutex_unlock(&h->d->lock);
 	if (dropped)
-		fprintf(stderr, "tidemarkd: http: %u more messages in the last %u s not shown\n",
-			dropped, HTTP_LOG_WINDOW / 1000);
+		tm_log(TM_LOG_WARNING,
+		       "tidemarkd: http: %u more messages in the last %u s not shown\n", dropped,
+		       HTTP_LOG_WINDOW / 1000);
 	if (!print)
 		return;
-	fprintf(stderr, "tidemarkd: http: ");
-	vfprintf(stderr, fmt, ap);
-	if (!*fmt || fmt[strlen(fmt) - 1] != '\n')
-		fputc('\n', stderr);
+	{
+		char msg[1024];
+
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		tm_log(TM_LOG_WARNING, "tidemarkd: http: %s", msg);
+	}
 }
 
 static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
@@ -332,8 +336,8 @@ static struct MHD_Daemon *start_http(struct tm_http *h)
 		HTTP_IDLE_S, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
 	if (!m)
-		fprintf(stderr, "tidemarkd: cannot listen on %s:%u: %s\n",
-			d->cfg.report.listen_addr, d->cfg.report.listen_port, strerror(errno));
+		tm_log(TM_LOG_ERR, "tidemarkd: cannot listen on %s:%u: %s\n",
+		       d->cfg.report.listen_addr, d->cfg.report.listen_port, strerror(errno));
 	return m;
 }
 
@@ -367,9 +371,9 @@ static void *push_thread(void *arg)
 				       err, sizeof(err)) &&
 		     status / 100 == 2;
 		if (!ok && !resp)
-			fprintf(stderr, "tidemarkd: push: %s\n", err);
+			tm_log(TM_LOG_WARNING, "tidemarkd: push: %s\n", err);
 		else if (!ok)
-			fprintf(stderr, "tidemarkd: push to %s: HTTP %ld\n", url, status);
+			tm_log(TM_LOG_WARNING, "tidemarkd: push to %s: HTTP %ld\n", url, status);
 		pthread_mutex_lock(&d->lock);
 		if (ok)
 			d->push_ok++;
@@ -395,12 +399,12 @@ struct tm_http *tm_http_start(struct tm_daemon *d)
 	if (!h->mhd)
 		goto err;
 	if (pthread_create(&h->reaper, NULL, reaper_thread, h)) {
-		fprintf(stderr, "tidemarkd: cannot start the connection reaper\n");
+		tm_log(TM_LOG_ERR, "tidemarkd: cannot start the connection reaper\n");
 		MHD_stop_daemon(h->mhd);
 		goto err;
 	}
 	if (pthread_create(&h->pusher, NULL, push_thread, h)) {
-		fprintf(stderr, "tidemarkd: cannot start the push thread\n");
+		tm_log(TM_LOG_ERR, "tidemarkd: cannot start the push thread\n");
 		h->stop = true;
 		pthread_join(h->reaper, NULL);
 		MHD_stop_daemon(h->mhd);

@@ -34,6 +34,7 @@
 #include "report.h"
 #include "strategy.h"
 #include "tmlib.h"
+#include "log.h"
 
 #define TM_MAX_STRATEGIES 16
 
@@ -51,7 +52,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: tidemarkd --config FILE [--check|--cleanup] [--cgroup-root DIR] "
-		"[--state-dir DIR]\n"
+		"[--state-dir DIR] [--log-level LEVEL]\n"
 		"The tidemark node daemon (foreground; logs and audit lines to stderr).\n\n"
 		"  -c, --config FILE     JSON configuration (see tidemarkd.json.sample)\n"
 		"      --check           validate the configuration and exit (0 valid, 2 not)\n"
@@ -62,6 +63,10 @@ static void usage(FILE *f)
 		"      --cgroup-root DIR cgroup v2 mount (default /sys/fs/cgroup)\n"
 		"      --state-dir DIR   where cgroup values it changed are recorded, to be\n"
 		"                        restored after a restart (default /run/tidemark)\n"
+		"      --log-level LEVEL error, warning, notice, info (default) or debug; audit\n"
+		"                        lines are always written. Under journald each line has\n"
+		"                        its priority, on a terminal the message alone, elsewhere\n"
+		"                        logfmt (level=... msg=\"...\")\n"
 		"  -h, --help            this text\n"
 		"      --version         print the release and the map ABI version\n"
 		"Under systemd (Type=notify) it reports readiness once its endpoints listen, and\n"
@@ -121,7 +126,7 @@ static int apply_config(struct tm_daemon *d, const struct tm_slo_overlay *slo, c
 	d->config_reloads++;
 	pthread_mutex_unlock(&d->lock);
 	if (moved)
-		fprintf(stderr, "tidemarkd: report.listen changes at restart only\n");
+		tm_log(TM_LOG_WARNING, "tidemarkd: report.listen changes at restart only\n");
 	for (int i = 0; i < tm_nr_strategies; i++)
 		tm_strategies[i]->configure(d);
 	return 0;
@@ -138,10 +143,11 @@ static void slo_said(const struct tm_slo_overlay *o)
 			n += snprintf(buf + n, sizeof(buf) - n, "%s%s=%lld", n ? ", " : "",
 				      tm_slo_cfg_field[i], (long long)o->v[i]);
 	if (n) {
-		fprintf(stderr, "tidemarkd: NodeSLO applied: %s\n", buf);
+		tm_log(TM_LOG_NOTICE, "tidemarkd: NodeSLO applied: %s\n", buf);
 		tm_kube_slo_said("applied: %s", buf);
 	} else {
-		fprintf(stderr, "tidemarkd: no NodeSLO values for this node: the file's apply\n");
+		tm_log(TM_LOG_INFO,
+		       "tidemarkd: no NodeSLO values for this node: the file's apply\n");
 		tm_kube_slo_said("none for this node (none, or resourceUsedThresholdWithBE off): "
 				 "the file's values");
 	}
@@ -160,7 +166,7 @@ static int clean_up(struct tm_daemon *d)
 
 	pthread_mutex_init(&d->lock, NULL);
 	if (tm_saved_load(d, err, sizeof(err))) {
-		fprintf(stderr, "tidemarkd: cleanup: %s\n", err);
+		tm_log(TM_LOG_ERR, "tidemarkd: cleanup: %s\n", err);
 		ret = 1;
 	} else {
 		for (int i = 0; i < tm_nr_strategies; i++) {
@@ -170,9 +176,9 @@ static int clean_up(struct tm_daemon *d)
 			if (!n)
 				continue;
 			n = tm_cg_restore(d, who, NULL, &gone);
-			fprintf(stderr,
-				"tidemarkd: cleanup: %s: %d value(s) put back, %d cgroup(s) gone\n",
-				who, n, gone);
+			tm_log(TM_LOG_NOTICE,
+			       "tidemarkd: cleanup: %s: %d value(s) put back, %d cgroup(s) gone\n",
+			       who, n, gone);
 			if (tm_saved_count(who))
 				ret = 1;
 		}
@@ -180,7 +186,7 @@ static int clean_up(struct tm_daemon *d)
 	tm_nm_init(d);
 	if (tm_kube_cleanup(d))
 		ret = 1;
-	fprintf(stderr, "tidemarkd: cleanup %s\n", ret ? "left something: see above" : "done");
+	tm_log(TM_LOG_INFO, "tidemarkd: cleanup %s\n", ret ? "left something: see above" : "done");
 	return ret;
 }
 
@@ -195,6 +201,7 @@ int main(int argc, char **argv)
 						 {"help", no_argument, NULL, 'h'},
 						 {"state-dir", required_argument, NULL, 's'},
 						 {"version", no_argument, NULL, 'V'},
+						 {"log-level", required_argument, NULL, 'L'},
 						 {}};
 	static struct tm_daemon d = {.cgroup_root = "/sys/fs/cgroup", .state_dir = "/run/tidemark"};
 	uint64_t next_sample = 0, now;
@@ -209,8 +216,23 @@ int main(int argc, char **argv)
 	char err[512];
 	int c;
 
+	tm_log_init();
 	while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'L': {
+			int l = tm_log_level_parse(optarg);
+
+			if (l < 0) {
+				tm_log(TM_LOG_ERR,
+				       "tidemarkd: --log-level '%s': use error, warning, notice, "
+				       "info or "
+				       "debug",
+				       optarg);
+				return 2;
+			}
+			tm_log_set_level(l);
+			break;
+		}
 		case 'c':
 			d.config_path = optarg;
 			break;
@@ -239,7 +261,7 @@ int main(int argc, char **argv)
 			char *t = tm_config_sample();
 
 			if (!t) {
-				fprintf(stderr, "tidemarkd: out of memory\n");
+				tm_log(TM_LOG_ERR, "tidemarkd: out of memory\n");
 				return 1;
 			}
 			printf("%s\n", t);
@@ -252,19 +274,19 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc || !d.config_path) {
-		fprintf(stderr,
-			optind < argc ? "tidemarkd: unexpected argument '%s'\n"
-				      : "tidemarkd: --config FILE is required\n",
-			argv[optind]);
+		tm_log(TM_LOG_ERR,
+		       optind < argc ? "tidemarkd: unexpected argument '%s'\n"
+				     : "tidemarkd: --config FILE is required\n",
+		       argv[optind]);
 		usage(stderr);
 		return 2;
 	}
 	if (tm_httpc_global_init(err, sizeof(err))) {
-		fprintf(stderr, "tidemarkd: %s\n", err);
+		tm_log(TM_LOG_ERR, "tidemarkd: %s\n", err);
 		return 1;
 	}
 	if (tm_config_load(d.config_path, &d.cfg, err, sizeof(err))) {
-		fprintf(stderr, "tidemarkd: %s: %s\n", d.config_path, err);
+		tm_log(TM_LOG_ERR, "tidemarkd: %s: %s\n", d.config_path, err);
 		return 2;
 	}
 	if (check) {
@@ -274,13 +296,13 @@ int main(int argc, char **argv)
 	if (cleanup)
 		return clean_up(&d);
 	if (tm_nr_strategies > TM_MAX_STRATEGIES) {
-		fprintf(stderr, "tidemarkd: %d strategies, at most %d\n", tm_nr_strategies,
-			TM_MAX_STRATEGIES);
+		tm_log(TM_LOG_ERR, "tidemarkd: %d strategies, at most %d\n", tm_nr_strategies,
+		       TM_MAX_STRATEGIES);
 		return 1;
 	}
 	/* values a killed tidemarkd changed: the strategies that own them decide */
 	if (tm_saved_load(&d, err, sizeof(err))) {
-		fprintf(stderr, "tidemarkd: %s\n", err);
+		tm_log(TM_LOG_ERR, "tidemarkd: %s\n", err);
 		return 1;
 	}
 	pthread_mutex_init(&d.lock, NULL);
@@ -303,17 +325,17 @@ int main(int argc, char **argv)
 	tm_evictor_backend(tm_cluster_eviction());
 	for (int i = 0; i < tm_nr_strategies; i++)
 		tm_strategies[i]->configure(&d);
-	fprintf(stderr, "tidemarkd: running (config %s, http %s:%u, memory eviction %s%s)\n",
-		d.config_path, d.cfg.report.listen_addr, d.cfg.report.listen_port,
-		d.cfg.memory_eviction.enabled ? "on" : "off",
-		d.cfg.memory_eviction.dry_run ? ", dry-run" : "");
+	tm_log(TM_LOG_NOTICE, "tidemarkd: running (config %s, http %s:%u, memory eviction %s%s)\n",
+	       d.config_path, d.cfg.report.listen_addr, d.cfg.report.listen_port,
+	       d.cfg.memory_eviction.enabled ? "on" : "off",
+	       d.cfg.memory_eviction.dry_run ? ", dry-run" : "");
 	/* systemd (Type=notify): ready once the endpoints listen; with
 	 * WatchdogSec, a ping every round and rounds at least twice per period */
 	if (sd_watchdog_enabled(0, &wd_usec) > 0)
 		wd_ms = wd_usec / 2000 ? wd_usec / 2000 : 1;
 	if (tm_confwatch_open(&cw, d.config_path, err, sizeof(err)))
-		fprintf(stderr, "tidemarkd: %s is not watched (SIGHUP reloads it): %s\n",
-			d.config_path, err);
+		tm_log(TM_LOG_WARNING, "tidemarkd: %s is not watched (SIGHUP reloads it): %s\n",
+		       d.config_path, err);
 	sd_notifyf(0, "READY=1\nSTATUS=running, config %s", d.config_path);
 
 	while (!exit_req) {
@@ -321,10 +343,10 @@ int main(int argc, char **argv)
 			/* the cluster's lines over the file's: refused whole if
 			 * any fails, with the NodeSLO's field named */
 			if (apply_config(&d, &slo, err, sizeof(err))) {
-				fprintf(stderr,
-					"tidemarkd: NodeSLO refused, keeping the configuration in "
-					"effect: %s\n",
-					err);
+				tm_log(TM_LOG_WARNING,
+				       "tidemarkd: NodeSLO refused, keeping the configuration in "
+				       "effect: %s\n",
+				       err);
 				tm_kube_slo_said("refused: %.400s", err);
 			} else {
 				slo_said(&slo);
@@ -336,12 +358,12 @@ int main(int argc, char **argv)
 			sd_notify(0, "RELOADING=1");
 			tm_kube_slo_current(&slo);
 			if (apply_config(&d, &slo, err, sizeof(err)))
-				fprintf(stderr,
-					"tidemarkd: reload refused, keeping the last good "
-					"configuration: %s: %s\n",
-					d.config_path, err);
+				tm_log(TM_LOG_WARNING,
+				       "tidemarkd: reload refused, keeping the last good "
+				       "configuration: %s: %s\n",
+				       d.config_path, err);
 			else
-				fprintf(stderr, "tidemarkd: configuration reloaded\n");
+				tm_log(TM_LOG_NOTICE, "tidemarkd: configuration reloaded\n");
 			sd_notify(0, "READY=1");
 		}
 		if (wd_ms)
@@ -364,12 +386,12 @@ int main(int argc, char **argv)
 		/* a signal or a change of the configuration file ends it early */
 		pfd.fd = cw.fd;
 		if (poll(&pfd, 1, (int)wait_ms) > 0 && tm_confwatch_changed(&cw, d.config_path)) {
-			fprintf(stderr, "tidemarkd: %s changed: reloading\n", d.config_path);
+			tm_log(TM_LOG_NOTICE, "tidemarkd: %s changed: reloading\n", d.config_path);
 			reload_req = 1;
 		}
 	}
 	tm_confwatch_close(&cw);
-	fprintf(stderr, "tidemarkd: stopping\n");
+	tm_log(TM_LOG_NOTICE, "tidemarkd: stopping\n");
 	sd_notify(0, "STOPPING=1");
 	for (int i = 0; i < tm_nr_strategies; i++)
 		if (tm_strategies[i]->stop)

@@ -27,6 +27,7 @@
 #include "topo.h"
 #include "usage.h"
 #include "window.h"
+#include "log.h"
 
 #define WIN_MAX 1800 /* 30 min at 1 s */
 
@@ -285,7 +286,7 @@ static void dom_usage(struct tm_snapshot *s)
 		dom_use.tried = true;
 		dom_use.t = calloc(1, sizeof(*dom_use.t));
 		if (dom_use.t && tm_topo_load(NULL, dom_use.t, err, sizeof(err))) {
-			fprintf(stderr, "tidemarkd: no per-domain report: %s\n", err);
+			tm_log(TM_LOG_NOTICE, "tidemarkd: no per-domain report: %s\n", err);
 			free(dom_use.t);
 			dom_use.t = NULL;
 		}

@@ -15,6 +15,7 @@
 #include "actuate.h"
 #include "saved.h"
 #include "tmlib.h"
+#include "log.h"
 
 /* Saved cgroup values (tm_cg_write_saved): as many as there are cgroups
  * (the fallback records three values of every BE cgroup). */
@@ -75,7 +76,7 @@ static int saved_store(const struct tm_daemon *d)
 	mkdir(d->state_dir, 0700);
 	ret = json_dump_file(o, tmp, JSON_INDENT(1)) || rename(tmp, path) ? -1 : 0;
 	if (ret)
-		fprintf(stderr, "tidemarkd: cannot write %s: %s\n", path, strerror(errno));
+		tm_log(TM_LOG_ERR, "tidemarkd: cannot write %s: %s\n", path, strerror(errno));
 	json_decref(o);
 	return ret;
 }
@@ -156,7 +157,8 @@ int tm_cg_restore(struct tm_daemon *d, const char *owner, const char *rel, int *
 			n++;
 			drop[i] = true;
 		} else if (errno == ENOENT) {
-			fprintf(stderr, "tidemarkd: %s gone, %s not restored\n", r->rel, r->file);
+			tm_log(TM_LOG_WARNING, "tidemarkd: %s gone, %s not restored\n", r->rel,
+			       r->file);
 			drop[i] = true;
 			g++;
 		} /* else the cgroup is still there: kept, tried again next time */

@@ -15,6 +15,7 @@
 #include "runtime.h"
 #include "tmlib.h"
 #include "tmmaps.h"
+#include "log.h"
 
 const char *tm_state_dir(void)
 {
@@ -124,13 +125,13 @@ int tm_runtime_apply(int classes_fd, int bw_fd, char *err, size_t len)
 		__u64 id;
 
 		if (!name || (strcmp(name, "none") && cls < 0)) {
-			fprintf(stderr, "scx_tidemark: %s: class of %s is not a class\n", file,
-				rel);
+			tm_log(TM_LOG_WARNING, "scx_tidemark: %s: class of %s is not a class\n",
+			       file, rel);
 			continue;
 		}
 		if (tm_cgroup_id(rel, &id, e, sizeof(e))) {
-			fprintf(stderr, "scx_tidemark: runtime class of %s not applied: %s\n", rel,
-				e);
+			tm_log(TM_LOG_WARNING,
+			       "scx_tidemark: runtime class of %s not applied: %s\n", rel, e);
 			continue;
 		}
 		if (cls < 0) {
@@ -149,14 +150,14 @@ int tm_runtime_apply(int classes_fd, int bw_fd, char *err, size_t len)
 		json_int_t m = json_integer_value(v);
 
 		if (m < 1 || m > TM_MCPU_MAX) {
-			fprintf(stderr, "scx_tidemark: %s: cap of %s is not 1-%d\n", file, rel,
-				TM_MCPU_MAX);
+			tm_log(TM_LOG_WARNING, "scx_tidemark: %s: cap of %s is not 1-%d\n", file,
+			       rel, TM_MCPU_MAX);
 			continue;
 		}
 		if (tm_cg_path(dir, sizeof(dir), TM_CGROUP_ROOT, rel, NULL) ||
 		    tm_be_cap_set(bw_fd, dir, (__u32)m, TM_CAP_OPERATOR) < 0) {
-			fprintf(stderr, "scx_tidemark: operator cap of %s not applied: %s\n", rel,
-				strerror(errno ? errno : ENOENT));
+			tm_log(TM_LOG_WARNING, "scx_tidemark: operator cap of %s not applied: %s\n",
+			       rel, strerror(errno ? errno : ENOENT));
 			continue;
 		}
 		n++;

@@ -23,19 +23,25 @@
 #include "preflight.h"
 #include "runtime.h"
 #include "tidemark_policy.h"
+#include "log.h"
 
 static volatile sig_atomic_t exit_req;
 
+/* libbpf's messages, at their level (its debug ones only with --verbose) */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	return vfprintf(stderr, fmt, args);
+	tm_vlog(level == LIBBPF_WARN   ? TM_LOG_WARNING
+		: level == LIBBPF_INFO ? TM_LOG_INFO
+				       : TM_LOG_DEBUG,
+		fmt, args);
+	return 0;
 }
 
 static int libbpf_print_quiet(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	if (level == LIBBPF_DEBUG)
 		return 0;
-	return vfprintf(stderr, fmt, args);
+	return libbpf_print(level, fmt, args);
 }
 
 static void on_signal(int sig)
@@ -72,9 +78,17 @@ static void record_instance(struct tidemark *skel)
 static void preflight_report(void)
 {
 	struct tm_preflight pf;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
 
 	tm_preflight_run(&pf, NULL);
-	tm_preflight_print(stderr, &pf);
+	if (!f)
+		return;
+	tm_preflight_print(f, &pf);
+	fclose(f);
+	tm_log(pf.missing ? TM_LOG_ERR : TM_LOG_NOTICE, "%s", buf);
+	free(buf);
 }
 
 /*
@@ -103,13 +117,13 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 	*restart = false;
 	pr = calloc(1, sizeof(*pr));
 	if (!pr) {
-		fprintf(stderr, "scx_tidemark: out of memory\n");
+		tm_log(TM_LOG_ERR, "scx_tidemark: out of memory\n");
 		return -ENOMEM;
 	}
 	skel = tidemark__open();
 	if (!skel) {
 		err = -errno;
-		fprintf(stderr, "scx_tidemark: cannot open BPF object: %s\n", strerror(errno));
+		tm_log(TM_LOG_ERR, "scx_tidemark: cannot open BPF object: %s\n", strerror(errno));
 		preflight_report();
 		free(pr);
 		return err;
@@ -125,8 +139,8 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 		skel->struct_ops.tidemark_ops->cgroup_set_bandwidth = NULL;
 	/* a throttle needs the last task re-enqueued, or it would run on */
 	if (!__COMPAT_read_enum("scx_ops_flags", "SCX_OPS_ENQ_LAST", &flag)) {
-		fprintf(stderr,
-			"scx_tidemark: kernel BTF lacks SCX_OPS_ENQ_LAST (no sched_ext?)\n");
+		tm_log(TM_LOG_ERR,
+		       "scx_tidemark: kernel BTF lacks SCX_OPS_ENQ_LAST (no sched_ext?)\n");
 		preflight_report();
 		err = -ENOTSUP;
 		goto out;
@@ -150,15 +164,15 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 		if (!why) {
 			tun = carry->tun;
 			tm_tunables_format(&tun, line, sizeof(line));
-			fprintf(stderr,
-				"scx_tidemark: tunables kept from the previous instance "
-				"(%s)\n",
-				line);
+			tm_log(TM_LOG_INFO,
+			       "scx_tidemark: tunables kept from the previous instance "
+			       "(%s)\n",
+			       line);
 		} else {
-			fprintf(stderr,
-				"scx_tidemark: the previous instance's tunables no longer fit (%s, "
-				"%d online CPUs): back to the command line's\n",
-				why, tm_nr_cpus());
+			tm_log(TM_LOG_WARNING,
+			       "scx_tidemark: the previous instance's tunables no longer fit (%s, "
+			       "%d online CPUs): back to the command line's\n",
+			       why, tm_nr_cpus());
 		}
 	}
 	if (tm_check_tunables(&tun)) {
@@ -171,7 +185,7 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 
 	err = tidemark__load(skel);
 	if (err) {
-		fprintf(stderr, "scx_tidemark: load failed: %s\n", strerror(-err));
+		tm_log(TM_LOG_ERR, "scx_tidemark: load failed: %s\n", strerror(-err));
 		preflight_report();
 		goto out;
 	}
@@ -184,21 +198,21 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 	n = tm_runtime_apply(bpf_map__fd(skel->maps.classes),
 			     bpf_program__fd(skel->progs.bw_update), rt_err, sizeof(rt_err));
 	if (n < 0)
-		fprintf(stderr, "scx_tidemark: runtime changes not applied: %s\n", rt_err);
+		tm_log(TM_LOG_WARNING, "scx_tidemark: runtime changes not applied: %s\n", rt_err);
 	else if (n)
-		fprintf(stderr,
-			"scx_tidemark: %d runtime changes applied again (%s/runtime.json)\n", n,
-			tm_state_dir());
+		tm_log(TM_LOG_INFO,
+		       "scx_tidemark: %d runtime changes applied again (%s/runtime.json)\n", n,
+		       tm_state_dir());
 	/* homes and CPU limits before attaching, so tasks start with them */
 	tm_refresh_cg_paths(skel);
 	n = tm_bw_sync(skel, &bws);
 	if (n > 0)
-		fprintf(stderr,
-			"scx_tidemark: %d cgroup CPU limits (cpu.max) enforced, changes read %s\n",
-			n,
-			skel->struct_ops.tidemark_ops->cgroup_set_bandwidth
-				? "as written (ops.cgroup_set_bandwidth) and every --rescan-ms"
-				: "every --rescan-ms");
+		tm_log(TM_LOG_INFO,
+		       "scx_tidemark: %d cgroup CPU limits (cpu.max) enforced, changes read %s\n",
+		       n,
+		       skel->struct_ops.tidemark_ops->cgroup_set_bandwidth
+			       ? "as written (ops.cgroup_set_bandwidth) and every --rescan-ms"
+			       : "every --rescan-ms");
 	if (tm_place_sync(skel, o, pr, &own, first)) {
 		err = -EINVAL;
 		goto out;
@@ -206,8 +220,8 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 	link = bpf_map__attach_struct_ops(skel->maps.tidemark_ops);
 	if (!link) {
 		err = -errno;
-		fprintf(stderr, "scx_tidemark: attach failed: %s%s\n", strerror(errno),
-			errno == EBUSY ? " (another sched_ext scheduler is loaded)" : "");
+		tm_log(TM_LOG_ERR, "scx_tidemark: attach failed: %s%s\n", strerror(errno),
+		       errno == EBUSY ? " (another sched_ext scheduler is loaded)" : "");
 		preflight_report();
 		goto out;
 	}
@@ -216,13 +230,12 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 		err = -EIO;
 		goto out;
 	}
-	fprintf(stderr,
-		"scx_tidemark: loaded (slice %u us, window %u us, suppress %u%%, max BE wait %u "
-		"ms, "
-		"BE floor %u mCPU, %d class rules, %d cache domains%s)\n",
-		tun.slice_us, tun.window_us, tun.suppress_pct, tun.max_be_wait_ms,
-		tun.be_floor_mcpu, (int)own.n, pr->pl.nd,
-		pr->pl.nd && !tun.placement ? ", placement off" : "");
+	tm_log(TM_LOG_NOTICE,
+	       "scx_tidemark: loaded (slice %u us, window %u us, suppress %u%%, max BE wait %u "
+	       "ms, "
+	       "BE floor %u mCPU, %d class rules, %d cache domains%s)\n",
+	       tun.slice_us, tun.window_us, tun.suppress_pct, tun.max_be_wait_ms, tun.be_floor_mcpu,
+	       (int)own.n, pr->pl.nd, pr->pl.nd && !tun.placement ? ", placement off" : "");
 	/* ready for systemd (Type=notify) once the maps tidemarkd needs are pinned;
 	 * a no-op when not started by systemd */
 	sd_notifyf(0, "READY=1\nSTATUS=scheduling: suppress %u%%, %d class rules", tun.suppress_pct,
@@ -254,7 +267,7 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 	if (o->stats_s)
 		tm_print_stats(skel, o, pr);
 	ecode = UEI_REPORT(skel, uei);
-	fprintf(stderr, "scx_tidemark: exit kind %d\n", skel->data->uei.kind);
+	tm_log(TM_LOG_NOTICE, "scx_tidemark: exit kind %d\n", skel->data->uei.kind);
 	if (skel->data->uei.kind >= TM_EXIT_KIND_ERROR)
 		err = -EIO;
 	*restart = !exit_req && UEI_ECODE_RESTART(ecode);
@@ -281,6 +294,7 @@ int main(int argc, char **argv)
 	bool restart;
 	int ret;
 
+	tm_log_init();
 	ret = tm_opts_parse(argc, argv, &opts);
 	if (ret) {
 		tm_usage(ret > 0 ? stdout : stderr, argv[0]);
@@ -302,7 +316,8 @@ int main(int argc, char **argv)
 		ret = run_once(&opts, first, &restart, &carry);
 		first = false;
 		if (restart) {
-			fprintf(stderr, "scx_tidemark: kernel asked for a restart; reloading\n");
+			tm_log(TM_LOG_WARNING,
+			       "scx_tidemark: kernel asked for a restart; reloading\n");
 			sd_notify(0, "STATUS=restarting: the kernel asked for it (CPU hotplug)");
 		}
 	} while (restart);

@@ -11,6 +11,7 @@
 
 #include "tidemark_policy.h"
 #include "loader.h"
+#include "log.h"
 
 void tm_usage(FILE *f, const char *prog)
 {
@@ -65,7 +66,8 @@ void tm_usage(FILE *f, const char *prog)
 		"                        running ONLINE (default on; no effect without SMT)\n"
 		"      --stats SECONDS   print the counters every SECONDS (default: off)\n"
 		"      --json            print counters as one JSON object per line\n"
-		"  -v, --verbose         libbpf debug output\n"
+		"      --log-level LEVEL error, warning, notice, info (default) or debug\n"
+		"  -v, --verbose         libbpf debug output (and --log-level debug)\n"
 		"  -h, --help            this text\n"
 		"      --version         print the release and the map ABI version\n",
 		prog, TM_SLICE_US_DFL, TM_SLICE_US_MIN, TM_SLICE_US_MAX, TM_WAKE_GRAN_US_DFL,
@@ -90,14 +92,14 @@ static int parse_u64(const char *opt, const char *s, __u64 min, __u64 max, __u64
 	if (errno || *end)
 		goto bad;
 	if (v < min || v > max) {
-		fprintf(stderr, "scx_tidemark: %s %s is out of range %" PRIu64 "-%" PRIu64 "\n",
-			opt, s, (uint64_t)min, (uint64_t)max);
+		tm_log(TM_LOG_ERR, "scx_tidemark: %s %s is out of range %" PRIu64 "-%" PRIu64 "\n",
+		       opt, s, (uint64_t)min, (uint64_t)max);
 		return -1;
 	}
 	*out = v;
 	return 0;
 bad:
-	fprintf(stderr, "scx_tidemark: %s needs a whole number, got '%s'\n", opt, s ? s : "");
+	tm_log(TM_LOG_ERR, "scx_tidemark: %s needs a whole number, got '%s'\n", opt, s ? s : "");
 	return -1;
 }
 
@@ -112,7 +114,7 @@ int tm_check_tunables(const struct tm_tunables *t)
 	const char *why = tm_tunables_check(t, tm_nr_cpus());
 
 	if (why) {
-		fprintf(stderr, "scx_tidemark: %s (%d online CPUs)\n", why, tm_nr_cpus());
+		tm_log(TM_LOG_ERR, "scx_tidemark: %s (%d online CPUs)\n", why, tm_nr_cpus());
 		return -1;
 	}
 	return 0;
@@ -126,18 +128,18 @@ static int check_opts(struct tm_opts *o)
 	size_t n;
 
 	if (tm_nr_cpus_possible() > TM_MAX_CPUS) {
-		fprintf(stderr, "scx_tidemark: %d possible CPUs, this build supports %d\n",
-			tm_nr_cpus_possible(), TM_MAX_CPUS);
+		tm_log(TM_LOG_ERR, "scx_tidemark: %d possible CPUs, this build supports %d\n",
+		       tm_nr_cpus_possible(), TM_MAX_CPUS);
 		return -1;
 	}
 	if (tm_check_tunables(&o->tun))
 		return -1;
 	if (tm_rules_add_kubelet(&o->rules, o->kubelet, err, sizeof(err))) {
-		fprintf(stderr, "scx_tidemark: %s\n", err);
+		tm_log(TM_LOG_ERR, "scx_tidemark: %s\n", err);
 		return -1;
 	}
 	if (tm_rules_resolve(&o->rules, TM_CGROUP_ROOT, true, false, &v, &n, err, sizeof(err))) {
-		fprintf(stderr, "scx_tidemark: class rules: %s\n", err);
+		tm_log(TM_LOG_ERR, "scx_tidemark: class rules: %s\n", err);
 		return -1;
 	}
 	free(v);
@@ -165,6 +167,7 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 		OPT_PEAK_WINDOW,
 		OPT_BE_AVOID,
 		OPT_SMT_EXPEL,
+		OPT_LOG_LEVEL,
 		OPT_VERSION
 	};
 	static const struct option longopts[] = {
@@ -191,6 +194,7 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 		{"stats", required_argument, NULL, OPT_STATS},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"verbose", no_argument, NULL, 'v'},
+		{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{}};
@@ -246,17 +250,17 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 					 : c == OPT_BE	 ? TM_CLASS_BE
 							 : TM_CLASS_SYSTEM,
 					 err, sizeof(err))) {
-				fprintf(stderr, "scx_tidemark: %s\n", err);
+				tm_log(TM_LOG_ERR, "scx_tidemark: %s\n", err);
 				return -1;
 			}
 			break;
 		case OPT_KUBELET:
 			o->kubelet = tm_kubelet_parse(optarg);
 			if (o->kubelet < 0) {
-				fprintf(stderr,
-					"scx_tidemark: --kubelet '%s': use auto, systemd, cgroupfs "
-					"or off\n",
-					optarg);
+				tm_log(TM_LOG_ERR,
+				       "scx_tidemark: --kubelet '%s': use auto, systemd, cgroupfs "
+				       "or off\n",
+				       optarg);
 				return -1;
 			}
 			break;
@@ -264,11 +268,11 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 		case OPT_BE_AVOID:
 		case OPT_SMT_EXPEL:
 			if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
-				fprintf(stderr, "scx_tidemark: --%s '%s': use on or off\n",
-					c == OPT_PLACEMENT  ? "placement"
-					: c == OPT_BE_AVOID ? "be-avoid-homes"
-							    : "smt-expel",
-					optarg);
+				tm_log(TM_LOG_ERR, "scx_tidemark: --%s '%s': use on or off\n",
+				       c == OPT_PLACEMENT  ? "placement"
+				       : c == OPT_BE_AVOID ? "be-avoid-homes"
+							   : "smt-expel",
+				       optarg);
 				return -1;
 			}
 			if (c == OPT_PLACEMENT)
@@ -280,15 +284,15 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 			break;
 		case OPT_HOME:
 			if (tm_home_rule_add(&o->place, optarg, err, sizeof(err))) {
-				fprintf(stderr, "scx_tidemark: %s\n", err);
+				tm_log(TM_LOG_ERR, "scx_tidemark: %s\n", err);
 				return -1;
 			}
 			break;
 		case OPT_HOME_MODE:
 			if (strcmp(optarg, "strict") && strcmp(optarg, "soft")) {
-				fprintf(stderr,
-					"scx_tidemark: --home-mode '%s': use strict or soft\n",
-					optarg);
+				tm_log(TM_LOG_ERR,
+				       "scx_tidemark: --home-mode '%s': use strict or soft\n",
+				       optarg);
 				return -1;
 			}
 			o->place.soft_default = !strcmp(optarg, "soft");
@@ -337,7 +341,22 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 			break;
 		case 'v':
 			o->verbose = true;
+			tm_log_set_level(TM_LOG_DEBUG);
 			break;
+		case OPT_LOG_LEVEL: {
+			int l = tm_log_level_parse(optarg);
+
+			if (l < 0) {
+				tm_log(TM_LOG_ERR,
+				       "scx_tidemark: --log-level '%s': use error, warning, "
+				       "notice, "
+				       "info or debug\n",
+				       optarg);
+				return -1;
+			}
+			tm_log_set_level(l);
+			break;
+		}
 		case 'h':
 			return 1;
 		case OPT_VERSION:
@@ -348,7 +367,7 @@ int tm_opts_parse(int argc, char **argv, struct tm_opts *o)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "scx_tidemark: unexpected argument '%s'\n", argv[optind]);
+		tm_log(TM_LOG_ERR, "scx_tidemark: unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
 	return check_opts(o);

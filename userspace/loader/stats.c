@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "tmmaps.h"
 #include "loader.h"
+#include "log.h"
 
 int tm_read_stats(struct tidemark *skel, struct tm_cpu_stats *sum)
 {
@@ -86,7 +87,7 @@ void tm_print_stats(struct tidemark *skel, const struct tm_opts *o, struct tm_pl
 	int i, k;
 
 	if (tm_read_stats(skel, &sum)) {
-		fprintf(stderr, "scx_tidemark: cannot read counters: %s\n", strerror(errno));
+		tm_log(TM_LOG_WARNING, "scx_tidemark: cannot read counters: %s\n", strerror(errno));
 		return;
 	}
 	if (o->json) {

@@ -13,6 +13,7 @@
 
 #include "tmmaps.h"
 #include "loader.h"
+#include "log.h"
 
 /* Cgroup paths, refreshed at every rescan, to name cgroups in the stats. */
 struct tm_cg_path *tm_cg_paths;
@@ -50,7 +51,7 @@ void tm_bump_class_gen(struct tidemark *skel)
 
 	if (tm_tunables_update(bpf_program__fd(skel->progs.tunables_update), 0, NULL, true, NULL,
 			       NULL, err, sizeof(err)))
-		fprintf(stderr, "scx_tidemark: cannot bump class_gen: %s\n", err);
+		tm_log(TM_LOG_ERR, "scx_tidemark: cannot bump class_gen: %s\n", err);
 }
 
 /*
@@ -70,7 +71,7 @@ int tm_sync_rules(struct tidemark *skel, const struct tm_opts *o, struct tm_owne
 
 	if (tm_rules_resolve(&o->rules, TM_CGROUP_ROOT, true, !strict, &nv, &nn, err,
 			     sizeof(err))) {
-		fprintf(stderr, "scx_tidemark: class rules: %s\n", err);
+		tm_log(TM_LOG_ERR, "scx_tidemark: class rules: %s\n", err);
 		return strict ? -1 : 0;
 	}
 	while (i < own->n || j < nn) {
@@ -99,7 +100,7 @@ int tm_sync_rules(struct tidemark *skel, const struct tm_opts *o, struct tm_owne
 		tm_bump_class_gen(skel);
 	return 0;
 map_err:
-	fprintf(stderr, "scx_tidemark: class map update: %s\n", strerror(errno));
+	tm_log(TM_LOG_ERR, "scx_tidemark: class map update: %s\n", strerror(errno));
 	free(nv);
 	return -1;
 }
@@ -133,12 +134,12 @@ static void setup_smt(struct tidemark *skel, const struct tm_topology *t,
 	if (!any)
 		return;
 	if (t->threads_per_core > TM_MAX_SMT)
-		fprintf(stderr,
-			"scx_tidemark: cores of %u hardware threads: smt_expel keeps BE off "
-			"%d siblings of each only\n",
-			t->threads_per_core, TM_MAX_SMT - 1);
-	fprintf(stderr, "scx_tidemark: SMT: %u cores of up to %u threads, smt_expel %s\n",
-		t->nr_cores, t->threads_per_core, tun->smt_expel ? "on" : "off");
+		tm_log(TM_LOG_NOTICE,
+		       "scx_tidemark: cores of %u hardware threads: smt_expel keeps BE off "
+		       "%d siblings of each only\n",
+		       t->threads_per_core, TM_MAX_SMT - 1);
+	tm_log(TM_LOG_INFO, "scx_tidemark: SMT: %u cores of up to %u threads, smt_expel %s\n",
+	       t->nr_cores, t->threads_per_core, tun->smt_expel ? "on" : "off");
 }
 
 /*
@@ -164,25 +165,27 @@ void tm_setup_domains(struct tidemark *skel, const struct tm_opts *o, const stru
 	pr->pl.nd = 0;
 	t = calloc(1, sizeof(*t));
 	if (!t) {
-		fprintf(stderr, "scx_tidemark: %s: out of memory\n", off);
+		tm_log(TM_LOG_ERR, "scx_tidemark: %s: out of memory\n", off);
 		return;
 	}
 	if (tm_topo_load(NULL, t, err, sizeof(err))) {
-		fprintf(stderr, "scx_tidemark: %s: %s\n", off, err);
-		fprintf(stderr, "scx_tidemark: SMT siblings unknown: BE is not kept off them\n");
+		tm_log(TM_LOG_WARNING, "scx_tidemark: %s: %s\n", off, err);
+		tm_log(TM_LOG_WARNING,
+		       "scx_tidemark: SMT siblings unknown: BE is not kept off them\n");
 		free(t);
 		return;
 	}
 	setup_smt(skel, t, tun);
 	if (t->nr_domains < 2) {
-		fprintf(stderr, "scx_tidemark: %s: one cache domain\n", off);
+		tm_log(TM_LOG_INFO, "scx_tidemark: %s: one cache domain\n", off);
 		free(t);
 		return;
 	}
 	nd = t->nr_domains;
 	if (nd > TM_MAX_DOMS) {
-		fprintf(stderr, "scx_tidemark: %d cache domains, placing in the first %d only\n",
-			nd, TM_MAX_DOMS);
+		tm_log(TM_LOG_INFO,
+		       "scx_tidemark: %d cache domains, placing in the first %d only\n", nd,
+		       TM_MAX_DOMS);
 		nd = TM_MAX_DOMS;
 	}
 	for (int d = 0; d < nd; d++) {
@@ -235,8 +238,8 @@ int tm_place_sync(struct tidemark *skel, const struct tm_opts *o, struct tm_plac
 	/* placement and home_slack_pct change at runtime (tidemarkctl set) */
 	if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.tunables), &zero, &tun)) {
 		if (pl->cfg.enabled != !!tun.placement)
-			fprintf(stderr, "scx_tidemark: placement %s\n",
-				tun.placement ? "on" : "off: every home cleared");
+			tm_log(TM_LOG_INFO, "scx_tidemark: placement %s\n",
+			       tun.placement ? "on" : "off: every home cleared");
 		pl->cfg.enabled = tun.placement;
 		pl->cfg.slack_pct = tun.home_slack_pct;
 	}
@@ -259,7 +262,7 @@ int tm_place_sync(struct tidemark *skel, const struct tm_opts *o, struct tm_plac
 	r = tm_placer_update(pl, TM_CGROUP_ROOT, &o->rules, own->v, own->n, tm_cg_paths,
 			     tm_nr_cg_paths, ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000);
 	if (r < 0) {
-		fprintf(stderr, "scx_tidemark: placement: out of memory\n");
+		tm_log(TM_LOG_ERR, "scx_tidemark: placement: out of memory\n");
 		return strict ? -1 : 0;
 	}
 	if (strict) {
@@ -272,10 +275,10 @@ int tm_place_sync(struct tidemark *skel, const struct tm_opts *o, struct tm_plac
 			for (size_t k = 0; k < pl->n && !hit; k++)
 				hit = !strcmp(pl->u[k].path, rp);
 			if (!hit) {
-				fprintf(stderr,
-					"scx_tidemark: --home %s: not an ONLINE cgroup that gets a "
-					"home (those named by --online rules, and kubelet pods)\n",
-					rp);
+				tm_log(TM_LOG_ERR,
+				       "scx_tidemark: --home %s: not an ONLINE cgroup that gets a "
+				       "home (those named by --online rules, and kubelet pods)\n",
+				       rp);
 				return -1;
 			}
 		}
@@ -288,15 +291,15 @@ int tm_place_sync(struct tidemark *skel, const struct tm_opts *o, struct tm_plac
 		    cur.soft == h.soft)
 			continue;
 		if (bpf_map_update_elem(fd, &u->id, &h, BPF_ANY)) {
-			fprintf(stderr, "scx_tidemark: homes map update for %s: %s\n", u->path,
-				strerror(errno));
+			tm_log(TM_LOG_ERR, "scx_tidemark: homes map update for %s: %s\n", u->path,
+			       strerror(errno));
 			continue;
 		}
 		changed = true;
 		tm_format_doms(u->home, dl, sizeof(dl));
-		fprintf(stderr, "scx_tidemark: home %s -> %s %s (%s, demand %u mCPU from %s)\n",
-			u->path, tm_domain_kind(pr), dl, u->soft ? "soft" : "strict",
-			u->demand_mcpu, tm_demand_src_name(u->src));
+		tm_log(TM_LOG_INFO, "scx_tidemark: home %s -> %s %s (%s, demand %u mCPU from %s)\n",
+		       u->path, tm_domain_kind(pr), dl, u->soft ? "soft" : "strict", u->demand_mcpu,
+		       tm_demand_src_name(u->src));
 	}
 	/* homes of cgroups that are gone, or no longer placed */
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
@@ -365,8 +368,8 @@ int tm_bw_sync(struct tidemark *skel, struct tm_bw_state *bs)
 
 			if (tm_bw_update(fd, &req, err, sizeof(err))) {
 				if (errno != E2BIG || !bs->full_said)
-					fprintf(stderr, "scx_tidemark: %s: %s\n",
-						tm_cg_paths[i].path, err);
+					tm_log(TM_LOG_INFO, "scx_tidemark: %s: %s\n",
+					       tm_cg_paths[i].path, err);
 				if (errno == E2BIG)
 					bs->full_said = true;
 				continue;
@@ -413,14 +416,14 @@ int tm_pin_maps(struct tidemark *skel)
 
 	/* a directory someone else made first is left alone, not used */
 	if (tm_pin_dir_check(TM_PIN_DIR, err, sizeof(err)) && errno != ENOENT) {
-		fprintf(stderr, "scx_tidemark: %s\n", err);
+		tm_log(TM_LOG_INFO, "scx_tidemark: %s\n", err);
 		return -1;
 	}
 	tm_unpin_maps();
 	if (mkdir(TM_PIN_DIR, 0700) && errno != EEXIST)
 		goto fail;
 	if (tm_pin_dir_check(TM_PIN_DIR, err, sizeof(err))) {
-		fprintf(stderr, "scx_tidemark: %s\n", err);
+		tm_log(TM_LOG_INFO, "scx_tidemark: %s\n", err);
 		return -1;
 	}
 	for (int i = 0; i < TM_NR_PINS; i++) {
@@ -438,8 +441,8 @@ int tm_pin_maps(struct tidemark *skel)
 		goto fail;
 	return 0;
 fail:
-	fprintf(stderr, "scx_tidemark: cannot pin maps under %s: %s (is bpffs mounted?)\n",
-		TM_PIN_DIR, strerror(errno));
+	tm_log(TM_LOG_ERR, "scx_tidemark: cannot pin maps under %s: %s (is bpffs mounted?)\n",
+	       TM_PIN_DIR, strerror(errno));
 	tm_unpin_maps();
 	return -1;
 }

@@ -36,6 +36,7 @@
 #include "kubeconfig.h"
 #include "nodemetric.h"
 #include "rules.h"
+#include "log.h"
 
 #define TOKEN_MAX 16384
 
@@ -356,7 +357,7 @@ static void refresh_pods(struct tm_kube *k)
 	free(resp);
 	return;
 fail:
-	fprintf(stderr, "tidemarkd: %s\n", why);
+	tm_log(TM_LOG_WARNING, "tidemarkd: %s\n", why);
 	tm_pods_set(NULL, 0, NULL, why);
 	free(resp);
 }
@@ -374,15 +375,15 @@ static void nm_other(struct tm_kube *k, const char *mgr, uint64_t at, uint32_t w
 	pthread_mutex_unlock(&kube_state.lock);
 	tm_rfc3339(when, sizeof(when), at);
 	if (mgr[0] && strcmp(was, mgr))
-		fprintf(stderr,
-			"tidemarkd: NodeMetric %s status: %s wrote it at %s, within two report "
-			"intervals (%u s): tidemarkd stops writing it\n",
-			k->node, mgr, when, within_s);
+		tm_log(TM_LOG_NOTICE,
+		       "tidemarkd: NodeMetric %s status: %s wrote it at %s, within two report "
+		       "intervals (%u s): tidemarkd stops writing it\n",
+		       k->node, mgr, when, within_s);
 	else if (!mgr[0] && was[0])
-		fprintf(stderr,
-			"tidemarkd: NodeMetric %s status: %s has not written it for two report "
-			"intervals (%u s): tidemarkd writes it again\n",
-			k->node, was, within_s);
+		tm_log(TM_LOG_NOTICE,
+		       "tidemarkd: NodeMetric %s status: %s has not written it for two report "
+		       "intervals (%u s): tidemarkd writes it again\n",
+		       k->node, was, within_s);
 }
 
 /* Create the node's NodeMetric (koord-manager creates one per node; without
@@ -394,7 +395,8 @@ static bool nm_create(struct tm_kube *k, const char *base)
 	json_t *j;
 
 	if (!k->said_404)
-		fprintf(stderr, "tidemarkd: NodeMetric %s does not exist: creating it\n", k->node);
+		tm_log(TM_LOG_NOTICE, "tidemarkd: NodeMetric %s does not exist: creating it\n",
+		       k->node);
 	k->said_404 = true;
 	j = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "slo.koordinator.sh/v1alpha1", "kind",
 		      "NodeMetric", "metadata", "name", k->node);
@@ -408,8 +410,8 @@ static bool nm_create(struct tm_kube *k, const char *base)
 		 sizeof(err)) ||
 	    (status != 201 && status != 200 && status != 409)) {
 		answer_msg(resp, msg, sizeof(msg));
-		fprintf(stderr, "tidemarkd: creating NodeMetric %s: %s%s%ld %s\n", k->node,
-			resp ? "" : err, resp ? "HTTP " : "", resp ? status : 0L, resp ? msg : "");
+		tm_log(TM_LOG_ERR, "tidemarkd: creating NodeMetric %s: %s%s%ld %s\n", k->node,
+		       resp ? "" : err, resp ? "HTTP " : "", resp ? status : 0L, resp ? msg : "");
 		free(body);
 		free(resp);
 		return false;
@@ -436,8 +438,9 @@ static void nm_apply(struct tm_kube *k, json_t *obj)
 		return;
 	if (tm_nm_policy_from_spec(json_object_get(obj, "spec"), &p, err, sizeof(err)))
 		/* refused whole: the policy in effect stays */
-		fprintf(stderr, "tidemarkd: NodeMetric %s: %s (keeping the policy in effect)\n",
-			k->node, err);
+		tm_log(TM_LOG_WARNING,
+		       "tidemarkd: NodeMetric %s: %s (keeping the policy in effect)\n", k->node,
+		       err);
 	else
 		tm_nm_set_policy(&p);
 }
@@ -482,11 +485,11 @@ static void write_status(struct tm_kube *k)
 	snprintf(url, sizeof(url), "%s/status?fieldManager=" TM_NM_MANAGER, base);
 	if (call(k, C_NM_STATUS, "PATCH", url, "application/merge-patch+json", body, &resp, &status,
 		 err, sizeof(err)))
-		fprintf(stderr, "tidemarkd: NodeMetric %s status: %s\n", k->node, err);
+		tm_log(TM_LOG_ERR, "tidemarkd: NodeMetric %s status: %s\n", k->node, err);
 	else if (status / 100 != 2) {
 		answer_msg(resp, msg, sizeof(msg));
-		fprintf(stderr, "tidemarkd: NodeMetric %s status: HTTP %ld %s\n", k->node, status,
-			msg);
+		tm_log(TM_LOG_ERR, "tidemarkd: NodeMetric %s status: HTTP %ld %s\n", k->node,
+		       status, msg);
 		if (status == 404)
 			k->nm_ok = false; /* deleted meanwhile: created again first */
 	}
@@ -562,7 +565,7 @@ static void slo_apply(struct tm_kube *k, json_t *obj)
 		if (strcmp(kube_state.slo_state +
 				   (strncmp(kube_state.slo_state, "refused: ", 9) ? 0 : 9),
 			   err))
-			fprintf(stderr, "tidemarkd: %s (the values in effect stay)\n", err);
+			tm_log(TM_LOG_WARNING, "tidemarkd: %s (the values in effect stay)\n", err);
 		snprintf(kube_state.slo_state, sizeof(kube_state.slo_state), "refused: %.400s",
 			 err);
 		pthread_mutex_unlock(&kube_state.lock);
@@ -641,7 +644,7 @@ static int watch_list(struct watch *w)
 	free(resp);
 	return 0;
 fail:
-	fprintf(stderr, "tidemarkd: %s\n", why);
+	tm_log(TM_LOG_WARNING, "tidemarkd: %s\n", why);
 	if (w->failed)
 		w->failed(w, why);
 	free(resp);
@@ -668,9 +671,9 @@ static int watch_line(void *arg, char *line, size_t len)
 		if (code == 410)
 			w->expired = true;
 		else
-			fprintf(stderr, "tidemarkd: %s (watch): %lld %s\n", w->what,
-				(long long)code,
-				json_string_value(json_object_get(obj, "message")) ?: "");
+			tm_log(TM_LOG_WARNING, "tidemarkd: %s (watch): %lld %s\n", w->what,
+			       (long long)code,
+			       json_string_value(json_object_get(obj, "message")) ?: "");
 		json_decref(ev);
 		return 1;
 	}
@@ -705,7 +708,7 @@ static int watch_stream(struct watch *w)
 	w->expired = w->broken = false;
 	if (req_fill(k, &r, &tok, err, sizeof(err))) {
 		count(w->c_watch, false, 0);
-		fprintf(stderr, "tidemarkd: %s (watch): %s\n", w->what, err);
+		tm_log(TM_LOG_WARNING, "tidemarkd: %s (watch): %s\n", w->what, err);
 		return -1;
 	}
 	ret = tm_httpc_exchange(&r, &resp, &status, err, sizeof(err));
@@ -731,7 +734,7 @@ static int watch_stream(struct watch *w)
 				snprintf(why, sizeof(why), "%s: HTTP %ld %s", w->what, status, msg);
 			else
 				snprintf(why, sizeof(why), "%s: %s", w->what, msg);
-			fprintf(stderr, "tidemarkd: %s (watch)\n", why);
+			tm_log(TM_LOG_INFO, "tidemarkd: %s (watch)\n", why);
 			if (w->failed)
 				w->failed(w, why);
 		}
@@ -790,7 +793,7 @@ static void pods_put(struct watch *w)
 	json_decref(list);
 	if (n < 0) {
 		snprintf(why, sizeof(why), "pods from the api: %s", err);
-		fprintf(stderr, "tidemarkd: %s\n", why);
+		tm_log(TM_LOG_WARNING, "tidemarkd: %s\n", why);
 		tm_pods_set(NULL, 0, NULL, why);
 		return;
 	}
@@ -872,7 +875,7 @@ static struct watch *watch_start(struct tm_kube *k, const char *what, enum call 
 	snprintf(w->url, sizeof(w->url), "%s%s?fieldSelector=%s%%3D%s", k->cred.server, path,
 		 selector, k->node);
 	if (pthread_create(&w->th, NULL, watch_thread, w)) {
-		fprintf(stderr, "tidemarkd: cannot start the %s watch\n", what);
+		tm_log(TM_LOG_ERR, "tidemarkd: cannot start the %s watch\n", what);
 		json_decref(w->objs);
 		free(w);
 		return NULL;
@@ -925,8 +928,8 @@ static int evict(const struct tm_target *t, const char *strategy, const char *ac
 out:
 	pthread_mutex_unlock(&kube_state.lock);
 	if (full) /* never silent: the cgroup is capped, the next round asks again */
-		fprintf(stderr, "tidemarkd: eviction queue full (%d): %s/%s not queued\n", EVICT_Q,
-			e.ns, e.name);
+		tm_log(TM_LOG_WARNING, "tidemarkd: eviction queue full (%d): %s/%s not queued\n",
+		       EVICT_Q, e.ns, e.name);
 	return TM_EVICT_API;
 }
 
@@ -989,9 +992,10 @@ static void pod_event(struct tm_kube *k, const struct evq *e, const char *type, 
 	snprintf(url, sizeof(url), "%s/api/v1/namespaces/%s/events", k->cred.server, e->ns);
 	if (call(k, C_EVENT, "POST", url, "application/json", body, &resp, &status, err,
 		 sizeof(err)))
-		fprintf(stderr, "tidemarkd: event on %s/%s: %s\n", e->ns, e->name, err);
+		tm_log(TM_LOG_WARNING, "tidemarkd: event on %s/%s: %s\n", e->ns, e->name, err);
 	else if (status / 100 != 2)
-		fprintf(stderr, "tidemarkd: event on %s/%s: HTTP %ld\n", e->ns, e->name, status);
+		tm_log(TM_LOG_WARNING, "tidemarkd: event on %s/%s: HTTP %ld\n", e->ns, e->name,
+		       status);
 	free(resp);
 	free(body);
 }
@@ -1129,7 +1133,7 @@ static int node_taint(struct tm_kube *k, int want)
 	if (call(k, C_NODE_GET, "GET", url, NULL, NULL, &resp, &status, err, sizeof(err)) ||
 	    status != 200) {
 		answer_msg(resp, msg, sizeof(msg));
-		fprintf(stderr, "tidemarkd: node %s: %s\n", k->node, resp ? msg : err);
+		tm_log(TM_LOG_WARNING, "tidemarkd: node %s: %s\n", k->node, resp ? msg : err);
 		goto out;
 	}
 	node = json_loads(resp, 0, NULL);
@@ -1169,8 +1173,8 @@ static int node_taint(struct tm_kube *k, int want)
 		 err, sizeof(err)) ||
 	    status / 100 != 2) {
 		answer_msg(resp, msg, sizeof(msg));
-		fprintf(stderr, "tidemarkd: node %s taint: %s%s%ld %s\n", k->node, resp ? "" : err,
-			resp ? "HTTP " : "", resp ? status : 0L, resp ? msg : "");
+		tm_log(TM_LOG_ERR, "tidemarkd: node %s taint: %s%s%ld %s\n", k->node,
+		       resp ? "" : err, resp ? "HTTP " : "", resp ? status : 0L, resp ? msg : "");
 		goto out;
 	}
 	k->tainted = want;
@@ -1322,7 +1326,7 @@ static struct tm_kube *client_new(struct tm_daemon *d)
 		 * restart takes a kubeconfig that changed since */
 		if (tm_kubeconfig_load(c->kubernetes.kubeconfig, c->kubernetes.context, &k->cred,
 				       err, sizeof(err))) {
-			fprintf(stderr, "tidemarkd: kubernetes.kubeconfig %s\n", err);
+			tm_log(TM_LOG_ERR, "tidemarkd: kubernetes.kubeconfig %s\n", err);
 			goto fail;
 		}
 	} else {
@@ -1337,19 +1341,19 @@ static struct tm_kube *client_new(struct tm_daemon *d)
 				 strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host,
 				 port);
 		else if (k->api) {
-			fprintf(stderr,
-				"tidemarkd: kubernetes.api is in-cluster but "
-				"KUBERNETES_SERVICE_HOST and _PORT are not set (not in a pod?) "
-				"and kubernetes.server is empty\n");
+			tm_log(TM_LOG_ERR,
+			       "tidemarkd: kubernetes.api is in-cluster but "
+			       "KUBERNETES_SERVICE_HOST and _PORT are not set (not in a pod?) "
+			       "and kubernetes.server is empty\n");
 			goto fail;
 		}
 	}
 	if (strspn(k->node, "abcdefghijklmnopqrstuvwxyz0123456789-.") != strlen(k->node) ||
 	    !k->node[0]) {
-		fprintf(stderr,
-			"tidemarkd: node name '%s' (kubernetes.node_name, else $NODE_NAME, "
-			"else the host name) is not a Kubernetes node name\n",
-			k->node);
+		tm_log(TM_LOG_ERR,
+		       "tidemarkd: node name '%s' (kubernetes.node_name, else $NODE_NAME, "
+		       "else the host name) is not a Kubernetes node name\n",
+		       k->node);
 		goto fail;
 	}
 	return k;
@@ -1366,8 +1370,9 @@ struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
 
 	*failed = 0;
 	if (!strcmp(c->kubernetes.api, "none") && strcmp(c->kubernetes.pods, "kubelet")) {
-		fprintf(stderr, "tidemarkd: no Kubernetes API configured (kubernetes.api none): "
-				"NodeMetric served at /nodemetric only, pods unnamed\n");
+		tm_log(TM_LOG_INFO,
+		       "tidemarkd: no Kubernetes API configured (kubernetes.api none): "
+		       "NodeMetric served at /nodemetric only, pods unnamed\n");
 		return NULL;
 	}
 	k = client_new(d);
@@ -1395,18 +1400,18 @@ struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
 	else if (k->api)
 		tm_kube_slo_said("not read (kubernetes.nodeslo is false)");
 	if (pthread_create(&k->th, NULL, kube_thread, k)) {
-		fprintf(stderr, "tidemarkd: cannot start the cluster thread\n");
+		tm_log(TM_LOG_ERR, "tidemarkd: cannot start the cluster thread\n");
 		goto fail;
 	}
 	if (!strcmp(c->kubernetes.api, "kubeconfig"))
-		fprintf(stderr,
-			"tidemarkd: cluster: node %s, pods from %s, API server %s (kubeconfig "
-			"%s, context %s, user %s)\n",
-			k->node, k->pods, k->cred.server, c->kubernetes.kubeconfig, k->cred.context,
-			k->cred.user);
+		tm_log(TM_LOG_INFO,
+		       "tidemarkd: cluster: node %s, pods from %s, API server %s (kubeconfig "
+		       "%s, context %s, user %s)\n",
+		       k->node, k->pods, k->cred.server, c->kubernetes.kubeconfig, k->cred.context,
+		       k->cred.user);
 	else
-		fprintf(stderr, "tidemarkd: cluster: node %s, pods from %s%s%s\n", k->node, k->pods,
-			k->api ? ", API server " : "", k->api ? k->cred.server : "");
+		tm_log(TM_LOG_INFO, "tidemarkd: cluster: node %s, pods from %s%s%s\n", k->node,
+		       k->pods, k->api ? ", API server " : "", k->api ? k->cred.server : "");
 	return k;
 fail:
 	tm_kubeconfig_free(&k->cred);
@@ -1426,7 +1431,8 @@ int tm_kube_cleanup(struct tm_daemon *d)
 	int ret = 0;
 
 	if (!strcmp(d->cfg.kubernetes.api, "none")) {
-		fprintf(stderr, "tidemarkd: cleanup: kubernetes.api is none: no taint to remove\n");
+		tm_log(TM_LOG_INFO,
+		       "tidemarkd: cleanup: kubernetes.api is none: no taint to remove\n");
 		return 0;
 	}
 	k = client_new(d);
@@ -1441,8 +1447,8 @@ int tm_kube_cleanup(struct tm_daemon *d)
 			ret = -1;
 			continue;
 		}
-		fprintf(stderr, "tidemarkd: cleanup: node %s: taint %s %s\n", k->node, keys[i],
-			had ? "removed" : "not there");
+		tm_log(TM_LOG_NOTICE, "tidemarkd: cleanup: node %s: taint %s %s\n", k->node,
+		       keys[i], had ? "removed" : "not there");
 	}
 	tm_kubeconfig_free(&k->cred);
 	free(k);
@@ -1464,10 +1470,10 @@ void tm_kube_stop(struct tm_kube *k)
 	if (k->tainted) {
 		k->why = "tidemarkd stopping";
 		if (node_taint(k, false))
-			fprintf(stderr,
-				"tidemarkd: node %s: taint %s left (tidemarkd --cleanup "
-				"removes it)\n",
-				k->node, k->taint_key);
+			tm_log(TM_LOG_NOTICE,
+			       "tidemarkd: node %s: taint %s left (tidemarkd --cleanup "
+			       "removes it)\n",
+			       k->node, k->taint_key);
 	}
 	json_decref(k->nm_obj);
 	pthread_mutex_destroy(&k->nm_lock);

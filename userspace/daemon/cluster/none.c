@@ -16,6 +16,7 @@
 #include "httpc.h"
 #include "kube.h"
 #include "kubeconfig.h"
+#include "log.h"
 
 static const char missing[] = "this tidemarkd is built node-only (make CLUSTER=0): no Kubernetes "
 			      "API client, kubeconfig reader or HTTP client";
@@ -28,8 +29,8 @@ const char *tm_cluster_missing(void)
 struct tm_kube *tm_kube_start(struct tm_daemon *d, int *failed)
 {
 	*failed = 0;
-	fprintf(stderr, "tidemarkd: node-only build: NodeMetric served at /nodemetric only, "
-			"pods unnamed\n");
+	tm_log(TM_LOG_INFO, "tidemarkd: node-only build: NodeMetric served at /nodemetric only, "
+			    "pods unnamed\n");
 	return NULL;
 }
 

@@ -20,6 +20,7 @@
 #include "strategy.h"
 #include "tidemark_policy.h"
 #include "tmmaps.h"
+#include "log.h"
 
 #define NAME "cpu_suppress"
 
@@ -80,7 +81,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 			       TM_TUN_SUPPRESS_PCT | TM_TUN_MAX_BE_WAIT_MS | TM_TUN_BE_FLOOR_MCPU,
 			       &want, false, NULL, NULL, err, sizeof(err))) {
 		/* e.g. a floor above this node's line: refused, what runs is kept */
-		fprintf(stderr, "tidemarkd: %s: not applied: %s\n", NAME, err);
+		tm_log(TM_LOG_WARNING, "tidemarkd: %s: not applied: %s\n", NAME, err);
 		st.refused = true;
 		st.refused_want = want;
 	} else {

@@ -32,6 +32,7 @@
 #include "strategy.h"
 #include "tmlib.h"
 #include "usage.h"
+#include "log.h"
 
 #define NAME	     "fallback"
 #define PERIOD_US    100000 /* cpu.max period written */
@@ -217,11 +218,11 @@ static void limit(struct tm_daemon *d, const struct tm_be_cg *be, int n, bool fo
 			  tm_cg_record(d, NAME, be[i].path, "cpu.idle") ||
 			  tm_cg_record(d, NAME, be[i].path, "cpu.max");
 		if (skip[i] && errno != ENOENT)
-			fprintf(stderr, "tidemarkd: %s: cannot record %s: %s\n", NAME, be[i].path,
-				strerror(errno));
+			tm_log(TM_LOG_ERR, "tidemarkd: %s: cannot record %s: %s\n", NAME,
+			       be[i].path, strerror(errno));
 	}
 	if (tm_saved_sync(d)) {
-		fprintf(stderr, "tidemarkd: %s: values not recorded, nothing limited\n", NAME);
+		tm_log(TM_LOG_ERR, "tidemarkd: %s: values not recorded, nothing limited\n", NAME);
 		free(skip);
 		return;
 	}
@@ -231,8 +232,8 @@ static void limit(struct tm_daemon *d, const struct tm_be_cg *be, int n, bool fo
 		if (tm_cg_write(d, be[i].path, "cpu.idle", "1") ||
 		    tm_cg_write(d, be[i].path, "cpu.max", val))
 			if (errno != ENOENT)
-				fprintf(stderr, "tidemarkd: %s: cannot limit %s: %s\n", NAME,
-					be[i].path, strerror(errno));
+				tm_log(TM_LOG_ERR, "tidemarkd: %s: cannot limit %s: %s\n", NAME,
+				       be[i].path, strerror(errno));
 	}
 	free(skip);
 done:

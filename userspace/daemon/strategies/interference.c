@@ -35,6 +35,7 @@
 #include "interference_signals.h"
 #include "tmlib.h"
 #include "tmmaps.h"
+#include "log.h"
 
 #define NAME "interference"
 #define RING 64
@@ -467,8 +468,9 @@ static void escalate(struct tm_daemon *d, const struct sufferer *v, int sig, con
 		if (tm_audit(d, NAME, "throttle", dry, "cgroup=%s cap_mcpu=%u %s", culprit,
 			     cfg->interference.throttle_mcpu, facts)) {
 			if (!set_cap(d, culprit, cfg->interference.throttle_mcpu))
-				fprintf(stderr, "tidemarkd: %s: cannot cap %s (no scheduler?)\n",
-					NAME, culprit);
+				tm_log(TM_LOG_WARNING,
+				       "tidemarkd: %s: cannot cap %s (no scheduler?)\n", NAME,
+				       culprit);
 			snprintf(st.throttled, sizeof(st.throttled), "%s", culprit);
 		}
 	} else if (next == TM_IF_EVICT) {
@@ -485,11 +487,12 @@ static void configure(struct tm_daemon *d)
 
 		tm_delay_open(&st.delay);
 		if (st.delay.src != TM_DELAY_TASKSTATS)
-			fprintf(stderr, "tidemarkd: %s: CPU delay from /proc/TID/schedstat: %s\n",
-				NAME, st.delay.why);
+			tm_log(TM_LOG_NOTICE,
+			       "tidemarkd: %s: CPU delay from /proc/TID/schedstat: %s\n", NAME,
+			       st.delay.why);
 		st.pmu = tm_pmu_available(why, sizeof(why));
 		if (!st.pmu)
-			fprintf(stderr, "tidemarkd: %s: no CPI signal (%s)\n", NAME, why);
+			tm_log(TM_LOG_NOTICE, "tidemarkd: %s: no CPI signal (%s)\n", NAME, why);
 		st.started = true;
 	}
 	/* baselines are kept over a reload: their units do not change, and

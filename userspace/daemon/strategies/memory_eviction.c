@@ -25,6 +25,7 @@
 #include "evict.h"
 #include "report.h"
 #include "tmlib.h"
+#include "log.h"
 
 #define NAME "memory_eviction"
 
@@ -217,9 +218,9 @@ static void tick(struct tm_daemon *d, uint64_t now)
 				     c[i].path, c[i].amount, high, pct, cfg->memory.evict_pct,
 				     need)) {
 				if (tm_cg_write_saved(d, NAME, c[i].path, "memory.high", val))
-					fprintf(stderr,
-						"tidemarkd: %s: cannot set memory.high of %s: %s\n",
-						NAME, c[i].path, strerror(errno));
+					tm_log(TM_LOG_ERR,
+					       "tidemarkd: %s: cannot set memory.high of %s: %s\n",
+					       NAME, c[i].path, strerror(errno));
 			}
 			remember_throttled(c[i].path);
 		}
