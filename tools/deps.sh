@@ -48,6 +48,8 @@ PKGS=(
 	# manual pages from --help), make image (a Debian root by mmdebstrap,
 	# the archive read back by skopeo in the tests)
 	debhelper dpkg-dev lintian help2man mmdebstrap skopeo
+	# tests/host/deploy.sh runs README's Koordinator block (jq)
+	jq
 	# tests/host/nodemetric.sh: the stand-in API server checks NodeMetric
 	# against its schema, over TLS with a CA the test makes
 	python3-jsonschema openssl
