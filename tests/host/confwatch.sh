@@ -81,5 +81,22 @@ d=$!
 if wait_suppress 55 5; then ok "tidemarkd runs on a plain file"; else not_ok "tidemarkd runs on a plain file" "$(cat "$tmp/d2.log")"; tap_done; fi
 conf 62 >"$cfgfile"
 if wait_suppress 62 3; then ok "a file edited in place is applied within 3 s"; else not_ok "a file edited in place is applied" "$(tail -3 "$tmp/d2.log")"; fi
+# written slowly in place, a neighbour file written meanwhile: read once
+# whole, never half (reading on the neighbour's event refused half a file)
+{
+	conf 63 | head -c 100
+	sleep 0.5
+	echo x >"$tmp/neighbour"
+	sleep 0.5
+	conf 63 | tail -c +101
+} >"$cfgfile"
+if wait_suppress 63 3; then ok "a file written slowly in place is read once whole"; else not_ok "a file written slowly in place is read once whole" "$(tail -3 "$tmp/d2.log")"; fi
+expect_eq "no refusal of a half-written file" 0 "$(grep -c "reload refused" "$tmp/d2.log")"
+r0=$(metric tidemark_config_reloads_total)
+echo other >"$tmp/neighbour"
+mv "$tmp/neighbour" "$tmp/neighbour2"
+ln -s neighbour2 "$tmp/..data_tmp"
+sleep 1
+expect_eq "another file of the directory changing reloads nothing" "$r0" "$(metric tidemark_config_reloads_total)"
 check "the second daemon still runs (no restart)" kill -0 $d
 tap_done

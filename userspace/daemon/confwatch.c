@@ -29,9 +29,11 @@ static uint64_t content_sum(const char *path)
 int tm_confwatch_open(struct tm_confwatch *w, const char *path, char *err, size_t len)
 {
 	char dir[PATH_MAX];
+	const char *base = strrchr(path, '/');
 	char *slash;
 
 	w->fd = -1;
+	snprintf(w->name, sizeof(w->name), "%s", base ? base + 1 : path);
 	w->sum = content_sum(path);
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
@@ -67,14 +69,24 @@ void tm_confwatch_sync(struct tm_confwatch *w, const char *path)
 bool tm_confwatch_changed(struct tm_confwatch *w, const char *path)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool any = false;
+	const struct inotify_event *ev;
+	bool ours = false;
 	uint64_t sum;
+	ssize_t n;
 
 	if (w->fd < 0)
 		return false;
-	while (read(w->fd, buf, sizeof(buf)) > 0)
-		any = true;
-	if (!any)
+	/* the file itself, or the kubelet's "..data" swapped over to a new
+	 * version of the directory; other files of the directory are not ours */
+	while ((n = read(w->fd, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			if ((ev->mask & IN_Q_OVERFLOW) ||
+			    (ev->len &&
+			     (!strcmp(ev->name, w->name) || !strcmp(ev->name, "..data"))))
+				ours = true;
+		}
+	if (!ours)
 		return false;
 	sum = content_sum(path);
 	if (!sum || sum == w->sum)

@@ -12,8 +12,9 @@
 #include <stdint.h>
 
 struct tm_confwatch {
-	int fd;	      /* inotify, -1 when not watching */
-	uint64_t sum; /* the content last loaded (or refused) */
+	int fd;		/* inotify, -1 when not watching */
+	uint64_t sum;	/* the content last loaded (or refused) */
+	char name[256]; /* the file's name in its directory */
 };
 
 /* Watch @path's directory; -1 with a message (the daemon runs on, unwatched). */
