@@ -23,7 +23,7 @@ include tests/asan.mk
 
 # The whole suite, VM tests included (the kernel is built or reused first).
 # (scx_simple and scx_flatcg, the bench's peers: tests/vm/progs.sh measures
-# scx_simple too, tests/vm/bench-host.sh runs the bench with both)
+# scx_simple too, tests/bench/host-mode.sh, in make bench, runs its host mode with both)
 # What it needs is built a job per CPU (2 CPUs, warm cache: 49 s, one at a
 # time 108 s); the tests then run as tests/run orders them. The test kernel
 # is not among them: where it is not built yet, tests/run builds it while

@@ -20,8 +20,13 @@ $(BUILD)/peers/%: $(BUILD)/peers/%.bpf.skel.h
 # in the test VM; host or host-full on this machine, booted with a sched_ext
 # kernel (no VM, no test kernel built; report in build/bench-host/).
 BENCH_MODE ?= quick
-# the VM modes also measure the decision trace's cost against the build with
+# The VM modes also measure the decision trace's cost against the build with
 # it compiled out (tests/bench/trace-cost.sh, which reads the BPF statistics
-# with tm-insns)
+# with tm-insns), and then check host mode itself in the test VM (refusals,
+# the report's facts, cleanup: tests/bench/host-mode.sh; its short runs
+# judge no figure, so it is not in make test).
 bench: all $(PEERS) $(if $(filter host%,$(BENCH_MODE)),,kernel $(BUILD)/scx_tidemark_notrace $(BUILD)/tm-insns)
 	tools/bench/run.sh $(if $(filter host%,$(BENCH_MODE)),host $(or $(subst host-,,$(filter host-%,$(BENCH_MODE))),quick),$(BENCH_MODE))
+ifeq ($(filter host%,$(BENCH_MODE)),)
+	tests/run tests/bench/host-mode.sh
+endif
