@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared paths for tidemark's build scripts. Sourced, not executed.
 # TIDEMARK_CACHE holds everything too big or too slow to live in the checkout:
 # the extracted kernel tree and built kernels. Default outside the checkout so

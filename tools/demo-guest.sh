@@ -4,7 +4,7 @@
 # CPU hogs that want every CPU; the result is the service's latency in both
 # runs and how busy the node was against the suppress line.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 [ "${TM_VM:-0}" = 1 ] || { echo "demo-guest: run through tools/vm/run" >&2; exit 2; }
 
 n=$(nproc)

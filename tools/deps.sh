@@ -25,7 +25,7 @@ PKGS=(
 	# verifies them in the tests
 	libsystemd-dev systemd
 	# make bench: plots; host mode's IPC and LLC misses (perf stat), and
-	# tests/vm/bench-host.sh asks perf whether a PMU counts
+	# tests/bench/host-mode.sh asks perf whether a PMU counts
 	gnuplot-nox linux-perf
 	# the test kernel build
 	bc bison flex libssl-dev dwarves cpio xz-utils lz4 python3
@@ -40,8 +40,9 @@ PKGS=(
 	# tests: the endpoint test reads listening sockets (ss); pindir.sh acts as
 	# another user (setpriv)
 	iproute2 util-linux
-	# make format and its check in make test (Debian's clang-format 14)
-	clang-format
+	# make format and its check in make test (Debian's clang-format 14);
+	# tests/host/lint.sh lints every shell script and Python helper
+	clang-format shellcheck pyflakes3
 	# tests/host/kustomize.sh reads the rendered manifests
 	python3-yaml
 	# make deb (Debian's own tooling, lintian checks the package; the

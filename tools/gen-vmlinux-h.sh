@@ -3,6 +3,7 @@
 # Usage: tools/gen-vmlinux-h.sh BPFTOOL
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=common.sh
 . "$top/tools/common.sh"
 bpftool=$1
 kdir=$("$top/tools/kernel.sh")

@@ -9,6 +9,7 @@
 # --fragment: another fragment in place of tidemark.config (tests).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=common.sh
 . "$top/tools/common.sh"
 
 out=${1:?usage: tools/kernel-deb.sh OUTDIR [--config-only] [--flavour NAME] [--fragment FILE]}

@@ -7,6 +7,7 @@
 # directory and 0 when the build is there, 1 when it is not (nothing built).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=common.sh
 . "$top/tools/common.sh"
 
 frags=("$top/kernel-config/tidemark.config" "$top/kernel-config/testbed.config" "$top/kernel-config/vm.config")

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 600
+# plan: 27
 # `make bench` host mode (tools/bench/run.sh host), run here as it would be
 # on a server booted with a sched_ext kernel: refused while another
 # sched_ext scheduler is loaded or a bench's cgroups are left, then a short
@@ -9,7 +10,9 @@
 # mid-run must be named as having left (not measured as if it ran), and a
 # run stopped half-way must clean up too. The figures of so short a run
 # are not judged: the bench's own targets are (docs/benchmarks.md).
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 1 --icount --timeout 400
+# plan: 3
 # What the decision trace costs when nobody traces, measured with the
 # kernel's BPF statistics (kernel.bpf_stats_enabled: run time and count per
 # program): the same workload under scx_tidemark built with every trace point
@@ -7,7 +8,9 @@
 # taken, three rounds, interleaved. One vCPU in icount mode: a program's run
 # time is then the instructions it executed (on more vCPUs, the other vCPUs'
 # turns land inside it). Judged on the hot callbacks' time per call.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

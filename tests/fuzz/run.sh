@@ -6,7 +6,7 @@
 #
 #   tests/fuzz/run.sh SECONDS TARGET...
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 secs=$1
 shift
 rc=0

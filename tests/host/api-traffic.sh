@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# plan: 3
 # The requests one tidemarkd makes to the API server in steady state, with
 # the cluster defaults (pods, NodeSLO and NodeMetric by watch, the status
 # every reportIntervalSeconds, 60 by default, a jittered start), counted by
@@ -7,12 +8,14 @@
 # the first status write. Goal: at most 2 requests a minute on average,
 # watches renewed included. The note gives the per-call counts and what
 # 1,000 such nodes ask of the API server.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/standin.sh
 . "$(dirname "$0")/../lib/standin.sh"
 bin=${TIDEMARK_BUILD:-build}/tidemarkd
 soak=${TM_API_SOAK_S:-90}
 tmp=$(mktemp -d)
-d= api=
+d='' api=''
 trap 'kill $d $api 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 command -v openssl >/dev/null && python3 -c 'import jsonschema' 2>/dev/null ||
 	{ not_ok "openssl and python3-jsonschema are installed (tools/deps.sh)"; tap_done; }

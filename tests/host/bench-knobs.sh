@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
+# plan: 20
 # The bench's BENCH_* knobs (tools/bench/knobs.sh): good values taken as
 # given, defaults where unset, every bad one refused naming the knob and what
 # it must be; host mode refuses one before it checks or touches anything else.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 
 knobs() { # env assignments...: run bench_knobs, print what it set
 	env -i PATH="$PATH" "$@" bash -c '. tools/bench/knobs.sh && bench_knobs &&

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
+# plan: 11
 # alone: it reads the whole host's CPU time (one spinning task of two CPUs must read 50%)
 # tests/lib/busy.py, the node busy meter the VM tests judge the watermark by:
 # a scan of /proc that starts late (a vCPU the host stalled) must not count
 # the stall into the window. Measured on one spinning task.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 ncpu=$(getconf _NPROCESSORS_ONLN)
@@ -10,7 +12,9 @@ want=$((100 / ncpu))
 sh -c 'while :; do :; done' &
 spin=$!
 sleep 0.3
+# shellcheck disable=SC2034 # read below by name (declare -n)
 mapfile -t plain < <(tests/lib/busy.py --windows 2)
+# shellcheck disable=SC2034
 mapfile -t slow < <(tests/lib/busy.py --windows 2 --scan-delay 0.4)
 kill $spin
 wait $spin 2>/dev/null

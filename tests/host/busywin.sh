@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
+# plan: 8
 # tests/lib/busywin.py --hold on a fake tracefs: the trace is recorded, then
 # not parsed until SIGUSR1 (the bench sends it once the measured service is
 # done, so that the parse does not compete with it); a SIGUSR1 that comes
 # while it still records is kept, not lost and not fatal; without --hold it
 # parses at once.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 dir=$(mktemp -d)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
+# plan: 20
 # Command-line validation of scx_tidemark, on the host (nothing is loaded:
 # every case here must fail before touching BPF).
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 bin=${TIDEMARK_BUILD:-build}/scx_tidemark
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
+# plan: 4
 # The configuration's field table is the one source: docs/config.md and
 # dist/tidemarkd.json.sample are what tidemarkd prints from it
 # (--config-reference, --config-sample), the sample is valid, every row is
 # documented with its default, and the defaults pass their own rows.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
 bin=${TIDEMARK_BUILD:-build}/tidemarkd

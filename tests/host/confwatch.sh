@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
+# plan: 14
 # tidemarkd follows its configuration file without a restart, as a
 # ConfigMap's kubelet updates it: a new timestamped directory, the "..data"
 # symlink swapped over to it, the old one removed. A valid change is applied,
 # an invalid one refused with the last good configuration kept, a swap to
 # the same content reloads nothing; an edit in place is seen too.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 bin=${TIDEMARK_BUILD:-build}/tidemarkd
 tmp=$(mktemp -d)

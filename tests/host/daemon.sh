@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
+# plan: 22
 # tidemarkd configuration checks on the host (--check: nothing runs).
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 bin=${TIDEMARK_BUILD:-build}/tidemarkd
 tmp=$(mktemp -d)
@@ -76,7 +78,7 @@ wait $sock
 expect_eq "tidemarkd under a notify socket exits 0 on SIGTERM" 0 "$rc"
 first=$(head -1 "$tmp/notify.log" | cut -d' ' -f2-)
 if [[ $first == READY=1* ]]; then ok "first notification is READY=1 ($first)"; else not_ok "first notification is READY=1" "$(cat "$tmp/notify.log")" "$(tail -3 "$tmp/d.log")"; fi
-curl -s "http://127.0.0.1:$port/metrics" >/dev/null 2>&1 && not_ok "endpoint gone after stop" || ok "endpoint gone after stop"
+if curl -s "http://127.0.0.1:$port/metrics" >/dev/null 2>&1; then not_ok "endpoint gone after stop"; else ok "endpoint gone after stop"; fi
 # pings: 2.5 s at one per 200 ms at most -> at least 8
 pings=$(grep -c "WATCHDOG=1" "$tmp/notify.log")
 if [ "$pings" -ge 8 ]; then ok "watchdog pinged every half period ($pings in 2.5 s, WATCHDOG_USEC 400000)"; else not_ok "watchdog pinged every half period" "$pings pings" "$(cat "$tmp/notify.log")"; fi

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
+# plan: 13
 # make deb: the package Debian's tooling builds from the tree (dpkg-
 # buildpackage on a staged copy with dist/debian as debian/), clean under
 # lintian, holding the programs, units, manual pages, docs and the
 # configuration as conffiles, its Depends found by dpkg-shlibdeps. Installing
 # and purging it in a Debian root is tests/host/image.sh's.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
 tmp=$(mktemp -d)

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
+# plan: 5
 # README's "Run it on your nodes" blocks, run as far as this machine allows
 # (no systemd as init, no cluster, no registry): the package's block in a
 # fresh Debian root with apt, line by line as written; the image's with a
 # local OCI layout for the registry and kubectl's kustomize for the cluster;
 # Koordinator's jq lines on a slo-controller-config of Koordinator's format.
 # A line that cannot run here is named in a comment, not passed over silently.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
-top=$(pwd)
 tmp=$(mktemp -d)
 root=$tmp/root
 cleanup() {
@@ -92,7 +93,6 @@ expect_eq "the image block: make image, the copy, apply and delete ran" 4 "${#ra
 cat >"$tmp/threshold.json" <<'JSON'
 {"clusterStrategy": {"enable": true, "cpuSuppressThresholdPercent": 65}}
 JSON
-ran=0
 (
 	cd "$tmp" || exit 1
 	while IFS= read -r line; do

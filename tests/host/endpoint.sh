@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
+# plan: 20
 # tidemarkd's report endpoint against hostile clients and tenants, on the
 # host (every strategy off, a stand-in cgroup tree): the address bound is the
 # one validated, slow clients neither hold the slots nor stay, the server's
 # messages are rate-limited, and whatever a tenant names a cgroup, /report is
 # valid UTF-8 JSON and /metrics passes promtool.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 bin=${TIDEMARK_BUILD:-build}/tidemarkd
 tmp=$(mktemp -d)
-d= sink= slowsrv=
+d='' sink='' slowsrv=''
 trap 'kill $d $sink $slowsrv 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 port=$(free_port 3)
 

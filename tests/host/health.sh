@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
+# plan: 8
 # tidemarkd's /healthz and /readyz on the host, where no scheduler can run:
 # alive, and not ready unless the configuration counts the CFS fallback as
 # ready (fallback.ready) and the fallback really holds BE. The VM side
 # (ready once tidemark is attached, not ready when it dies) is in
 # tests/vm/fallback.sh.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 bin=${TIDEMARK_BUILD:-build}/tidemarkd
 tmp=$(mktemp -d)

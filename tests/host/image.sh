@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
+# plan: 15
 # make image: the OCI archive the DaemonSet pulls (loaded by podman, docker
 # or ctr), built offline from the Debian archive. Read back by skopeo (the
 # image library podman uses) in both its OCI and its Docker form, tagged as
 # kubectl kustomize dist/kubernetes names it, runtime libraries only; its
 # programs run inside its root. In that root the package is then purged
 # (nothing of it left) and installed again on this node without sched_ext.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
 tmp=$(mktemp -d)
@@ -54,7 +56,6 @@ for b in scx_tidemark tidemarkd tidemarkctl; do
 	v=$(chroot "$root" /usr/sbin/$b --version 2>&1)
 	if [[ $v == "$b "* ]]; then ok "$b runs inside the image's root ($v)"; else not_ok "$b runs inside the image's root" "$v"; fi
 done
-cfg=$(dirname "$0")/../../dist/kubernetes/tidemarkd.json
 cp dist/kubernetes/tidemarkd.json "$root/tmp/k8s.json"
 out=$(chroot "$root" /usr/sbin/tidemarkd --check --config /tmp/k8s.json 2>&1)
 check "tidemarkd --check accepts the shipped Kubernetes configuration inside the root ($out)" test $? -eq 0

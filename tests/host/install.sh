@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
+# plan: 29
 # make install: the installed tree, units rewritten for PREFIX that systemd
 # accepts without a complaint, operator files kept, --version everywhere.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
+# plan: 10
 # The kernel path for nodes: Debian's own 6.12 config (linux-config-6.12)
 # plus kernel-config/tidemark.config, after olddefconfig, has every option
 # the fragment asks for, and keeps Debian's values where the fragment says
 # nothing (the test VM's fragments are not merged). The package build
 # itself (make kernel-deb) takes hours on 2 cores: docs/kernel.md.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
 tmp=$(mktemp -d)

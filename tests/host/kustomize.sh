@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# plan: 41
 # dist/kubernetes renders offline with kubectl's kustomize, and the rendered
 # objects are what a colocation node needs: the DaemonSet (host PID, node
 # critical, every taint tolerated, the two containers with the installed
@@ -8,6 +9,7 @@
 # probe look, the ServiceMonitor selecting the Service, the PrometheusRule
 # reading the job and node labels it gives, and RBAC granting the
 # API calls listed in rbac.yaml and nothing else.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 command -v kubectl >/dev/null || { not_ok "kubectl is installed (tools/deps.sh)"; tap_done; }

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
+# plan: 9
 # The layering the code claims: each BPF part of tidemark.bpf.c uses only the
 # parts before it (it declares no function it does not define), and in no
 # program does a file call into a file that calls it. The judge is shown to
 # catch both on purpose-made cases first, so a judge that finds nothing
 # cannot pass the real tree.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
+# plan: 15
 # The daemons' log levels: under journald (stderr is the stream
 # $JOURNAL_STREAM names) every line carries sd-daemon.h's <N> priority; into
 # a file or pipe (kubectl logs) every line is logfmt, level=... msg="...",
 # quotes escaped; on a terminal the message alone. Audit lines stay as they
 # are, whatever --log-level drops.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 bin=${TIDEMARK_BUILD:-build}/tidemarkd
 scx=${TIDEMARK_BUILD:-build}/scx_tidemark

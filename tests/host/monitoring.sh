@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# plan: 8
 # The monitoring pack: the alert rules of dist/kubernetes/prometheusrule.yaml
 # load (promtool check rules), pass their unit tests (tests/promtool/
 # rules_test.yaml: each alert fires on one node and not on one just short of
@@ -7,6 +8,7 @@
 # every query parses as PromQL, and every metric the rules and the dashboard
 # read is a family of docs/metrics.md. tests/vm/prometheus.sh checks the same
 # names against a live /metrics and runs every query and rule in Prometheus.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 command -v promtool >/dev/null || { not_ok "promtool is installed (tools/deps.sh)"; tap_done; }

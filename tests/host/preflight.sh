@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
+# plan: 26
 # tidemarkctl preflight: what a node lacks for tidemark, named with its fix.
 # Each case is a fake node root (--root) built complete, then with one piece
 # taken away; the real host (no sched_ext here) is checked last.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 ctl=${TIDEMARK_BUILD:-build}/tidemarkctl
 top=$(cd "$(dirname "$0")/../.." && pwd)

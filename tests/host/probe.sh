@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
+# plan: 11
 # tm-probe on the host: JSON output, arrival jitter, bad input refused.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 bin=build/tm-probe
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# plan: 47
 # tools/bench/report.py on synthetic results: the scheduler-overhead table
 # gives each setup's rounds (median and range) and judges the median, and the
 # preemption-model section names the model its own figures support (full only
@@ -11,6 +12,7 @@
 # ONLINE's p50 wakeup judged against eevdf-idle's (within 5%). A failed
 # run is listed with its reason. The trade-off plot keys a point per setup
 # and draws without a gnuplot warning.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 dir=$(mktemp -d)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
+# plan: 37
 # tests/run itself: it counts TAP lines, fails a program that exits non-zero
 # without a "not ok", and names in its summary why a VM ended without the
 # test's status (what tools/vm/run printed: its diagnosis, the first oops line
 # and the RIP), since CI keeps only the tail of the output.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 # the fake suites below run their VM tests: a quick host-only run of the
 # real suite (TIDEMARK_SKIP_VM=1) must not reach them
@@ -14,6 +16,7 @@ trap 'rm -rf "$dir"' EXIT
 
 cat >"$dir/panic.sh" <<'X'
 #!/bin/sh
+# plan: 1
 echo "ok 1 scheduler loads"
 echo "vm/run: guest kernel panicked; the first report:" >&2
 echo "  console| [  812.553201] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI" >&2
@@ -25,12 +28,14 @@ exit 125
 X
 cat >"$dir/quiet.sh" <<'X'
 #!/bin/sh
+# plan: 2
 echo "ok 1 first"
 echo "ok 2 second # SKIP not here"
 exit 3
 X
 cat >"$dir/good.sh" <<'X'
 #!/bin/sh
+# plan: 2
 echo "ok 1 first"
 echo "not ok 2 second"
 exit 1
@@ -58,6 +63,46 @@ if grep -qxF -- "FAILED $dir/good.sh: 2 second" <<<"$out"; then
 else
 	not_ok "a failed check is named as reported" "$(grep FAILED <<<"$out")"
 fi
+# Plans: a script's "# plan: N" (or "N or more") line, a binary's first
+# "1..N". Results that do not match fail once more, by name; a plan met
+# adds nothing.
+plan() { # file plan-line body
+	printf '#!/bin/sh\n%s\n%b' "$2" "$3" >"$dir/$1"
+	chmod +x "$dir/$1"
+}
+plan p-short.sh "# plan: 3" 'echo "ok 1 a"\necho "ok 2 b"\n'
+plan p-long.sh "# plan: 1" 'echo "ok 1 a"\necho "ok 2 b"\n'
+plan p-none.sh "" 'echo "ok 1 a"\n'
+plan p-bad.sh "# plan: three" 'echo "ok 1 a"\n'
+plan p-min.sh "# plan: 2 or more" 'echo "ok 1 a"\necho "ok 2 b"\necho "ok 3 c # SKIP no"\n'
+plan p-minshort.sh "# plan: 2 or more" 'echo "ok 1 a"\n'
+plan p-exact.sh "# plan: 2" 'echo "ok 1 a"\necho "not ok 2 b"\nexit 1\n'
+for n in 1 2 3; do plan p-ok$n.sh "# plan: 1" 'echo "ok 1 a"\n'; done
+printf '#!/bin/sh\necho 1..3\necho "ok 1 a"\necho "ok 2 b"\n' >"$dir/p-bin"
+printf '#!/bin/sh\necho "ok 1 a"\n' >"$dir/p-binnone"
+chmod +x "$dir/p-bin" "$dir/p-binnone"
+out=$("$top/tests/run" "$dir"/p-*.sh "$dir/p-bin" "$dir/p-binnone" 2>&1)
+rc=$?
+expect_eq "plans: what is counted (each mismatch one failure more)" "1|16 passed, 8 failed, 1 skipped" \
+	"$rc|$(tail -n 1 <<<"$out")"
+for want in "p-short.sh: planned 3 results, reported 2" "p-long.sh: planned 1 results, reported 2" \
+	"p-none.sh: declares no plan (a \"# plan: N\" or \"# plan: N or more\" line)" \
+	"p-bad.sh: its plan line '# plan: three' is neither 'N' nor 'N or more'" \
+	"p-minshort.sh: planned 2 or more results, reported 1" "p-exact.sh: 2 b" \
+	"p-bin: planned 3 results, reported 2" "p-binnone: printed no plan (1..N)"; do
+	check "plans: named: $want" grep -qxF "FAILED $dir/$want" <<<"$out"
+done
+if ! grep -qE "FAILED $dir/p-(min|exact)\.sh: (planned|declares)" <<<"$out"; then
+	ok "plans: a plan met (N, or N or more) adds no failure"
+else
+	not_ok "plans: a plan met (N, or N or more) adds no failure" "$(grep FAILED <<<"$out")"
+fi
+if awk '/^== the slowest:$/ { s = 1; next } s && /^ +[0-9]+ s  / { n++ } END { exit !(n == 10) }' <<<"$out"; then
+	ok "the summary lists the ten slowest programs (of 12)"
+else
+	not_ok "the summary lists the ten slowest programs (of 12)" "$out"
+fi
+
 # The pool: the host programs and the "# pool:" VM tests two at a time,
 # before the other VM tests, which run alone. A tree of its own, with a
 # tools/vm/run that runs the command as it is.
@@ -77,10 +122,11 @@ build) [ "\$1" = --cached ] && exit 1
 fail) [ "\$1" = --cached ] && exit 1; echo "kernel: fragment not satisfied; fix kernel-config/" >&2; exit 1 ;;
 esac
 X
-fake() { # path vm-line verdict
+fake() { # path vm-line verdict [plan]
 	cat >"$tree/$1" <<X
 #!/bin/sh
 # vm: $2
+# plan: ${4:-1}
 echo "start \$0 \$(date +%s.%N)" >>$dir/events
 sleep 1
 echo "end \$0 \$(date +%s.%N)" >>$dir/events
@@ -92,7 +138,7 @@ fake tests/host/h.sh host "true"
 fake tests/host/g.sh host "true"
 sed -i '2a # alone: measures the whole host' "$tree/tests/host/g.sh"
 fake tests/vm/a.sh "--cpus 2 --icount" "true"
-fake tests/vm/b.sh "--cpus 4 --icount --timeout 60" 'echo "not ok 2 b broke"'
+fake tests/vm/b.sh "--cpus 4 --icount --timeout 60" 'echo "not ok 2 b broke"' 2
 fake tests/vm/c.sh "--cpus 2" "true"
 fake tests/vm/d.sh "host" "true"
 sed -i '2a # pool: times nothing' "$tree/tests/vm/a.sh" "$tree/tests/vm/b.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# plan: 11
 # tests/lib/smtshare.py's analysis on a made-up trace, and the kprobe
 # helpers of tests/lib/tracefs.py on a fake tracefs: a run that ends in
 # sleep ends where its task took itself off the run queue (the kprobe on
@@ -6,6 +7,7 @@
 # that follows, so BE a sibling starts in between did not start next to it;
 # any other dequeue leaves the run as the switch says; and how much of
 # ONLINE's time next to BE had a reschedule IPI on its way to the sibling.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 dir=$(mktemp -d)

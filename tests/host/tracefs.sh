@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
+# plan: 7
 # tests/lib/tracefs.py's record() on a fake tracefs: the buffer is sized and
 # the events armed before the delay (while the load a test measures is not
 # on yet: done at its end, they stalled a TCG guest and a bursty service was
 # caught catching up in the first windows), and only tracing_on is switched
 # once the delay is over; afterwards everything is off again.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 dir=$(mktemp -d)

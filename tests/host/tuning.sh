@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
+# plan: 28
 # tools/bench/tuning.py, which writes docs/tuning.md from a sweep: its tables
 # and its choices follow the data it is given (two sweeps that differ only in
 # their measurements must read differently), and bad input is refused by
 # name. Also tools/bench/sweep.sh's own option checks.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 dir=$(mktemp -d)

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
+# plan: 10
 # tools/vm/run boots once more when QEMU dies of a signal before the guest
 # began the command (QEMU 7.2's multi-threaded TCG crashes now and then while
 # a 16-vCPU guest boots), never after it began, never more than once; and
 # tests/run's summary names each repeated boot. A stand-in QEMU plays the
 # guest: it finds the share in its arguments and writes what init would.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -65,6 +67,7 @@ fi
 # tests/run names the repeated boot in its summary
 cat >"$dir/t.sh" <<'X'
 #!/bin/sh
+# plan: 1
 echo "vm/run: QEMU died of signal 11 before the command started; booting again" >&2
 echo "ok 1 fine"
 X

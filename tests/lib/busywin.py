@@ -10,7 +10,8 @@
 # named cgroup (cgroup.threads, read every 200 ms) give that cgroup's share
 # of each window too; what no name owns is "other" (kthreads, SYSTEM).
 # Prints one JSON object:
-#   {"window_ms", "windows", "cpus", "node": {"mean", "p50", "p99", "max"},
+#   {"window_ms", "windows", "cpus", "node": {"mean", "p50", "p95", "p99", "max"},
+#    "node_100ms": the same over 100 ms windows, with their count "windows",
 #    NAME: {"mean", "p99"}, ..., "other": {...}, "other_top": the five
 #    commands that took most of "other" (their mean share), "lost_events",
 #    with --line: "over_line_2": share of windows more than 2 points above}
@@ -48,7 +49,7 @@ def pct(v, q):
 def summary(v):
     s = sorted(v)
     return {"mean": round(sum(s) / len(s), 2) if s else 0.0, "p50": round(pct(s, 0.5), 2),
-            "p99": round(pct(s, 0.99), 2), "max": round(s[-1], 2) if s else 0.0}
+            "p95": round(pct(s, 0.95), 2), "p99": round(pct(s, 0.99), 2), "max": round(s[-1], 2) if s else 0.0}
 
 
 def main():
@@ -137,6 +138,11 @@ def main():
     cap = w * ncpu / 100.0
     node = [sum(busy[n][i] for n in names) / cap for i in range(nwin)]
     res = {"window_ms": a.window_ms, "windows": nwin, "cpus": ncpu, "node": summary(node)}
+    # the same over 100 ms windows (whole groups of the short ones): the
+    # scale a line is held at, where a 5 ms window is one burst or none
+    k = max(1, round(100 / a.window_ms))
+    long_w = [sum(node[i:i + k]) / k for i in range(0, nwin - k + 1, k)]
+    res["node_100ms"] = dict(summary(long_w), windows=len(long_w))
     for n in names:
         sm = summary([x / cap for x in busy[n]])
         res[n] = {"mean": sm["mean"], "p99": sm["p99"]}

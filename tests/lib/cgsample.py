@@ -9,7 +9,9 @@
 # --usec: "<CLOCK_MONOTONIC s> <usage_usec of NAME1> ...", the counters
 # themselves, to be read at the times of another record on that clock
 # (tidemarkctl trace's span).
-# PATH is under /sys/fs/cgroup; a cgroup that is not there reads 0. The
+# PATH is under /sys/fs/cgroup. A cgroup that cannot be read (gone, or no
+# cpu controller) ends the sampler with exit 2 and a message naming it: read
+# as 0 it made a cap or a line look held. The
 # interval is measured (monotonic), so a late sample is weighed by its own
 # length; a window's share is the interval-weighted mean of its samples.
 import argparse
@@ -19,11 +21,16 @@ import time
 
 
 def usage(path):
+    f = f"/sys/fs/cgroup/{path}/cpu.stat"
     try:
-        with open(f"/sys/fs/cgroup/{path}/cpu.stat") as f:
-            return int(f.readline().split()[1])
-    except (OSError, IndexError, ValueError):
-        return 0
+        with open(f) as fh:
+            key, val = fh.readline().split()
+        if key != "usage_usec":
+            raise ValueError(f"first field {key}, not usage_usec")
+        return int(val)
+    except (OSError, ValueError) as e:
+        print(f"cgsample.py: cannot read {f}: {e}", file=sys.stderr, flush=True)
+        sys.exit(2)
 
 
 def main():

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # TAP helpers for tidemark's shell tests (host and VM). Sourced.
 # Each check prints "ok N desc" or "not ok N desc"; tap_done exits non-zero
 # when any check failed.
@@ -11,7 +12,7 @@ ok() { # desc
 
 # not_ok returns 1, and so do check and expect_eq on a failure: a test's
 # "check ... || show why" prints its diagnosis only then (it ended with the
-# detail loop's 0 once, and bench-host.sh's run log was never shown).
+# detail loop's 0 once, and tests/bench/host-mode.sh's run log was never shown).
 not_ok() { # desc [detail...]
 	tap_n=$((tap_n + 1))
 	tap_failed=$((tap_failed + 1))
@@ -84,6 +85,12 @@ expect_fail() {
 within_pct() { # a b pct: |a-b| <= pct% of b
 	local d=$(($1 - $2))
 	[ ${d#-} -le $(($2 * $3 / 100)) ]
+}
+
+# is_num V...: every V a number (an empty or missing figure is not 0)
+is_num() {
+	local v
+	for v in "$@"; do [[ $v =~ ^-?[0-9]+(\.[0-9]+)?$ ]] || return 1; done
 }
 
 within() { # value lo hi

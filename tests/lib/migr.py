@@ -52,6 +52,10 @@ def main():
     doms = [parse_cpus(x) for x in a.domains.split("/")]
     dom_of = {c: i for i, d in enumerate(doms) for c in d}
     cgs = dict(x.split("=", 1) for x in a.cgroup)
+    for n, cg in cgs.items():
+        if not os.path.isdir(os.path.join("/sys/fs/cgroup", cg.lstrip("/"))):
+            print(f"migr.py: no cgroup {cg} (--cgroup {n}={cg})", file=sys.stderr)
+            return 2
     tr = find("sched/sched_migrate_task")
     if not tr:
         print("migr.py: no sched_migrate_task trace event (tracefs not mounted?)", file=sys.stderr)
@@ -94,7 +98,9 @@ def main():
             try:
                 pid, o, d = int(kv["pid"]), int(kv["orig_cpu"]), int(kv["dest_cpu"])
             except (KeyError, ValueError):
-                continue
+                # a format this does not read would count no migration at all
+                print(f"migr.py: cannot read this sched_migrate_task line: {line.strip()}", file=sys.stderr)
+                return 2
             n = owner.get(pid)
             if n is None:
                 continue

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for tests against the stand-in API server (tests/lib/kubestand.py).
 
 # A CA, a server certificate for 127.0.0.1 and a client certificate for each

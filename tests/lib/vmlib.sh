@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for tests that run inside the test VM. Sourced after lib.sh.
 [ "${TM_VM:-0}" = 1 ] || { echo "not ok 1 must run inside the test VM (tools/vm/run)"; exit 1; }
 
@@ -45,6 +46,7 @@ wait_file() { # file value timeout_s: until the file reads value (a daemon
 # test failed and ended (the log as the reason).
 sched_start() {
 	build/scx_tidemark "$@" >/tmp/scx.log 2>&1 &
+	# shellcheck disable=SC2034 # the test's: it kills and waits for it
 	sched_pid=$!
 	wait_state enabled 20 && return 0
 	not_ok "scheduler loads" "$(cat /tmp/scx.log)"
@@ -103,21 +105,21 @@ nap() { # S
 # mCPU each cgroup used over S seconds, in the order given, on one line
 cg_mcpu() { # S cg...
 	local s=$1 t0 t1 u c i out=""
-	local -a a=() b=()
+	local -a mcpu_t0=() mcpu_t1=()
 	shift
 	for c in "$@"; do
 		cg_usage u "$c"
-		a+=("$u")
+		mcpu_t0+=("$u")
 	done
 	t0=${EPOCHREALTIME/./}
 	nap "$s"
 	for c in "$@"; do
 		cg_usage u "$c"
-		b+=("$u")
+		mcpu_t1+=("$u")
 	done
 	t1=${EPOCHREALTIME/./}
-	for i in "${!a[@]}"; do
-		out+="${out:+ }$(((b[i] - a[i]) * 1000 / (t1 - t0)))"
+	for i in "${!mcpu_t0[@]}"; do
+		out+="${out:+ }$(((mcpu_t1[i] - mcpu_t0[i]) * 1000 / (t1 - t0)))"
 	done
 	echo "$out"
 }

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 300
+# plan: 19
 # pool: loads, refusals and the ABI; its waits poll, nothing timed
 # The pinned-map ABI: the scheduler publishes its version; tidemarkctl and
 # tidemarkd refuse a scheduler of another version with a message naming
 # both, and work again once it matches. Tunables written by concurrent
 # writers through the scheduler's tunables_update lose nothing.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

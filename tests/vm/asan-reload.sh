@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 600
+# plan: 7
 # pool: sanitizer reports and resident memory over reloads; its waits poll, nothing timed
 # tidemarkd built with ASan + UBSan (build/asan) beside the running
 # scheduler, every strategy on, BE and ONLINE work, through 110 reloads
@@ -7,7 +8,9 @@
 # invalid, refused, the last good one kept; a SIGHUP after every tenth
 # from the fifth): no sanitizer report, no leak at exit, and its resident
 # memory does not grow from round 20 to round 100.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

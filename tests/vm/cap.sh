@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 300
+# plan: 15
 # Per-cgroup BE CPU cap (map be_caps, tidemarkctl cap): a capped BE cgroup
 # runs at its cap while another BE cgroup takes the rest; removing the cap
 # gives it its share back. The cap is what the interference ladder's
 # "throttle" step uses (cgroup cpu.max is not enforced for sched_ext tasks).
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 500
+# plan: 20
 # Classes, the in-kernel BE watermark, runtime tuning, class changes,
 # ONLINE priority and the bounded BE wait, on a 2-CPU VM.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 mkdir -p /sys/fs/cgroup/be /sys/fs/cgroup/online /sys/fs/cgroup/online2
@@ -84,6 +87,13 @@ in_cgroup online cyclictest --policy=other -t 2 -i 2000 -l 1000 -q >/tmp/cyc.log
 wait $!
 loaded=$(awk '/^T:/{s+=$(NF-2); n++} END{print int(s/n)}' /tmp/cyc.log)
 note "cyclictest avg wakeup latency: probe alone (SYSTEM, hogs present) ${alone} us, ONLINE with BE hogs ${loaded} us"
+# ONLINE wakes beside BE hogs about as fast as SYSTEM does (0.77-1.24x in
+# ten CI runs); BE not preempted would add its slice, several ms, to each
+if is_num "$alone" "$loaded" && [ "$alone" -gt 0 ] && [ "$loaded" -gt 0 ] && [ $((loaded * 2)) -le $((alone * 3)) ]; then
+	ok "ONLINE's wakeup latency beside BE hogs at most 1.5x SYSTEM's (${loaded} vs ${alone} us)"
+else
+	not_ok "ONLINE's wakeup latency beside BE hogs at most 1.5x SYSTEM's (${loaded:-none} vs ${alone:-none} us)" "$(cat /tmp/cyc.log)"
+fi
 stats=$(grep '^{' "$log" | tail -n 1)
 pre=$(json_field "$stats" be_preempted)
 if [ "${pre:-0}" -gt 0 ]; then ok "BE preempted for ONLINE wakeups ($pre)"; else not_ok "BE preempted for ONLINE wakeups" "$stats"; fi
@@ -112,11 +122,17 @@ forced=$(($(json_field "$stats" be_forced) - $(json_field "$before" be_forced)))
 # BE wait histogram: nothing may land above the [1.05 s, 2.1 s) bucket
 maxb=$(python3 -c 'import json,sys
 a=json.loads(sys.argv[1])["wait_hist_log2_us"]["be"]; b=json.loads(sys.argv[2])["wait_hist_log2_us"]["be"]
-d=[x-y for x,y in zip(a,b)]; print(max([i for i,v in enumerate(d) if v] or [0]))' "$stats" "$before")
-note "be_forced in 10 s: $forced; longest BE wait bucket: $maxb (21 = [1.05 s, 2.1 s))"
+d=[x-y for x,y in zip(a,b)]; print(max([i for i,v in enumerate(d) if v] or [-1]), sum(d))' "$stats" "$before")
+read -r maxb nwaits <<<"$maxb"
+note "be_forced in 10 s: $forced; longest BE wait bucket: $maxb (21 = [1.05 s, 2.1 s)) of $nwaits waits"
 # one forced run per max_be_wait_ms at least: 10 in 10 s, less the first wait
 if [ "${forced:-0}" -ge 8 ]; then ok "BE forced runs kept coming ($forced in 10 s)"; else not_ok "BE forced runs kept coming" "$forced in 10 s"; fi
-if [ "$maxb" -le 21 ]; then ok "no BE wait beyond 2.1 s (max_be_wait_ms 1000, log2 buckets)"; else not_ok "no BE wait beyond 2.1 s" "bucket $maxb"; fi
+# an empty histogram (no wait recorded in the window) judges nothing
+if is_num "$maxb" "$nwaits" && [ "$nwaits" -ge 8 ] && [ "$maxb" -le 21 ]; then
+	ok "no BE wait beyond 2.1 s (max_be_wait_ms 1000, log2 buckets; $nwaits waits)"
+else
+	not_ok "no BE wait beyond 2.1 s" "bucket ${maxb:-none} of ${nwaits:-no} waits ($forced forced runs)"
+fi
 expect_eq "still enabled (no watchdog exit)" enabled "$(scx_state)"
 
 kill -INT $pid

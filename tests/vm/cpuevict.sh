@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 240
+# plan: 14
 # Satisfaction-based CPU eviction (tidemarkd cpu_eviction): BE requests ~2 CPUs
 # (a 1000m job, and a kubelet BestEffort pod: cpu.weight 1, no request, so
 # default_request_mcpu 1000);
@@ -8,7 +9,9 @@
 # BE's budget falls to ~0.3 CPU (satisfaction ~15%) for the whole window:
 # dry-run decides and does nothing, then the real run kills the lowest
 # priority BE cgroup, one per round, and spares the other.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 240
+# plan: 18
 # The CPU evict watermark (tidemarkd cpu_high): BE alone at the 65% line
 # leaves the node under evict_pct 70, nothing happens. ONLINE at ~85% of
 # the node leaves BE only its floor, the node runs near 90%: dry-run
 # decides and kills nothing, then the real run kills the lowest priority BE
 # cgroup, waits the cool-down, judges a fresh window and kills the next;
 # with no BE left nothing more happens although ONLINE alone stays above.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --icount --timeout 400
+# plan: 7
 # cpu.max.burst under scx_tidemark, side by side with EEVDF on the same load
 # in the same VM run: a cgroup at 200m ("20000 100000") runs 30 ms units of
 # work, one every 300 ms (15% on average, under its quota).
@@ -10,7 +11,9 @@
 # - the burst periods are counted (tidemarkctl bw: nr_bursts, burst_usec),
 #   and none where no burst is set.
 # Unit times are the guest's monotonic clock (icount: virtual time).
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

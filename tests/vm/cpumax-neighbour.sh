@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --icount --timeout 400
+# plan: 5
 # An ONLINE pod at its limit does not delay other ONLINE pods: a
 # request/response service (tm-probe) in one ONLINE pod, a neighbour ONLINE
 # pod at cpu.max 500m with four busy threads. The service's wakeup latency
@@ -16,7 +17,9 @@
 # the least advanced waiting task, the service queued behind neighbour threads
 # that had waited longer: up to two slices (p999 8-10 ms), p99 up to 5034 us,
 # and this check failed in a CI run.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

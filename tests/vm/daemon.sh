@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --mem 2048 --timeout 300
+# plan: 29
 # tidemarkd: memory watermark eviction (reaction, victims, ONLINE untouched),
 # dry-run, SIGHUP reload (good and bad), /metrics through promtool, the JSON
 # report against the load, and the scheduler outliving the daemon.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
@@ -78,11 +81,21 @@ first=$(grep -m1 "strategy=memory_eviction action=" /tmp/td.log | sed -n 's/.*ts
 note "$(grep "strategy=memory_eviction" /tmp/td.log | head -5)"
 if [ -n "$cross" ] && [ -n "$first" ]; then
 	react=$(python3 -c "print(int((float('$first') - float('$cross')) * 1000))")
-	if [ "$react" -le 500 ]; then ok "first action ${react} ms after crossing ${evict}% (bar 500 ms)"; else not_ok "first action within 500 ms" "${react} ms"; fi
+	# not before the crossing either: memwatch.py samples every 10 ms
+	# (-14 ms seen); acting at the lower mark would be 100s of ms early
+	if [ "$react" -ge -50 ] && [ "$react" -le 500 ]; then ok "first action ${react} ms after crossing ${evict}% (bar -50 to 500 ms)"; else not_ok "first action within 500 ms of the crossing, not before" "${react} ms"; fi
 else
 	not_ok "watermark crossed and acted on" "crossing '$cross', first action '$first'"
 fi
-if grep -q "action=throttle dry_run=false cgroup=/be/hog" /tmp/td.log; then ok "throttled first (memory.high)"; else not_ok "throttled first" "$(grep memory_eviction /tmp/td.log)"; fi
+# the ladder's order, by the audit: the hog's first action is a throttle
+# (memory.high) at the watermark, and its kill comes after it
+acts=$(awk '/strategy=memory_eviction action=[a-z]+ dry_run=false cgroup=\/be\/hog / {
+	a = $4; sub("action=", "", a); u = $0; if (!sub(/.*node_used_pct=/, "", u)) u = "-"; sub(/ .*/, "", u); printf "%s%s@%s", (n++ ? " " : ""), a, u }' /tmp/td.log)
+if [[ ${acts%% *} =~ ^throttle@([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -ge "$evict" ] && [[ " $acts" == *" kill@"* ]]; then
+	ok "throttled first (memory.high) at ${evict}% or more, killed after ($acts)"
+else
+	not_ok "throttled first (memory.high) at the watermark, killed after" "actions on /be/hog (action@node_used_pct): ${acts:-none}; evict at $evict%"
+fi
 if grep -q "action=kill dry_run=false cgroup=/be/hog" /tmp/td.log; then ok "the big BE cgroup is killed"; else not_ok "the big BE cgroup is killed" "$(grep memory_eviction /tmp/td.log)"; fi
 expect_eq "the hog's cgroup is empty" "" "$(cat $cg/be/hog/cgroup.procs)"
 if kill -0 $online 2>/dev/null; then ok "ONLINE memory user untouched"; else not_ok "ONLINE memory user untouched"; fi

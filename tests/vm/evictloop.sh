@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 240
+# plan: 12
 # Eviction without loops: a BestEffort pod killed by cgroup.kill comes back
 # in place, as kubelet restarts its containers in new container cgroups of
 # the same pod. The evictor knows it by its pod UID: within the back-off
 # (4 s, then 8 s) it is capped, not killed, each decision audited once; the
 # cap is lifted when the back-off ends.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 300
+# plan: 7
 # The fallback holds the line while things change: kill -9 scx_tidemark
 # (not restarted) with ONLINE at a quarter of the node and three BE hogs,
 # at a 50 line. Measured every 0.1 s from cgroup cpu.stat, against the
@@ -15,7 +16,9 @@
 # - the node is at the line while steady: BE gets what ONLINE and SYSTEM
 #   leave (node busy from every task's run time, tests/lib/busy.py), and
 #   its floor where they leave less.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
@@ -111,10 +114,14 @@ import sys
 entry, gone, newcg, line = map(float, sys.argv[1:])
 rows = [tuple(map(float, l.split())) for l in open("/tmp/fine.log")]
 def share(a, b):
-    # rows: time, interval, BE %, ONLINE %: interval-weighted means
+    # rows: time, interval, BE %, ONLINE %: interval-weighted means. A
+    # window the samples cover less than 80% of is not judged as empty: the
+    # sampler stopped or stalled there, and the judge says so and fails.
     r = [x for x in rows if a < x[0] - 0.05 and x[0] <= b]
     dt = sum(x[1] for x in r)
-    return (sum(x[1] * x[2] for x in r) / dt, sum(x[1] * x[3] for x in r) / dt) if dt else (0, 0)
+    if dt < 0.8 * (b - a):
+        sys.exit("judge: the window %.2f-%.2f has %.2f s of samples (%d rows in /tmp/fine.log)" % (a, b, dt, len(rows)))
+    return (sum(x[1] * x[2] for x in r) / dt, sum(x[1] * x[3] for x in r) / dt)
 def windows(a, b):
     out, t = [], a
     while t + 1 <= b + 1e-6:
@@ -124,15 +131,21 @@ def windows(a, b):
 for name, a, b in (("first", entry + 0.1, entry + 1.1), ("steady", entry + 1.3, entry + 2.3),
                    ("exit", gone + 0.2, gone + 2.5), ("new", newcg - 2.1, newcg + 2.0)):
     w = windows(a, b)
+    if not w:
+        sys.exit("judge: no 1 s window in %s (%.2f-%.2f)" % (name, a, b))
     worst = max(w, key=lambda x: x[0] + x[1])
     print(name, len(w), "%.1f %.1f" % worst, " ".join("%.0f+%.0f" % x for x in w))
 PYEND
-cat /tmp/judge.out | sed 's/^/# /'
+judge=$?
+sed 's/^/# /' /tmp/judge.out
+# a row the judge did not write (it exits on a window without samples)
+# fails the check it feeds: is_num below
+[ $judge -eq 0 ] || note "the judge exited $judge"
 read -r _ _ be on _ < <(grep '^first' /tmp/judge.out)
-if awk -v b="$be" -v o="$on" -v l=$line 'BEGIN { exit !(b + o <= l + 5) }'; then
+if is_num "$be" "$on" && awk -v b="$be" -v o="$on" -v l=$line 'BEGIN { exit !(b + o <= l + 5) }'; then
 	ok "first second of the fallback: BE $be% + ONLINE $on% within the line + 5"
 else
-	not_ok "first second of the fallback within the line + 5 (BE $be% + ONLINE $on%)"
+	not_ok "first second of the fallback within the line + 5 (BE ${be:-none}% + ONLINE ${on:-none}%)"
 fi
 read -r _ _ be on _ < <(grep '^steady' /tmp/judge.out)
 read -r _ nb _ _ _ bbe _ bon _ meter < <(cat /tmp/busy.out)
@@ -145,7 +158,10 @@ note "steady: node busy ${nb:-none}% (BE ${bbe:-?}%, ONLINE ${bon:-?}%, the mete
 # 39-55% of the node (busy 71-86%, BE at 5-6%).
 floor=$(awk -v n="$(nproc)" 'BEGIN { printf "%.1f", 100 * 100 / (n * 1000) }')
 nonbe=$(awk -v n="${nb:-0}" -v b="${bbe:-0}" 'BEGIN { print n - b }')
-if awk -v nb="$nonbe" -v l=$line -v f="$floor" 'BEGIN { exit !(nb > l - f) }'; then
+if ! is_num "$be" "$on" "$nb" "$bbe"; then
+	not_ok "steady: the node at the line (not measured: BE ${be:-none}% + ONLINE ${on:-none}%, busy ${nb:-none}%)" \
+		"the busy meter: $(cat /tmp/busy.out)"
+elif awk -v nb="$nonbe" -v l=$line -v f="$floor" 'BEGIN { exit !(nb > l - f) }'; then
 	if awk -v b="$be" -v o="$on" -v bb="${bbe:-99}" -v l=$line -v f="$floor" 'BEGIN { exit !(b + o <= l + 5 && bb <= f + 2) }'; then
 		ok "steady: what is not BE is over the line ($nonbe%), BE at its floor ($bbe%, floor $floor%)"
 	else
@@ -160,10 +176,10 @@ else
 fi
 for w in exit new; do
 	read -r _ n be on _ < <(grep "^$w" /tmp/judge.out)
-	if awk -v b="$be" -v o="$on" -v l=$line 'BEGIN { exit !(b + o <= l + 5) }'; then
+	if is_num "$be" "$on" && awk -v b="$be" -v o="$on" -v l=$line 'BEGIN { exit !(b + o <= l + 5) }'; then
 		ok "$w: every 1 s window within the line + 5 (worst BE $be% + ONLINE $on%, $n windows)"
 	else
-		not_ok "$w: every 1 s window within the line + 5 (worst BE $be% + ONLINE $on%)"
+		not_ok "$w: every 1 s window within the line + 5 (worst BE ${be:-none}% + ONLINE ${on:-none}%)"
 	fi
 done
 

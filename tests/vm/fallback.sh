@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 300
+# plan: 25
 # Protection when the scheduler is gone: kill -9 scx_tidemark with BE
 # saturating; tidemarkd puts the BE cgroup under CFS (cpu.idle, cpu.max from
-# the line) within 1 s and the node is back near the line; a tidemarkd
+# the line) within 0.4 s and the node is back near the line; a tidemarkd
 # killed during the fallback leaves records the next one uses; when the
 # scheduler is back the original values return exactly. Memory eviction's
 # lowered memory.high, left by a killed tidemarkd, is restored at start.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
@@ -68,7 +71,9 @@ t1=${t1:-$(date +%s.%N)}
 # awk, not python, from here to the windows' end: a python start is CPU
 # seconds of SYSTEM use under TCG, taken from BE's next second
 dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
-if awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a <= 1.0) }'; then ok "fallback entered ${dt}s after the scheduler died"; else not_ok "fallback within 1 s" "${dt}s"; fi
+# it looks every 250 ms: 0.05-0.25 s in ten CI runs; 0.4 s leaves a
+# round of its loop, and a look once a second (the recompute's) misses it
+if awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a <= 0.4) }'; then ok "fallback entered ${dt}s after the scheduler died (at most 0.4 s)"; else not_ok "fallback within 0.4 s" "${dt}s"; fi
 note "$(grep -m1 "strategy=fallback action=enter" /tmp/td.log)"
 expect_eq "sched_ext gone" disabled "$(scx_state)"
 wait_file $cg/be/cpu.idle 1 2
@@ -81,8 +86,14 @@ mapfile -t w </tmp/busy.out
 note "EEVDF + fallback, 1-2 s and 2-3 s after: ${w[*]}"
 b=$(awk '{print $2}' <<<"${w[0]}")
 if [ "$b" -le 70 ]; then ok "node busy $b% within 2 s: not above the line + 5 (65)"; else not_ok "node back at the line within 2 s" "busy $b%"; fi
-b=$(awk '{print $2}' <<<"${w[1]}")
-if within "$b" 55 70; then ok "and BE gets the line's worth, 2-3 s after ($b%, 55-70)"; else not_ok "BE gets the line's worth" "busy $b%"; fi
+# BE's own share, not the node's: what is not BE (4-6% here) would read
+# as BE's in node busy. 59-63% in ten CI runs at a 65 line.
+read -r _ b _ _ _ bbe _ <<<"${w[1]}"
+if is_num "$b" "$bbe" && within "$bbe" 55 70 && [ "$b" -le 70 ]; then
+	ok "and BE gets the line's worth, 2-3 s after (BE $bbe%, node $b%)"
+else
+	not_ok "BE gets the line's worth, 2-3 s after (BE 55-70%, node at most 70%)" "BE ${bbe:-none}%, node ${b:-none}%"
+fi
 note "cpu.max during the fallback: $(cat $cg/be/cpu.max)"
 m=$(curl -s http://127.0.0.1:9477/metrics | grep '^tidemark_fallback_active ')
 expect_eq "metric tidemark_fallback_active" "tidemark_fallback_active 1" "$m"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 300
+# plan: 9
 # The BE floor when ONLINE wants every CPU: ONLINE CPU hogs, one per CPU and
 # then two, next to BE hogs. BE must keep be_floor_mcpu on average, by its
 # cgroup's cpu.stat over 4 s; set to 0, BE gets only the bounded wait's
@@ -7,7 +8,9 @@
 # window timer preempted CPUs at the floor's deadline, the floor was served
 # only when a slice happened to end in a window's last 0.5 ms: 11-23 mCPU of
 # 100 here, 1-2 on 1 vCPU.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
@@ -58,6 +61,7 @@ judge() { # what f lo hi be online runs kicks
 # mean of its two neighbours, so that a drift over the run is not taken for
 # the floor's cost. Between phases ONLINE and BE together moved by 6 mCPU
 # at most here once nothing started inside the windows (1707-1906 before).
+hogs0a='' hogs0b='' hogs0c=''
 nofloor() { # VAR: ONLINE's and BE's mCPU without a floor, summed, into VAR
 	local be on runs kicks
 	build/tidemarkctl set be_floor_mcpu=0 >/dev/null
@@ -81,6 +85,7 @@ if [ "${runs:-0}" -gt 0 ] && [ "${kicks:-0}" -gt 0 ]; then
 else
 	not_ok "run ahead of ONLINE at the floor's deadline" "be_floor ${runs:-none}, floor_kick ${kicks:-none}"
 fi
+# shellcheck disable=SC2034 # read below as ${!v} and ${!w}
 hogs100=$((on + be)) be100=$be
 nofloor hogs0b
 
@@ -88,6 +93,7 @@ build/tidemarkctl set be_floor_mcpu=300 >/dev/null
 sleep 1
 read -r be on runs kicks < <(measure)
 judge "floor raised at runtime" 300 250 400 "$be" "$on" "$runs" "$kicks"
+# shellcheck disable=SC2034
 hogs300=$((on + be)) be300=$be
 nofloor hogs0c
 if [ -z "$nf_bad" ]; then

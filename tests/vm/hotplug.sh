@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # vm: --cpus 4 --icount --timeout 400
+# plan: 11
 # The watermark's capacity follows the CPUs that are online: with a CPU
 # taken offline the kernel has the scheduler restart, the loader counts the
 # online CPUs again, and BE holds at suppress_pct of what is left (counting
 # the offline CPU would let BE take 4 x 40% = 1.6 CPUs, 53% of the 3 left).
 # The line set at runtime before the restart is the one kept.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

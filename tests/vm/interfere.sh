@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # vm: --cpus 1 --icount --timeout 400
+# plan: 26
 # Interference detection (tidemarkd strategy "interfere"). An ONLINE service
 # (tm-probe) runs next to an innocent BE CPU hog. Then a BE antagonist
 # starts: fork/exit churn, whose exiting tasks the scheduler runs as SYSTEM,
 # so ONLINE wakeups queue behind them (measured in the bench: p99 x40).
 # Dry run first: detected and decided, nothing done. Then for real: the
-# antagonist is named within 10 s, the ladder lowers the line, caps it and
-# (if needed) kills it; ONLINE's run-queue wait returns to its baseline; the
+# antagonist is named within 3.5 s, the ladder lowers the line, caps it and
+# then kills it, in that order; ONLINE's run-queue wait returns to its baseline; the
 # innocent hog is never acted on.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
@@ -85,7 +88,9 @@ phase() { # dry_run
 		note "$(grep -m1 "action=detect" /tmp/td.log)"
 		note "$line"
 		note "antagonist named ${ms} ms after it started"
-		if [ "$ms" -le 10000 ]; then ok "antagonist identified within 10 s ($ms ms, dry_run=$1)"; else not_ok "antagonist identified within 10 s" "$ms ms"; fi
+		# 2.3-2.6 s in CI (a look a second, 8 samples of warm-up behind
+		# it); correlating raw values instead of outliers took 4.1-4.6 s
+		if is_num "$ms" && [ "$ms" -le 3500 ]; then ok "antagonist identified within 3.5 s ($ms ms, dry_run=$1)"; else not_ok "antagonist identified within 3.5 s" "${ms:-no} ms"; fi
 	else
 		not_ok "antagonist identified (dry_run=$1)" "$(tail -5 /tmp/td.log)"
 	fi
@@ -134,7 +139,15 @@ print([c["signals"].get("cpu_delay_ms_per_s", {}).get("baseline") for c in r["cg
 check "taskstats CPU delay measured for /online (baseline $d ms/s)" python3 -c "import sys; sys.exit(0 if '$d' not in ('None', '') and float('$d') > 0 else 1)"
 wait_log /tmp/td.log "action=throttle\|action=evict" 30 || true
 check "the line was lowered first" grep -q "action=lower_line dry_run=false line_pct=65->50" /tmp/td.log
-check "then the antagonist was capped" grep -q "action=throttle dry_run=false cgroup=/be/antagonist " /tmp/td.log
+# in the ladder's order: the first cap after the first lowering
+order=$(awk '/strategy=interference action=lower_line dry_run=false/ && !l { l = NR }
+	/strategy=interference action=throttle dry_run=false cgroup=\/be\/antagonist / && !t { t = NR }
+	END { print l + 0, t + 0 }' /tmp/td.log)
+if [[ $order =~ ^([1-9][0-9]*)\ ([1-9][0-9]*)$ ]] && [ "${BASH_REMATCH[1]}" -lt "${BASH_REMATCH[2]}" ]; then
+	ok "then the antagonist was capped (audit lines $order)"
+else
+	not_ok "then the antagonist was capped, after the lowering" "audit lines (lower, cap): $order"
+fi
 if grep "strategy=interference" /tmp/td.log | grep -q "innocent"; then not_ok "the innocent BE cgroup is never acted on" "$(grep innocent /tmp/td.log)"; else ok "the innocent BE cgroup is never acted on"; fi
 # recovery: the mean run-queue wait of /online over 10 quiet seconds, from
 # the scheduler's own histograms, against the 10 s before the antagonist.
@@ -158,9 +171,13 @@ else
 	not_ok "ONLINE run-queue wait back at its baseline" "$w1 us vs $w0 us before"
 fi
 note "$(grep "strategy=interference" /tmp/td.log | cut -c1-300)"
+# the cap cannot hold a fork storm (its exiting children run as SYSTEM,
+# never throttled), so the ladder's last step is always the eviction
 if grep -q "action=evict dry_run=false cgroup=/be/antagonist " /tmp/td.log; then
 	sleep 1
-	if kill -0 $ant 2>/dev/null; then not_ok "evicted antagonist is gone"; else ok "evicted antagonist is gone"; fi
+	if kill -0 $ant 2>/dev/null; then not_ok "the antagonist evicted, and gone"; else ok "the antagonist evicted, and gone"; fi
+else
+	not_ok "the antagonist evicted, and gone" "no action=evict for /be/antagonist: $(grep 'strategy=interference action=' /tmp/td.log | tail -n 4)"
 fi
 st=$(build/tidemarkctl status | grep "^interference")
 check "tidemarkctl status names the culprit ($st)" grep -q "last culprit /be/antagonist" <<<"$st"

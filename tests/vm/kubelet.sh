@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 200
+# plan: 29
 # Who is what: kubelet's cgroup layouts (systemd and cgroupfs drivers), glob
 # rules that follow cgroups created later, precedence, and bad rules.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

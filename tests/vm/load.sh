@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # vm: --cpus 4 --timeout 500
+# plan: 22
 # Load scx_tidemark in the VM: it must take over every task, survive fork,
 # CPU and affinity churn without a watchdog exit, restart itself after CPU
 # hotplug (a recoverable exit), and exit cleanly on SIGINT.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 expect_eq "no scheduler before load" disabled "$(scx_state)"

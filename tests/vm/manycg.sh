@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --mem 2048 --timeout 500
+# plan: 12
 # pool: which cgroup is killed and what the report lists; its waits poll, nothing timed
 # No silent caps: with 600 BE cgroups the memory hog far down the glob order
 # (/be/j590; the eviction candidates used to stop at the first 256) is the
 # one killed, once; the innocents before it keep running with memory.high
 # put back; /report lists every cgroup. Then 1,000 BE cgroups: tidemarkd's
 # CPU and memory reported.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
@@ -46,7 +49,6 @@ wait_log /tmp/td.log "tidemarkd: running" 20 || { not_ok "daemon starts" "$(cat 
 
 hog_mib=$((total_mib * (evict - base + 15) / 100))
 in_cgroup be/j590 stress-ng --temp-path /tmp --vm 1 --vm-bytes ${hog_mib}M --vm-keep --vm-populate --timeout 90s
-hog=$!
 gone=
 for _ in $(seq 300); do
 	if [ -z "$(cat $cg/be/j590/cgroup.procs)" ]; then gone=1; break; fi
@@ -90,7 +92,7 @@ done
 note "1,000 BE cgroups made and filled in $(($(date +%s) - f0)) s"
 sleep 5
 ticks() { awk '{ print $14 + $15 }' /proc/$dpid/stat; }
-# 5 s: 50 of its rounds; the figure is noted, not judged (a speed
+# 5 s: 50 of its rounds; the CPU figure is noted, not judged (a speed
 # target belongs in make bench), and 20 s cost make test 15 s more
 t0=$(ticks)
 s0=$(date +%s%N)
@@ -103,6 +105,10 @@ rss=$(awk '/^VmRSS/ { print $2 }' /proc/$dpid/status)
 note "tidemarkd at 1,000 BE cgroups: ${cpu}% of one CPU over 5 s (utime+stime), VmRSS ${rss} kB"
 n=$(curl -s http://127.0.0.1:9477/report | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["cgroups"]))')
 if [ "${n:-0}" -ge 1001 ]; then ok "/report lists all 1,000 BE cgroups ($n); tidemarkd ${cpu}% CPU, ${rss} kB"; else not_ok "/report lists all 1,000 BE cgroups" "$n"; fi
+# 16-18 MB in ten CI runs; a leak of 1 kB per cgroup and round would be
+# 50 MB more here. The CPU figure is TCG's (42-92% of one CPU in the same
+# runs): a bench figure, not judged here.
+if is_num "$rss" && [ "$rss" -le 24576 ]; then ok "tidemarkd's memory at 1,000 BE cgroups at most 24 MiB (VmRSS ${rss} kB)"; else not_ok "tidemarkd's memory at 1,000 BE cgroups at most 24 MiB" "VmRSS ${rss:-none} kB"; fi
 expect_eq "no kill while 1,000 cgroups were measured" "$kills0" "$(grep -c "action=kill" /tmp/td.log)"
 check "tidemarkd still running" kill -0 $dpid
 kill $dpid

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 300
+# plan: 15
 # pool: refusals and file modes; nothing timed
 # The pin directory cannot be hijacked: one made first by another user (or
 # group/world-writable, or a link) is refused by scx_tidemark, which leaves
 # it untouched and pins nothing, and by tidemarkctl and tidemarkd, which
 # never open pins there; the loader creates its own 0700, root's.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 pins=/sys/fs/bpf/tidemark

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 240
+# plan: 3
 # A wakee only one CPU may run goes straight to that CPU's local queue, with
 # no kick: the kernel reschedules an idle CPU after such an insert
 # (local_dsq_post_enq), and a kick from enqueue costs an irq_work self-IPI.
 # Checked from outside the scheduler: a pipe ping-pong between a task pinned
 # to CPU 0 and one pinned to CPU 1, the second idle between rounds. Were the
 # idle CPU not woken, each round would wait for its next interrupt.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

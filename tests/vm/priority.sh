@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # vm: --cpus 1 --icount --timeout 300
+# plan: 7
 # ONLINE priority over BE: the same request/response probe (tm-probe) runs
 # alone and then with BE hogs saturating the CPU, in one VM run (icount:
 # virtual time, so the two runs are comparable). p99 wakeup latency with BE
-# must stay within 1.5x of alone.
+# must stay within 1.1x of alone: 1.00-1.05x in ten CI runs; BE not
+# preempted, or the old fixed 5 ms grid's bad phase (1.65x), is far out.
 #
 # One vCPU on purpose: in icount mode QEMU runs vCPUs round-robin on one
 # thread, and an IPI to a busy vCPU waits for its turn. Measured on 2 vCPUs:
 # remote preemption kicks took 1-8 ms to land (local ones 64-128 us), and
 # EEVDF with BE at cpu.weight 1 showed the same (p99 wakeup 3.6 ms vs 146 us
 # alone). One vCPU measures the policy, not the emulator.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 mkdir -p /sys/fs/cgroup/be /sys/fs/cgroup/online
@@ -44,10 +48,10 @@ wait $hogs
 read -r a b ra rb served < <(json_figs /tmp/alone.json:wakeup_us.p99 /tmp/be.json:wakeup_us.p99 \
 	/tmp/alone.json:request_us.p99 /tmp/be.json:request_us.p99 /tmp/be.json:requests)
 note "p99 wakeup: alone ${a} us, with BE ${b} us; p99 request: alone ${ra} us, with BE ${rb} us"
-if awk "BEGIN { exit !($b <= 1.5 * $a) }"; then
-	ok "p99 wakeup with BE hogs within 1.5x of alone ($b <= 1.5 x $a us)"
+if is_num "$a" "$b" && awk "BEGIN { exit !($a > 0 && $b <= 1.1 * $a) }"; then
+	ok "p99 wakeup with BE hogs within 1.1x of alone ($b <= 1.1 x $a us)"
 else
-	not_ok "p99 wakeup with BE hogs within 1.5x of alone" "alone $a us, with BE $b us"
+	not_ok "p99 wakeup with BE hogs within 1.1x of alone" "alone ${a:-none} us, with BE ${b:-none} us"
 fi
 if [ "${served:-0}" -ge 1980 ]; then ok "every request served with BE ($served of 2000)"; else not_ok "every request served with BE" "${served:-none} of 2000"; fi
 stats=$(grep '^{' "$log" | tail -n 1)

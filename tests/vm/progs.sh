@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 200
+# plan: 10
 # pool: counts calls and run time, judges neither against a clock
 # tidemarkctl progs: each sched_ext callback's calls and run time over an
 # interval or a command's run, from the kernel's BPF statistics, switched on for the interval
 # only; for tidemark and for another scheduler (scx_simple, as the bench
 # compares them).
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

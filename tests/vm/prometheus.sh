@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 420
+# plan: 14
 # A real Prometheus server (Debian's) scrapes tidemarkd every second; PromQL
 # over its HTTP API then finds what the metrics claim: BE's CPU rate (from
 # the cgroups' cpu.stat counters) at the line with BE saturating, the
@@ -9,7 +10,9 @@
 # per-cgroup histogram counting the same waits, and build_info present; the
 # monitoring pack's alert rules evaluate without error and none fires, its
 # dashboard's queries run, and every metric they read is served.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 command -v prometheus >/dev/null || { not_ok "prometheus is installed (tools/deps.sh)"; tap_done; }

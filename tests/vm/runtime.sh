@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 200
+# plan: 18
 # A scheduler restart keeps the operator's runtime changes: tidemarkctl class
 # and cap are recorded in /run/tidemark/runtime.json and applied again to
 # the next scheduler, after its class rules. The maps a scheduler killed
 # with -9 leaves pinned are refused by the tools.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 300
+# plan: 16
 # tidemarkctl stats watches a scheduler another process started: ONLINE's CPU
 # agrees with the cgroup's own cpu.stat within the same interval, the wait
 # percentiles are ordered, ONLINE cgroups are named, all of them (no cap),
@@ -8,7 +9,9 @@
 # but not judged: about 100 mCPU here, where a few mCPU are several per cent
 # (it read 4-10% above cpu.stat while the judged window held the tool's own
 # start and exit; since, 107 and 119 against 109 and 119 mCPU).
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --icount --timeout 400
+# plan: 20
 # The tuning sweep end to end, short (make bench BENCH_MODE=sweep runs the
 # long one): two slice_us values (the default one of them) under one scheduler, changed with
 # tidemarkctl set, each one in effect while measured; a value outside the
 # tunable's range is recorded as an error with the range, not measured;
 # tuning.py turns the records into the guide; nothing is left behind.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 res=/tmp/sweep.jsonl

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # vm: --cpus 16 --llcs 4 --timeout 200
+# plan: 12
 # pool: reads the topology; nothing timed
 # tidemarkctl topology on a 16-vCPU guest with four L3 domains: hwloc's map,
 # the sysfs cross-check, and an offline CPU.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 out=$(build/tidemarkctl topology --json 2>/tmp/topo.err)

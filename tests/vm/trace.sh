@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 300
+# plan: 32
 # tidemarkctl trace against a scheduler another process started: the events
 # it records add up to what cgroup cpu.stat says over the trace's own span
 # (the stops' ran_us, ONLINE's and BE's), every run is closed by its stop on
@@ -7,7 +8,9 @@
 # the Perfetto form is a valid Chrome trace with a track per CPU; one reader
 # at a time; a reader killed mid-trace leaves no trace running past its
 # deadline; bad options are refused. The cost when off: tests/bench/trace-cost.sh.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --llcs 2 --timeout 400
+# plan: 30
 # Every tunable at runtime, on a scheduler another process started: slice_us
 # and window_us take effect without a reload (measured from outside: context
 # switches of two CPU hogs sharing a CPU, and the scheduler's window count),
 # placement is cleared and restored, bad values and load-time settings are
 # refused with nothing changed.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # vm: host
+# plan: 13
 # pool: boots, layouts and exit codes; its one time bound (under 40 s for a 15 s --timeout) holds on half the host
 # tools/vm/run itself: L3 layouts seen in the guest's sysfs, exit status
 # passthrough, argument errors, timeout and guest panic end with a clear
 # message and never hang.
 cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=../lib/lib.sh
 . tests/lib/lib.sh
 
 # L3 domains as the guest's sysfs lists them, one "cpus" list per line.

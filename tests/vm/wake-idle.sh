@@ -12,7 +12,9 @@
 # 3 runs, 16-24 such races, waiting up to 5.3-9.8 ms (most past 2 ms: BE's
 # grant; upper quartile 4.0-4.9 ms); after, 6 runs, 19-39 races, waiting at
 # most 0.84 ms (upper quartile 0.20-0.36 ms in 6 runs).
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 S=10
@@ -68,9 +70,11 @@ PY
 )
 note "ONLINE placed on an idle CPU: $n; BE ran there first: $raced (waits us: $waits)"
 check "the service woke onto idle CPUs ($n placements)" test "${n:-0}" -ge 100
-# BE's grants are ms long: a wakee queued behind one waits that long
-check "wakees on an idle CPU not queued behind BE there (upper quartile of the raced waits ${q3} us < 1000)" \
-	test "${q3:-0}" -lt 1000
+# BE's grants are ms long: a wakee queued behind one waits that long. No
+# race seen is no evidence (19-39 a run, before and after the fix): at
+# least 5 are judged.
+check "wakees on an idle CPU not queued behind BE there (upper quartile of ${raced:-no} raced waits ${q3} us < 1000)" \
+	test "${raced:-0}" -ge 5 -a "${q3:-99999}" -lt 1000
 
 kill -INT $sched_pid
 wait $sched_pid

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 1 --icount --timeout 420
+# plan: 7
 # Wakeup preemption between ONLINE tasks (wake_gran_us, 2000 by default): a
 # request/response service (tm-probe) in one ONLINE cgroup next to four busy
 # threads of another at the same weight. The service's wakeups find no idle
@@ -13,7 +14,9 @@
 # boots in two (docs/scheduler.md, ONLINE sharing). Measured (5 s per setting and
 # round, 6 runs): p50 request 737 us with it, 10.8-11.3 ms off (EEVDF 697);
 # p99 3.8-4.9 ms against 21.7-21.9 ms (EEVDF 3.6-4.6). 10 s gave the same.
+# shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
+# shellcheck source=../lib/vmlib.sh
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
@@ -62,7 +65,7 @@ expect_eq "nothing preempted with it off (set to 0)" "0 0" "$p_off1 $p_off2"
 
 figs=()
 for s in eevdf on1 on2 off1 off2; do
-	figs+=(/tmp/$s.json:wakeup_us.p50 /tmp/$s.json:request_us.p50 /tmp/$s.json:request_us.p99)
+	figs+=("/tmp/$s.json:wakeup_us.p50" "/tmp/$s.json:request_us.p50" "/tmp/$s.json:request_us.p99")
 done
 read -r w_eevdf r_eevdf t_eevdf w_on1 r_on1 t_on1 w_on2 r_on2 t_on2 w_off1 r_off1 t_off1 \
 	w_off2 r_off2 t_off2 < <(json_figs "${figs[@]}")

@@ -46,7 +46,7 @@
 # more or less overhead than the VM's may need another rate for the same load).
 # Ranges and their checks: tools/bench/knobs.sh.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 where=vm base=""
 if [ "${TM_BENCH_HOST:-0}" = 1 ]; then
 	where=host base=/tidemark-bench
@@ -61,6 +61,7 @@ out=$TM_SHARE/results.jsonl
 n=$(nproc)
 cg=/sys/fs/cgroup
 SUPPRESS=65
+# shellcheck source=knobs.sh
 . tools/bench/knobs.sh
 bench_knobs || exit 2
 echo "+cpu +cpuset" >$cg/cgroup.subtree_control || exit 1

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The bench's BENCH_* knobs, checked in one place: sourced by guest.sh and
 # by run.sh's host mode, which refuses a bad one before anything runs (on a
 # server, not hours into a full run). Sets SETTLE_S, RATE_PER_CPU,

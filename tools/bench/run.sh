@@ -60,6 +60,7 @@ if [ "$mode" = host ]; then
 	case $what in quick | full) ;; *) echo "bench: host runs quick or full, got '$what'" >&2; exit 2 ;; esac
 	fail() { echo "bench: host mode: $*" >&2; exit 1; }
 	# a bad BENCH_* knob refused before anything runs, not hours in
+	# shellcheck source=knobs.sh
 	. tools/bench/knobs.sh
 	bench_knobs || exit 2
 	[ "$(id -u)" = 0 ] || fail "needs root (cgroups, sched_ext)"
