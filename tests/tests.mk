@@ -15,7 +15,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(UNIT_OUT)/%,$(UNIT_SRCS))
 # tests drive its configuration parser and actuators).
 $(UNIT_OUT)/%: tests/unit/%.c $(wildcard bpf/*.h userspace/*/*.h userspace/*/*/*.h topology/*.h tests/unit/*.h) $(LIBTMD) $(LIBTM) $(BUILD)/ksrc
 	@mkdir -p $(UNIT_OUT)
-	$(CC) $(CFLAGS) $(WARN) -Wno-clobbered -std=gnu11 -D_GNU_SOURCE $(USER_INC) $(DAEMON_INC) \
+	$(CC) $(UNIT_MUT_INC) $(CFLAGS) $(WARN) -Wno-clobbered -std=gnu11 -D_GNU_SOURCE $(USER_INC) $(DAEMON_INC) \
 		-I$(KSRC)/tools/testing/selftests -o $@ $< $(LIBTMD) $(LIBTM) $(DAEMON_LIBS)
 
 include tests/fuzz/fuzz.mk
@@ -51,6 +51,16 @@ endif
 test-vm: all asan-build $(BUILD)/scx_tidemark_notrace $(BUILD)/tm-insns kernel $(BUILD)/peers/scx_simple \
 	$(BUILD)/peers/scx_flatcg
 	tests/run $(wildcard tests/vm/*.sh)
+
+# The mutation test (tools/mutants.py, tests/mutants/mutants.ini): each
+# mutant built in a copy of the tree and run against the tests that own its
+# claim, the kernel built first. Long (VM tests per mutant): not in make
+# test, where tests/host/mutants.sh checks the list and runs the mutants its
+# unit tests kill. MUTANTS=id,id runs some.
+MUTANT_NEEDS := all $(UNIT_BINS) $(BUILD)/scx_tidemark_notrace $(BUILD)/tm-insns
+mutant-needs: $(MUTANT_NEEDS)
+mutants: $(MUTANT_NEEDS) kernel
+	tools/mutants.py $(if $(MUTANTS),--only $(MUTANTS))
 
 # The API traffic of one tidemarkd in steady state over more than five
 # minutes (make test counts 90 s of it).
