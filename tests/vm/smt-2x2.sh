@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 4 --threads 2 --timeout 400 --kprobe p:tidemark_smtshare/blocked,dequeue_task,flags=$arg3:u32
-# plan: 11
+# plan: 12
 # SMT expel on two cores of two threads. Four vCPUs share the two host
 # cores: a kick to a busy sibling lands when the host runs its thread, a
 # few ms later (BE's leave p50 1.4-3.3 ms here, against 0.07-0.15 ms with a

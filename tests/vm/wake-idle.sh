@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 300
+# plan: 4
 # An ONLINE wakeup placed on an idle CPU (select_cpu) lands in that CPU's
 # local queue later, under its lock; the CPU may have started BE meanwhile
 # (woken to run BE by the window timer or a BE enqueue). The wakee must go
