@@ -205,9 +205,11 @@ def main():
                 f"in {(time.time() - t_all) / 60:.0f} min\n\n")
         f.write("| mutant | claim | change | tests | verdict |\n|---|---|---|---|---|\n")
         for m, verdict, why, dt in rows:
-            ch = f"`{m['file']}`: `{' '.join(m['from'].split())}` -> `{' '.join(m['to'].split())}`"
+            # a '|' in a table cell ends it, even inside a code span
+            cell = lambda x: x.replace("|", "\\|")
+            ch = f"`{m['file']}`: `{cell(' '.join(m['from'].split()))}` -> `{cell(' '.join(m['to'].split()))}`"
             f.write(f"| {m['id']} | {m['claim']} | {ch} | {' '.join('`%s`' % t for t in m['tests'].split())} "
-                    f"| {verdict} ({dt:.0f} s): {why.replace('|', '/')} |\n")
+                    f"| {verdict} ({dt:.0f} s): {cell(why)} |\n")
     print(f"mutants: {killed} of {len(rows)} killed; report in {os.path.relpath(a.report, TOP)}")
     shutil.rmtree(os.path.join(tree, "build/mutants"), ignore_errors=True)
     return 0 if killed == len(rows) else 1
