@@ -7,11 +7,12 @@
 # with its claim broken is a defect in that test, and the mutant survives. The original file is put back after each.
 #
 #   tools/mutants.py [--check] [--only ID,ID...] [--report FILE] [--list FILE]
-#   tools/mutants.py --show ID KEY
+#   tools/mutants.py --apply ID OUT
 #
 # --check: only verify the list (each entry complete, its text found once
 #          in its file, its tests there) and exit.
-# --show:  print one entry's value (tests/host/mutants.sh applies them).
+# --apply: write the mutant's file, mutated, to OUT (the tree untouched;
+#          tests/host/mutants.sh builds unit tests against it).
 # Exit 0 when every mutant run was killed, 1 when one survived or did not
 # build, 2 when the list itself is wrong.
 import argparse
@@ -97,6 +98,10 @@ def check(muts, root):
     return errs
 
 
+def mutate(text, m):
+    return text.replace(m["from"], m["to"], 1)
+
+
 def sh(cmd, cwd, log, timeout):
     with open(log, "a") as f:
         f.write(f"$ {' '.join(cmd)}\n")
@@ -123,15 +128,19 @@ def main():
     ap.add_argument("--only")
     ap.add_argument("--report", default=os.path.join(TOP, "build/mutants/report.md"))
     ap.add_argument("--list", default=LIST)
-    ap.add_argument("--show", nargs=2, metavar=("ID", "KEY"))
+    ap.add_argument("--apply", nargs=2, metavar=("ID", "OUT"))
     a = ap.parse_args()
     muts = parse(a.list)
-    if a.show:
-        m = [m for m in muts if m["id"] == a.show[0]]
-        if not m or a.show[1] not in m[0]:
-            print(f"mutants: no {a.show[1]} of a mutant {a.show[0]}", file=sys.stderr)
+    if a.apply:
+        m = [m for m in muts if m["id"] == a.apply[0]]
+        if not m:
+            print(f"mutants: no mutant {a.apply[0]} in {a.list}", file=sys.stderr)
             return 2
-        sys.stdout.write(m[0][a.show[1]] if a.show[1] != "line" else str(m[0]["line"]))
+        text = open(os.path.join(TOP, m[0]["file"])).read()
+        if text.count(m[0]["from"]) != 1:
+            print(f"mutants: [{a.apply[0]}] does not apply once to {m[0]['file']}", file=sys.stderr)
+            return 2
+        open(a.apply[1], "w").write(mutate(text, m[0]))
         return 0
     errs = check(muts, TOP)
     if errs:
@@ -170,7 +179,7 @@ def main():
         path = os.path.join(tree, m["file"])
         orig = open(path).read()
         t0 = time.time()
-        open(path, "w").write(orig.replace(m["from"], m["to"], 1))
+        open(path, "w").write(mutate(orig, m))
         try:
             if sh(["make", "-s", f"-j{jobs}", "mutant-needs"], tree, log, 3600):
                 verdict, why = "does not build", "see " + os.path.relpath(log, TOP)

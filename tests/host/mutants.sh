@@ -38,13 +38,10 @@ while read -r id file tests; do
 	for t in $tests; do [[ $t == build/tests/test_* ]] && unit=${t#build/tests/}; done
 	[ -n "$unit" ] || continue
 	mkdir -p "$tmp/$id/inc" "$tmp/$id/out"
-	python3 - "$file" "$tmp/$id/inc/$(basename "$file")" "$id" <<'PY'
-import subprocess, sys
-src, dst, mid = sys.argv[1:]
-show = lambda k: subprocess.run(["tools/mutants.py", "--show", mid, k], capture_output=True, text=True, check=True).stdout
-text = open(src).read()
-open(dst, "w").write(text.replace(show("from"), show("to"), 1))
-PY
+	if ! tools/mutants.py --apply "$id" "$tmp/$id/inc/$(basename "$file")"; then
+		not_ok "$id: killed by $unit" "it does not apply"
+		continue
+	fi
 	if ! make -s --no-print-directory UNIT_MUT_INC="-I$tmp/$id/inc" UNIT_OUT="$tmp/$id/out" \
 		"$tmp/$id/out/$unit" >"$tmp/$id/build.log" 2>&1; then
 		not_ok "$id: killed by $unit" "it does not build: $(tail -5 "$tmp/$id/build.log")"
