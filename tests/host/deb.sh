@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # plan: 13
+# pool: builds and reads packages, times nothing
+# pool group: packages
 # make deb: the package Debian's tooling builds from the tree (dpkg-
 # buildpackage on a staged copy with dist/debian as debian/), clean under
 # lintian, holding the programs, units, manual pages, docs and the

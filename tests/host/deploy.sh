@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # plan: 5
+# pool: builds and reads packages, times nothing
+# pool group: packages
 # README's "Run it on your nodes" blocks, run as far as this machine allows
 # (no systemd as init, no cluster, no registry): the package's block in a
 # fresh Debian root with apt, line by line as written; the image's with a

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # plan: 8
+# pool: a fixed number of runs; its only bound, 10 s an input, is far from any
 # Every libFuzzer target (tests/fuzz, ASan + UBSan) replays its seeds and
 # the inputs that once crashed it, then mutates them for a fixed number of
 # runs from a fixed seed: no crash, leak, sanitizer report or time-out. The

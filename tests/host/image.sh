@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # plan: 15
+# pool: builds and reads packages, times nothing
+# pool group: packages
 # make image: the OCI archive the DaemonSet pulls (loaded by podman, docker
 # or ctr), built offline from the Debian archive. Read back by skopeo (the
 # image library podman uses) in both its OCI and its Docker form, tagged as

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # plan: 10
+# pool: reads a kernel configuration, times nothing
 # The kernel path for nodes: Debian's own 6.12 config (linux-config-6.12)
 # plus kernel-config/tidemark.config, after olddefconfig, has every option
 # the fragment asks for, and keeps Debian's values where the fragment says

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # plan: 5
+# pool: reads files, times nothing
 # Every shell script and Python helper of the tree linted: shellcheck at
 # warning level (.shellcheckrc: sourced files followed) and pyflakes. Each
 # linter is first shown a file with a planted fault: one that no longer

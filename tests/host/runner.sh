@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# plan: 37
+# plan: 39
 # tests/run itself: it counts TAP lines, fails a program that exits non-zero
 # without a "not ok", and names in its summary why a VM ended without the
 # test's status (what tools/vm/run printed: its diagnosis, the first oops line
@@ -116,8 +116,8 @@ cat >"$tree/tools/kernel.sh" <<X
 case "\${FAKE_KERNEL:-}" in
 "") echo /k; exit 0 ;;
 build) [ "\$1" = --cached ] && exit 1
-	# done once h.sh has run (or after 20 s): h.sh ran while it was built
-	for _ in \$(seq 200); do grep -q "^end tests/host/h.sh" $dir/events && break; sleep 0.1; done
+	# done once r.sh has run (or after 20 s): the host programs ran while it was built
+	for _ in \$(seq 200); do grep -q "^end tests/host/r.sh" $dir/events && break; sleep 0.1; done
 	echo "end kernel \$(date +%s.%N)" >>$dir/events; echo /k/new ;;
 fail) [ "\$1" = --cached ] && exit 1; echo "kernel: fragment not satisfied; fix kernel-config/" >&2; exit 1 ;;
 esac
@@ -136,6 +136,12 @@ X
 }
 fake tests/host/h.sh host "true"
 fake tests/host/g.sh host "true"
+fake tests/host/p.sh host "true"
+sed -i '2a # pool: times nothing' "$tree/tests/host/p.sh"
+for q in q r; do
+	fake tests/host/$q.sh host "true"
+	sed -i '2a # pool: builds what the other reads\n# pool group: pair' "$tree/tests/host/$q.sh"
+done
 sed -i '2a # alone: measures the whole host' "$tree/tests/host/g.sh"
 fake tests/vm/a.sh "--cpus 2 --icount" "true"
 fake tests/vm/b.sh "--cpus 4 --icount --timeout 60" 'echo "not ok 2 b broke"' 2
@@ -144,7 +150,7 @@ fake tests/vm/d.sh "host" "true"
 sed -i '2a # pool: times nothing' "$tree/tests/vm/a.sh" "$tree/tests/vm/b.sh"
 sed -i '2a # pool: runs nothing it times' "$tree/tests/vm/d.sh"
 chmod +x "$tree"/tests/*/*.sh "$tree/tools/vm/run" "$tree/tools/kernel.sh"
-runtree() { (cd "$tree" && env "$@" tests/run tests/host/h.sh tests/host/g.sh tests/vm/a.sh tests/vm/b.sh tests/vm/c.sh tests/vm/d.sh 2>&1); }
+runtree() { (cd "$tree" && env "$@" tests/run tests/host/h.sh tests/host/g.sh tests/host/p.sh tests/host/q.sh tests/host/r.sh tests/vm/a.sh tests/vm/b.sh tests/vm/c.sh tests/vm/d.sh 2>&1); }
 at() { # start|end test
 	awk -v k="$1" -v n="tests/vm/$2.sh" '$1 == k && $2 == n { print $3 }' "$dir/events"
 }
@@ -163,12 +169,16 @@ ordered() { # desc t1 t2 [t3 t4 ...]: ok when each pair is in order
 : >"$dir/events"
 out=$(runtree env TIDEMARK_TEST_JOBS=2)
 rc=$?
-expect_eq "pool: the counts of tests run side by side" "6 passed, 1 failed, 0 skipped" "$(tail -n 1 <<<"$out")"
+expect_eq "pool: the counts of tests run side by side" "9 passed, 1 failed, 0 skipped" "$(tail -n 1 <<<"$out")"
 expect_eq "pool: a failure in the pool fails the run" 1 "$rc"
 check "pool: the failure is named" grep -qxF "FAILED tests/vm/b.sh: 2 b broke" <<<"$out"
-# the host programs first, beside the first pooled VM test
-ordered "pool: the host programs ran beside a VM test" \
-	"$(hat start h)" "$(at end a)" "$(at start a)" "$(hat end h)"
+# the host programs first, beside the first pooled host program
+ordered "pool: the host programs ran beside a host program with a \"# pool:\" line" \
+	"$(hat start h)" "$(hat end p)" "$(hat start p)" "$(hat end h)"
+ordered "pool: the \"# pool:\" host programs before the \"# pool:\" VM tests" \
+	"$(hat start p)" "$(at start a)" "$(hat start p)" "$(at start b)"
+ordered "pool: the host programs of one \"# pool group:\" one after another" \
+	"$(hat end q)" "$(hat start r)"
 ordered "pool: a host program with an \"# alone:\" line runs before the pool" \
 	"$(hat end g)" "$(hat start h)" "$(hat end g)" "$(at start d)"
 ordered "pool: a VM test without a \"# pool:\" line after the pool, alone" \
@@ -188,8 +198,10 @@ fi
 : >"$dir/events"
 out=$(runtree env TIDEMARK_TEST_JOBS=2 FAKE_KERNEL=build)
 kat() { awk -v k="$1" '$1 == k && $2 == "kernel" { print $3 }' "$dir/events"; }
-expect_eq "kernel built: the same counts" "6 passed, 1 failed, 0 skipped" "$(tail -n 1 <<<"$out")"
-ordered "kernel built: the host program ran while it was built" "$(hat end h)" "$(kat end)"
+expect_eq "kernel built: the same counts" "9 passed, 1 failed, 0 skipped" "$(tail -n 1 <<<"$out")"
+ordered "kernel built: the host programs ran while it was built, one after another" \
+	"$(hat end h)" "$(kat end)" "$(hat end h)" "$(hat start p)" "$(hat end p)" "$(hat start q)" \
+	"$(hat end r)" "$(kat end)"
 ordered "kernel built: the \"# alone:\" host program and the VM tests after it" \
 	"$(kat end)" "$(hat start g)" "$(kat end)" "$(at start a)" "$(kat end)" "$(at start d)"
 check "kernel built: said, with its time" grep -qE "^== the test kernel: /k/new \([0-9]+ s\)$" <<<"$out"
@@ -197,7 +209,7 @@ check "kernel built: said, with its time" grep -qE "^== the test kernel: /k/new 
 out=$(runtree env TIDEMARK_TEST_JOBS=2 FAKE_KERNEL=fail)
 rc=$?
 expect_eq "kernel build failed: the host programs counted, each VM test failed once" \
-	"1|2 passed, 4 failed, 0 skipped" "$rc|$(tail -n 1 <<<"$out")"
+	"1|5 passed, 4 failed, 0 skipped" "$rc|$(tail -n 1 <<<"$out")"
 check "kernel build failed: no VM test ran" bash -c "! grep -q 'tests/vm/' '$dir/events'"
 check "kernel build failed: each VM test named, and why" \
 	grep -qxF "FAILED tests/vm/c.sh: not run, the test kernel did not build (tools/kernel.sh, above)" <<<"$out"
