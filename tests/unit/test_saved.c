@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "kselftest_harness.h"
@@ -115,6 +116,45 @@ TEST_F(saved, only_the_owner_s_records_are_restored)
 	EXPECT_STREQ("100", get("/be/mem/memory.high"));
 	EXPECT_EQ(1, tm_cg_restore(&d, "fallback", "/be/mem", NULL));
 	EXPECT_STREQ("max", get("/be/mem/memory.high"));
+}
+
+/* Last saved, first restored: the fallback saves cpu.weight before
+ * cpu.idle, and cpu.idle 0 resets cpu.weight (a weight written while the
+ * cgroup is idle is refused), so cpu.idle must go back first. The order
+ * of the writes is read from inotify, which queues them as they happen. */
+TEST_F(saved, the_last_value_saved_is_the_first_restored)
+{
+	char p[128], buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	char order[64] = "";
+	ssize_t len;
+	int fd;
+
+	put("/be/mem/cpu.weight", "50\n");
+	put("/be/mem/cpu.idle", "0\n");
+	ASSERT_EQ(0, tm_cg_record(&d, "fallback", "/be/mem", "cpu.weight"));
+	ASSERT_EQ(0, tm_cg_record(&d, "fallback", "/be/mem", "cpu.idle"));
+	ASSERT_EQ(0, tm_saved_sync(&d));
+	put("/be/mem/cpu.idle", "1\n");
+	fd = inotify_init1(IN_NONBLOCK);
+	ASSERT_LE(0, fd);
+	snprintf(p, sizeof(p), "%s/be/mem", root);
+	ASSERT_LE(0, inotify_add_watch(fd, p, IN_CLOSE_WRITE));
+	EXPECT_EQ(2, tm_cg_restore(&d, "fallback", "/be/mem", NULL));
+	len = read(fd, buf, sizeof(buf));
+	ASSERT_LT(0, len);
+	for (char *e = buf; e < buf + len;) {
+		struct inotify_event *ev = (struct inotify_event *)e;
+
+		if (ev->len) {
+			strncat(order, ev->name, sizeof(order) - strlen(order) - 2);
+			strcat(order, " ");
+		}
+		e += sizeof(*ev) + ev->len;
+	}
+	close(fd);
+	EXPECT_STREQ("cpu.idle cpu.weight ", order);
+	EXPECT_STREQ("0", get("/be/mem/cpu.idle"));
+	EXPECT_STREQ("50", get("/be/mem/cpu.weight"));
 }
 
 /* Records written by tidemark 0.6.0, whose strategies had other names

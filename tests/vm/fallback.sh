@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 300
-# plan: 25
+# plan: 26
 # Protection when the scheduler is gone: kill -9 scx_tidemark with BE
 # saturating; tidemarkd puts the BE cgroup under CFS (cpu.idle, cpu.max from
 # the line) within 0.4 s and the node is back near the line; a tidemarkd
@@ -122,6 +122,10 @@ t1=$(date +%s.%N)
 dt=$(python3 -c "print(round($t1 - $t0, 2))")
 if python3 -c "import sys; sys.exit(not $t1 - $t0 <= 2.0)"; then ok "fallback left ${dt}s after the scheduler was enabled"; else not_ok "fallback left within 2 s" "${dt}s"; fi
 note "$(grep "strategy=fallback action=leave" /tmp/td.log | tail -1)"
+# all three at once, cpu.idle before the cpu.weight saved ahead of it (a
+# weight written while the cgroup is idle is refused, and cpu.idle 0 resets it)
+check "every recorded value put back as it leaves (restored=3 gone=0)" \
+	grep -q "strategy=fallback action=leave .*restored=3 gone=0 " /tmp/td.log
 # its maps are pinned just after it attaches (what the fallback waits on)
 for _ in $(seq 50); do r=$(readyz); [[ $r == 200* ]] && break; sleep 0.1; done
 if [[ $r == "200 ready: tidemark is the scheduler"* ]]; then ok "/readyz 200 again within 5 s of the scheduler's return"; else not_ok "/readyz 200 again within 5 s of the scheduler's return" "$r"; fi
