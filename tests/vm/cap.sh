@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --timeout 300
-# plan: 15
+# plan: 17
 # Per-cgroup BE CPU cap (map be_caps, tidemarkctl cap): a capped BE cgroup
 # runs at its cap while another BE cgroup takes the rest; removing the cap
-# gives it its share back. The cap is what the interference ladder's
+# gives it its share back; a cap below the cgroup's own cpu.max quota
+# holds (the lesser of the two wins). The cap is what the interference ladder's
 # "throttle" step uses (cgroup cpu.max is not enforced for sched_ext tasks).
 # shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
@@ -43,6 +44,26 @@ b=$(awk '{s+=$8} END{print int(s/NR)}' /tmp/w1)
 if within "$a" 10 20; then ok "capped cgroup at ~15% of the node ($a%)"; else not_ok "capped cgroup at ~15% of the node" "a $a% b $b%"; fi
 if [ "$b" -ge 70 ]; then ok "the other BE cgroup takes the rest ($b%)"; else not_ok "the other BE cgroup takes the rest" "a $a% b $b%"; fi
 
+# the cgroup's own quota above the cap: the cap moved to the cgroup the
+# hogs run in (its parent uncapped), which gets 1 CPU (half the node) of
+# cpu.max; the cap, 15%, still holds
+build/tidemarkctl cap /be/a off >/dev/null
+out=$(build/tidemarkctl cap /be/a/sub 300)
+echo +cpu >$cg/be/cgroup.subtree_control
+echo +cpu >$cg/be/a/cgroup.subtree_control
+echo "100000 100000" >$cg/be/a/sub/cpu.max
+check "/be/a/sub alone capped at 300 mCPU ($out), its cpu.max 1 CPU" \
+	test "$(grep -c '(1 cgroups)' <<<"$out")|$(cat $cg/be/a/sub/cpu.max)" = "1|100000 100000"
+tests/lib/busy.py --delay 0.5 --windows 2 --seconds 2 --cgroup a=/be/a --cgroup b=/be/b >/tmp/w1q
+while read -r l; do note "capped under cpu.max 1 CPU: $l"; done </tmp/w1q
+a=$(awk '{s+=$6} END{print int(s/NR)}' /tmp/w1q)
+b=$(awk '{s+=$8} END{print int(s/NR)}' /tmp/w1q)
+if within "$a" 10 20; then ok "capped below its cpu.max (1 CPU, 50%): still ~15% of the node ($a%)"; else
+	not_ok "capped below its cpu.max (1 CPU, 50%): still ~15% of the node" "a $a% b $b%"
+fi
+echo "max 100000" >$cg/be/a/sub/cpu.max || not_ok "cpu.max lifted" "$(cat $cg/be/a/sub/cpu.max)"
+build/tidemarkctl cap /be/a/sub off >/dev/null
+build/tidemarkctl cap /be/a 300 >/dev/null
 
 out=$(build/tidemarkctl cap /be/a off)
 check "cap removed ($out)" grep -q "removed" <<<"$out"
