@@ -51,9 +51,9 @@ PKGS=(
 	debhelper dpkg-dev lintian help2man mmdebstrap skopeo
 	# tests/host/deploy.sh runs README's Koordinator block (jq)
 	jq
-	# tests/host/nodemetric.sh: the stand-in API server checks NodeMetric
-	# against its schema, over TLS with a CA the test makes
-	python3-jsonschema openssl
+	# tests/host/nodemetric.sh: the stand-in API server, over TLS with a
+	# CA the test makes
+	openssl
 )
 
 # kubectl (its kustomize renders dist/kubernetes in the tests): Debian's

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# plan: 9
+# plan: 17
 # The VM tests' meters refuse missing input instead of reading it as 0:
 # tests/lib/bpfmap.py tells "absent" (exit 1 for lookup, 0 for absent) from
 # any error (exit 2: no such pin, bad key), on a real map pinned in a bpffs
 # of its own; tests/lib/cgsample.py ends with exit 2, naming the cgroup,
-# when one is missing or goes away mid-run.
+# when one is missing or goes away mid-run; tests/lib/crdcheck.py refuses
+# what the API server would (each error by path) and lists what it would
+# prune, against the NodeMetric CRD.
 # shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
@@ -93,4 +95,48 @@ if [ "$r" = 2 ] && [ -s "$tmp/s3" ] && grep -q "cannot read .*tm-meters-$$/cpu.s
 else
 	not_ok "cgsample: a cgroup removed mid-run ends it (exit 2)" "exit $r: $(cat "$tmp/e3")"
 fi
+
+# crdcheck.py: a NodeMetric as tidemarkd writes one, then broken one way each
+crd=tests/schema/nodemetric.crd.json
+cat >"$tmp/nm.json" <<'J'
+{"apiVersion": "slo.koordinator.sh/v1alpha1", "kind": "NodeMetric", "metadata": {"name": "node-a"},
+ "spec": {"metricCollectPolicy": {"aggregateDurationSeconds": 60, "reportIntervalSeconds": 60,
+          "nodeMemoryCollectPolicy": "usageWithoutPageCache", "nodeAggregatePolicy": {"durations": ["5m"]}}},
+ "status": {"updateTime": "2026-12-03T10:00:00Z",
+            "nodeMetric": {"nodeUsage": {"resources": {"cpu": "1200m", "memory": 1073741824}},
+                           "aggregatedNodeUsages": [{"duration": "5m", "usage": {"p95": {"resources": {"cpu": "2"}}}}]},
+            "podsMetric": [{"namespace": "shop", "name": "web-0", "podUsage": {"resources": {"cpu": "250m"}},
+                            "extensions": {"anything": {"kept": true}}}]}}
+J
+crdrun() { # name python-edit: crdcheck.py on the document edited so; its output and exit
+	python3 - "$tmp/nm.json" "$tmp/$1.json" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[3])
+json.dump(d, open(sys.argv[2], "w"))
+PY
+	tests/lib/crdcheck.py "$crd" "$tmp/$1.json" 2>&1
+	echo "exit $?"
+}
+expect_eq "crdcheck: a valid NodeMetric passes, nothing pruned" "exit 0" "$(crdrun good "")"
+expect_eq "crdcheck: a quantity that is not one, named by path" \
+	"error: status.nodeMetric.nodeUsage.resources.cpu: '1.2 cores' does not match ^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$|exit 1" \
+	"$(crdrun q 'd["status"]["nodeMetric"]["nodeUsage"]["resources"]["cpu"] = "1.2 cores"' | tr '\n' '|' | sed 's/|$//')"
+expect_eq "crdcheck: a wrong type, an int64 as a string" \
+	"error: spec.metricCollectPolicy.reportIntervalSeconds: must be an integer, not \"60\"|exit 1" \
+	"$(crdrun t 'd["spec"]["metricCollectPolicy"]["reportIntervalSeconds"] = "60"' | tr '\n' '|' | sed 's/|$//')"
+expect_eq "crdcheck: an enum missed and a time that is not RFC 3339" \
+	"error: spec.metricCollectPolicy.nodeMemoryCollectPolicy: 'usage' is not one of usageWithHotPageCache, usageWithoutPageCache, usageWithPageCache|error: status.updateTime: '2026-12-03 10:00' is not an RFC 3339 date-time|exit 1" \
+	"$(crdrun e 'd["spec"]["metricCollectPolicy"]["nodeMemoryCollectPolicy"] = "usage"; d["status"]["updateTime"] = "2026-12-03 10:00"' | tr '\n' '|' | sed 's/|$//')"
+expect_eq "crdcheck: a device without its required health, an int32 out of range" \
+	"error: status.podsMetric[0].podUsage.devices[0].minor: 4294967296 is out of the int32 range|error: status.podsMetric[0].podUsage.devices[0].health: required|exit 1" \
+	"$(crdrun r 'd["status"]["podsMetric"][0]["podUsage"]["devices"] = [{"minor": 1 << 32}]' | tr '\n' '|' | sed 's/|$//')"
+expect_eq "crdcheck: unknown fields and a null pruned, by path (extensions keep theirs)" \
+	"pruned: status.nodeMetric.nodeUsage.cpu|pruned: status.podsMetric[].qos|pruned: status.updateTime|exit 1" \
+	"$(crdrun p 'd["status"]["podsMetric"][0]["qos"] = "LS"; d["status"]["nodeMetric"]["nodeUsage"]["cpu"] = 1; d["status"]["updateTime"] = None' | tr '\n' '|' | sed 's/|$//')"
+expect_eq "crdcheck: the wrong kind and a name that is not a DNS subdomain" \
+	"error: kind: must be NodeMetric, not \"NodeSLO\"|error: metadata.name: \"Node_A\" is not a DNS subdomain|exit 1" \
+	"$(crdrun k 'd["kind"] = "NodeSLO"; d["metadata"]["name"] = "Node_A"' | tr '\n' '|' | sed 's/|$//')"
+expect_eq "crdcheck: an unreadable document: exit 2, named" "exit 2" \
+	"$(tests/lib/crdcheck.py "$crd" "$tmp/none.json" 2>/dev/null; echo "exit $?")"
 tap_done

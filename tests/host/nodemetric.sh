@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# plan: 89
+# plan: 91
 # NodeMetric and the API client on the host, against the stand-in API server
 # of tests/lib/kubestand.py (HTTPS with a CA made here, a bearer token): no
 # kube-apiserver can run on these machines. A stand-in cgroup tree holds pods
 # of every QoS class in both kubelet drivers' layouts, their CPU counters
 # growing at known rates (tests/lib/fakecpu.py). Checked: /nodemetric and
-# every status written validate against tests/schema/nodemetric.schema.json;
+# every status written are valid for Koordinator's NodeMetric CRD
+# (tests/schema/nodemetric.crd.json, its revision named there) as the API
+# server checks a write (tests/lib/crdcheck.py), nothing pruned but the
+# pods' priority and qos, which that revision's pod items lack;
 # pods are named from the API's pod list with Koordinator's QoS and priority;
 # usage, the collect policy of the NodeMetric's spec (window, durations,
 # memory policy) and prod reclaimable follow the counters; a missing
@@ -21,8 +24,10 @@ tmp=$(mktemp -d)
 d='' api='' fake='' hold=''
 trap 'touch "$tmp/stop"; kill $d $api $fake $hold 2>/dev/null; wait 2>/dev/null; [ -n "$KEEP" ] && cp -r "$tmp" /tmp/nmkeep; rm -rf "$tmp"' EXIT
 port=$(free_port 2) aport=$((port + 1))
-command -v openssl >/dev/null && python3 -c 'import jsonschema' 2>/dev/null ||
-	{ not_ok "openssl and python3-jsonschema are installed (tools/deps.sh)"; tap_done; }
+command -v openssl >/dev/null || { not_ok "openssl is installed (tools/deps.sh)"; tap_done; }
+crd=tests/schema/nodemetric.crd.json
+# written for Koordinator's later PodMetricInfo; pruned by the CRD's revision
+pruned_ok="status.podsMetric[].priority status.podsMetric[].qos"
 
 # --check: the kubernetes section refused field by field
 refused() { config_refused "$bin" "$1" "{\"version\":1,\"kubernetes\":$2}" "$3"; } # desc json-of-kubernetes expected-message
@@ -110,7 +115,7 @@ standin() { # extra args...: on $aport
 	rm -f "$tmp/api.out"
 	python3 tests/lib/kubestand.py --port $aport --cert "$tmp/srv.crt" --key "$tmp/srv.key" \
 		--token "$(cat "$tmp/token")" --node node-a --pods "$tmp/pods.json" \
-		--schema tests/schema/nodemetric.schema.json --dir "$tmp/api" --plan "$tmp/plan.json" \
+		--schema "$crd" --dir "$tmp/api" --plan "$tmp/plan.json" \
 		--nodeslo "$tmp/nodeslo.json" --watch-s 2 --require-rv0 \
 		"$@" >"$tmp/api.out" 2>&1 &
 	api=$!
@@ -161,16 +166,19 @@ if wait_for 20 statuses_ge $((n0 + 6)); then ok "statuses keep coming at the spe
 	not_ok "statuses keep coming at the spec's 1 s interval" "$(tail -5 "$tmp/api/requests.log")"; fi
 curl -s "http://127.0.0.1:$port/nodemetric" >"$tmp/nm-now.json"
 last=$(ls -t "$tmp/api"/status-*.json | head -1)
-python3 - "$tmp/nm-now.json" "$last" tests/schema/nodemetric.schema.json <<'PY' >"$tmp/judge.txt" 2>&1
+python3 - "$tmp/nm-now.json" "$last" "$crd" "$pruned_ok" <<'PY' >"$tmp/judge.txt" 2>&1
 import json, sys
-import jsonschema
-doc, sent, schema = (json.load(open(p)) for p in sys.argv[1:4])
-v = jsonschema.Draft7Validator(schema)
+sys.path.insert(0, "tests/lib")
+import crdcheck
+doc, sent, crd = (json.load(open(p)) for p in sys.argv[1:4])
 def out(ok, desc, detail=""):
     print(("ok" if ok else "not_ok") + "\t" + desc + "\t" + str(detail))
-errs = list(v.iter_errors(doc))
-out(not errs, "GET /nodemetric validates against the NodeMetric schema", errs[:1])
-out(not list(v.iter_errors(sent)), "the status the stand-in accepted validates too")
+errs, pruned, _ = crdcheck.check(doc, crd)
+out(not errs, "GET /nodemetric is valid for the NodeMetric CRD", errs[:1])
+shapes = sorted({crdcheck.shape(p) for p in pruned})
+out(shapes == sys.argv[4].split(), "nothing in it the CRD would prune but the pods' priority and qos", shapes)
+errs = crdcheck.check(sent, crd)[0]
+out(not errs, "the status the stand-in accepted is valid too", errs[:1])
 pol = doc.get("spec", {}).get("metricCollectPolicy", {})
 out(pol.get("aggregateDurationSeconds") == 3 and pol.get("nodeAggregatePolicy", {}).get("durations") == ["2s", "4s"]
     and pol.get("nodeMemoryCollectPolicy") == "usageWithPageCache", "the NodeMetric's collect policy is the one honoured", pol)
@@ -216,6 +224,8 @@ while IFS=$'\t' read -r res desc detail; do
 done <"$tmp/judge.txt"
 if grep -q Traceback "$tmp/judge.txt"; then not_ok "the judge ran" "$(cat "$tmp/judge.txt")"; else ok "the judge ran"; fi
 if [ -e "$tmp/api/invalid.log" ]; then not_ok "no status refused by the stand-in's schema check" "$(cat "$tmp/api/invalid.log")"; else ok "no status refused by the stand-in's schema check"; fi
+expect_eq "the stand-in pruned only the pods' priority and qos from the statuses written" "$pruned_ok" \
+	"$(sort "$tmp/api/pruned.log" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
 
 metric() { # name{labels} -> value
 	curl -s "http://127.0.0.1:$port/metrics" | awk -v m="$1" '$1 == m {print $2}'
@@ -437,11 +447,13 @@ d=$!
 wait_for 10 curl -sf -o "$tmp/nm2.json" "http://127.0.0.1:$port/nodemetric"
 sleep 2.5
 curl -s -o "$tmp/nm2.json" "http://127.0.0.1:$port/nodemetric"
-if python3 - "$tmp/nm2.json" tests/schema/nodemetric.schema.json <<'PY'; then ok "without an API: valid, no pod named, the report says why"; else not_ok "without an API" "$(head -c 800 "$tmp/nm2.json")" "$(cat "$tmp/d2.log")"; fi
+if python3 - "$tmp/nm2.json" "$crd" <<'PY'; then ok "without an API: valid, no pod named, the report says why"; else not_ok "without an API" "$(head -c 800 "$tmp/nm2.json")" "$(cat "$tmp/d2.log")"; fi
 import json, sys
-import jsonschema
-doc, schema = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-jsonschema.validate(doc, schema)
+sys.path.insert(0, "tests/lib")
+import crdcheck
+doc, crd = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+errs, pruned, _ = crdcheck.check(doc, crd)
+assert not errs and not pruned, (errs, pruned)
 assert doc["status"]["podsMetric"] == []
 assert "kubernetes.pods is none" in doc["metadata"]["annotations"]["tidemark.io/pod-identity"]
 assert "prodReclaimableMetric" not in doc["status"]

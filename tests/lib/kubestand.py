@@ -26,7 +26,10 @@ It answers the documented paths:
 and checks what a real one would: the bearer token or, with --client-ca, a
 client certificate of user --client-cn (else 401), the field
 selector, JSON bodies, the merge-patch content type on PATCH (415), and each
-NodeMetric written against the project's schema (422 with the first error).
+NodeMetric written against the CRD's structural schema (--schema: a
+tests/schema/*.crd.json read by tests/lib/crdcheck.py): 422 with the first
+error; fields the CRD does not know are pruned, as the server does, and
+each one's path (indexes left out) is listed once in DIR/pruned.log.
 
 A plan file (JSON, re-read on every request) makes calls fail first:
 {"patch_nodemetric_status": ["500", "429", "timeout", "403"]} answers the
@@ -47,7 +50,8 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import jsonschema
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import crdcheck  # noqa: E402  (beside this file)
 
 NM = "/apis/slo.koordinator.sh/v1alpha1/nodemetrics"
 SLO = "/apis/slo.koordinator.sh/v1alpha1/nodeslos"
@@ -77,8 +81,8 @@ def main():
                     help="a BOOKMARK event this often on a watch that asks for them")
     a = ap.parse_args()
 
-    schema = json.load(open(a.schema))
-    validator = jsonschema.Draft7Validator(schema)
+    crd = json.load(open(a.schema))
+    pruned_seen = set()
     lock = threading.Lock()
     state = {"nm": json.load(open(a.nodemetric)) if a.nodemetric else None, "n": 0,
              "node": {"apiVersion": "v1", "kind": "Node",
@@ -417,6 +421,11 @@ def main():
                     return self.reply(call, 415, self.status_obj(415, "UnsupportedMediaType", "ct"))
                 if doc.get("metadata", {}).get("name") != a.node:
                     return self.reply(call, 422, self.status_obj(422, "Invalid", "name"))
+                errs, _, doc = crdcheck.check(doc, crd)
+                if errs:
+                    with open(os.path.join(a.dir, "invalid.log"), "a") as f:
+                        f.write(errs[0] + "\n")
+                    return self.reply(call, 422, self.status_obj(422, "Invalid", errs[0]))
                 with lock, cv:
                     exists = state["nm"] is not None
                     if not exists:
@@ -436,9 +445,9 @@ def main():
                 return self.reply(call, 422, self.status_obj(422, "Invalid", "only status"))
             obj = dict(nm)
             obj["status"] = doc["status"]
-            errs = sorted(validator.iter_errors(obj), key=lambda e: list(e.path))
+            errs, pruned, obj = crdcheck.check(obj, crd)
             if errs:
-                msg = "%s: %s" % ("/".join(map(str, errs[0].path)), errs[0].message)
+                msg = errs[0]
                 with open(os.path.join(a.dir, "invalid.log"), "a") as f:
                     f.write(msg + "\n")
                 return self.reply(call, 422, self.status_obj(422, "Invalid", msg))
@@ -446,9 +455,13 @@ def main():
             if len(mgr) > 128:
                 return self.reply(call, 422, self.status_obj(422, "Invalid", "fieldManager"))
             with lock:
+                for q in sorted({crdcheck.shape(x) for x in pruned} - pruned_seen):
+                    pruned_seen.add(q)
+                    with open(os.path.join(a.dir, "pruned.log"), "a") as f:
+                        f.write(q + "\n")
                 state["n"] += 1
                 n = state["n"]
-                nm["status"] = doc["status"]
+                nm["status"] = obj.get("status", {})
                 # managedFields as the API server keeps them for Update
                 # operations: the writer owns the fields it set (with the
                 # time), the others lose those; an entry left empty goes
