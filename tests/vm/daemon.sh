@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 2 --mem 2048 --timeout 300
-# plan: 29
+# plan: 30
 # tidemarkd: memory watermark eviction (reaction, victims, ONLINE untouched),
 # dry-run, SIGHUP reload (good and bad), /metrics through promtool, the JSON
 # report against the load, and the scheduler outliving the daemon.
@@ -95,6 +95,27 @@ if [[ ${acts%% *} =~ ^throttle@([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -ge "$evic
 	ok "throttled first (memory.high) at ${evict}% or more, killed after ($acts)"
 else
 	not_ok "throttled first (memory.high) at the watermark, killed after" "actions on /be/hog (action@node_used_pct): ${acts:-none}; evict at $evict%"
+fi
+# the throttle asks for what brings the node down to the lower mark: need
+# (node used less evict_lower_pct) shared by size, the hog's share most of it
+thr=$(grep -m1 "strategy=memory_eviction action=throttle dry_run=false cgroup=/be/hog " /tmp/td.log)
+need=$(python3 - "$thr" "$lower" <<'EOP'
+import re, sys
+f = dict(re.findall(r"(\w+)=(\S+)", sys.argv[1]))
+total = int(open("/proc/meminfo").read().split()[1]) * 1024
+try:
+    need, pct = int(f["need_bytes"]), int(f["node_used_pct"])
+    cut = int(f["memory_current"]) - int(f["memory_high"])
+except (KeyError, ValueError):
+    print("unreadable"); sys.exit()
+want = (pct - int(sys.argv[2])) * total / 100
+ok = want - 0.015 * total <= need <= want + 0.01 * total and cut >= need / 2
+print("%s: need %.1f%% of memory at %d%% used (lower %s%%), the hog's memory.high %.1f%% below its use"
+      % ("ok" if ok else "wrong", need * 100 / total, pct, sys.argv[2], cut * 100 / total))
+EOP
+)
+if [[ $need == ok:* ]]; then ok "the throttle sizes memory.high for the lower mark (${need#ok: })"; else
+	not_ok "the throttle sizes memory.high for the lower mark" "$need; $thr"
 fi
 if grep -q "action=kill dry_run=false cgroup=/be/hog" /tmp/td.log; then ok "the big BE cgroup is killed"; else not_ok "the big BE cgroup is killed" "$(grep memory_eviction /tmp/td.log)"; fi
 expect_eq "the hog's cgroup is empty" "" "$(cat $cg/be/hog/cgroup.procs)"
