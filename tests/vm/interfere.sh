@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # vm: --cpus 1 --icount --timeout 400
-# plan: 26
+# plan: 28
 # Interference detection (tidemarkd strategy "interfere"). An ONLINE service
 # (tm-probe) runs next to an innocent BE CPU hog. Then a BE antagonist
 # starts: fork/exit churn, whose exiting tasks the scheduler runs as SYSTEM,
@@ -8,7 +8,8 @@
 # Dry run first: detected and decided, nothing done. Then for real: the
 # antagonist is named within 3.5 s, the ladder lowers the line, caps it and
 # then kills it, in that order; ONLINE's run-queue wait returns to its baseline; the
-# innocent hog is never acted on.
+# innocent hog is never acted on. Between the two, fork churn outside BE
+# (SYSTEM) is detected and no BE cgroup named for it.
 # shellcheck source=../lib/lib.sh
 . "$(dirname "$0")/../lib/lib.sh"
 # shellcheck source=../lib/vmlib.sh
@@ -128,6 +129,34 @@ kill $dpid; wait $dpid 2>/dev/null
 kill $ant 2>/dev/null; wait $ant 2>/dev/null
 pkill -f "stress-ng --temp-path /tmp --fork" 2>/dev/null
 sleep 5
+
+# --- interference from outside BE: fork churn in the root cgroup (SYSTEM)
+# beside the innocent hog. Detected, and no BE cgroup named: the hog's use
+# does not follow the sufferer's wait, it only gives way to the churn ---
+config true
+: >/tmp/td.log
+build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
+dpid=$!
+wait_log /tmp/td.log "tidemarkd: running" 10 || not_ok "daemon starts (SYSTEM churn)" "$(cat /tmp/td.log)"
+sleep 12	# baselines: 8 warm-up samples and some more
+stress-ng --temp-path /tmp --fork 4 --timeout 10s >/dev/null 2>&1 &
+sys=$!
+if wait_log /tmp/td.log "action=detect .*sufferer=/online " 15; then
+	line=$(grep -m1 "action=detect .*sufferer=/online " /tmp/td.log)
+	note "SYSTEM churn: $line"
+	check "SYSTEM churn beside the innocent hog: detected, no BE cgroup named (culprit=-)" \
+		grep -q " culprit=- " <<<"$line"
+else
+	not_ok "SYSTEM churn beside the innocent hog: detected, no BE cgroup named" "$(tail -5 /tmp/td.log)"
+fi
+wait $sys 2>/dev/null
+if grep "strategy=interference" /tmp/td.log | grep -q "/be/innocent"; then
+	not_ok "SYSTEM churn: the innocent hog never named" "$(grep /be/innocent /tmp/td.log | head -3)"
+else
+	ok "SYSTEM churn: the innocent hog never named"
+fi
+kill $dpid; wait $dpid 2>/dev/null
+sleep 3
 
 # --- for real; CPU delay from taskstats over generic netlink ---
 sysctl -qw kernel.task_delayacct=1
