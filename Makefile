@@ -57,7 +57,7 @@ BINS := $(BUILD)/scx_tidemark $(TIDEMARKD) $(BUILD)/tidemarkctl $(BUILD)/tm-prob
 
 .SECONDARY:
 
-.PHONY: mutants mutant-needs layering-objs install uninstall deb image kernel-deb kernel-deb-config all deps kernel vmlinux-h test test-needs test-needs-host test-unit test-vm demo clean format format-check format-files bench verifier soak soak-api fuzz asan-build
+.PHONY: mutants mutant-needs layering-objs install uninstall deb image kernel-deb kernel-deb-config all deps kernel vmlinux-h test check test-needs test-needs-host test-unit test-vm demo clean format format-check format-files bench verifier soak soak-api fuzz asan-build
 
 all: $(BINS)
 
