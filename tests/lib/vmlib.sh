@@ -48,9 +48,35 @@ sched_start() {
 	build/scx_tidemark "$@" >/tmp/scx.log 2>&1 &
 	# shellcheck disable=SC2034 # the test's: it kills and waits for it
 	sched_pid=$!
-	wait_state enabled 20 && return 0
+	wait_state enabled 30 && return 0
 	not_ok "scheduler loads" "$(cat /tmp/scx.log)"
 	tap_done
+}
+
+# Start build/tidemarkd --config FILE (default /tmp/td.json) in the
+# background (stderr to /tmp/td.log, pid in $daemon_pid) and wait until it
+# says it runs: 0, or the test failed and ended (the log as the reason).
+daemon_start() { # [config]
+	build/tidemarkd --config "${1:-/tmp/td.json}" 2>/tmp/td.log &
+	# shellcheck disable=SC2034 # the test's: it kills and waits for it
+	daemon_pid=$!
+	wait_log /tmp/td.log "tidemarkd: running" 20 && return 0
+	not_ok "daemon starts" "$(cat /tmp/td.log)"
+	tap_done
+}
+
+# Make cgroups (paths under /sys/fs/cgroup), each parent giving its
+# children the controllers named by CG_CONTROLLERS ("+cpu" unless set).
+cg_make() { # path...
+	local p d part
+	for p in "$@"; do
+		d=/sys/fs/cgroup
+		for part in ${p//\// }; do
+			echo "${CG_CONTROLLERS:-+cpu}" >"$d/cgroup.subtree_control" || return 1
+			d=$d/$part
+			mkdir -p "$d" || return 1
+		done
+	done
 }
 
 # Scheduling class of a task as /proc/PID/sched reports its policy's class.

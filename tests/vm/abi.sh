@@ -15,10 +15,8 @@ cg=/sys/fs/cgroup
 pins=/sys/fs/bpf/tidemark
 want=$(sed -n 's/^#define TM_ABI_VERSION \([0-9]*\).*/\1/p' bpf/tidemark_abi.h)
 mkdir -p $cg/be $cg/t
-log=/tmp/scx.log
-build/scx_tidemark --be /be >"$log" 2>&1 &
-pid=$!
-wait_state enabled 30 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+sched_start --be /be
+pid=$sched_pid
 ok "scheduler loads"
 
 hex() { python3 -c 'import struct,sys; print(struct.pack(sys.argv[1], *map(int, sys.argv[2:])).hex())' "$@"; }

@@ -16,9 +16,8 @@
 cg=/sys/fs/cgroup
 echo "+cpu +memory" >$cg/cgroup.subtree_control
 mkdir -p $cg/online $cg/be/a $cg/be/b
-build/scx_tidemark --online /online --be /be >/tmp/scx.log 2>&1 &
-spid=$!
-wait_state enabled 30 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
+sched_start --online /online --be /be
+spid=$sched_pid
 in_cgroup be/a stress-ng --temp-path /tmp --cpu 1 --cpu-method int64 --timeout 3600s >/dev/null 2>&1
 in_cgroup online stress-ng --temp-path /tmp --cpu 1 --cpu-method int64 --cpu-load 20 --timeout 3600s >/dev/null 2>&1
 # The loop runs no program but curl: a fork and exec costs ~0.1 s here,

@@ -17,8 +17,7 @@
 LINE=65
 S=10
 cg=/sys/fs/cgroup
-echo "+cpu" >$cg/cgroup.subtree_control
-mkdir -p $cg/online $cg/be
+cg_make online be
 sched_start --online /online --be /be --suppress-pct $LINE
 ok "scheduler loads"
 # enabling and the loader's first rounds take seconds of CPU under TCG

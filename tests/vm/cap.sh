@@ -13,10 +13,8 @@
 
 cg=/sys/fs/cgroup
 mkdir -p $cg/be/a/sub $cg/be/b
-log=/tmp/scx.log
-build/scx_tidemark --be /be >"$log" 2>&1 &
-pid=$!
-wait_state enabled 10 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+sched_start --be /be
+pid=$sched_pid
 ok "scheduler loads"
 # the line out of the way: the cap is the only limit on /be/a
 build/tidemarkctl set suppress_pct=100 >/dev/null
@@ -49,8 +47,7 @@ if [ "$b" -ge 70 ]; then ok "the other BE cgroup takes the rest ($b%)"; else not
 # cpu.max; the cap, 15%, still holds
 build/tidemarkctl cap /be/a off >/dev/null
 out=$(build/tidemarkctl cap /be/a/sub 300)
-echo +cpu >$cg/be/cgroup.subtree_control
-echo +cpu >$cg/be/a/cgroup.subtree_control
+cg_make be/a/sub
 echo "100000 100000" >$cg/be/a/sub/cpu.max
 check "/be/a/sub alone capped at 300 mCPU ($out), its cpu.max 1 CPU" \
 	test "$(grep -c '(1 cgroups)' <<<"$out")|$(cat $cg/be/a/sub/cpu.max)" = "1|100000 100000"

@@ -10,9 +10,8 @@
 
 mkdir -p /sys/fs/cgroup/be /sys/fs/cgroup/online /sys/fs/cgroup/online2
 log=/tmp/scx.log
-build/scx_tidemark --timeout-ms 5000 --be /be --online /online --stats 1 --json >"$log" 2>&1 &
-pid=$!
-wait_state enabled 10 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+sched_start --timeout-ms 5000 --be /be --online /online --stats 1 --json
+pid=$sched_pid
 ok "scheduler loads with class rules"
 HOG="stress-ng --temp-path /tmp --cpu-method int64 --cpu"
 

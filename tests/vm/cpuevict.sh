@@ -29,9 +29,8 @@ mkdir -p $cg/$bep
 echo 1 >$cg/kubepods.slice/kubepods-besteffort.slice/cpu.weight
 echo 1 >$cg/$bep/cpu.weight
 # kubelet rules (auto) make the pod BE
-build/scx_tidemark --online /online --be /be --suppress-pct 65 >/tmp/scx.log 2>&1 &
-spid=$!
-wait_state enabled 20 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
+sched_start --online /online --be /be --suppress-pct 65
+spid=$sched_pid
 ok "scheduler loads"
 
 config() { # dry_run
@@ -56,9 +55,8 @@ in_cgroup be/low timeout 200 bash -c 'while :; do :; done'
 low=$!
 in_cgroup $bep timeout 200 bash -c 'while :; do :; done'
 high=$!
-build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
-dpid=$!
-wait_log /tmp/td.log "tidemarkd: running" 10 || { not_ok "daemon starts" "$(cat /tmp/td.log)"; tap_done; }
+daemon_start
+dpid=$daemon_pid
 ok "daemon starts"
 sleep 14
 if ! grep -q "strategy=cpu_eviction" /tmp/td.log; then ok "BE alone (satisfaction ~65%, bound 60%): no eviction"; else not_ok "BE alone: no eviction" "$(grep cpu_eviction /tmp/td.log)"; fi

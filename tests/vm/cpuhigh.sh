@@ -13,13 +13,9 @@
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
-echo "+cpu +memory" >$cg/cgroup.subtree_control
-mkdir -p $cg/online $cg/be
-echo "+cpu +memory" >$cg/be/cgroup.subtree_control
-mkdir -p $cg/be/a $cg/be/b
-build/scx_tidemark --online /online --be /be --suppress-pct 65 >/tmp/scx.log 2>&1 &
-spid=$!
-wait_state enabled 20 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
+CG_CONTROLLERS="+cpu +memory" cg_make online be/a be/b
+sched_start --online /online --be /be --suppress-pct 65
+spid=$sched_pid
 ok "scheduler loads"
 
 config() { # dry_run
@@ -38,9 +34,8 @@ in_cgroup be/a timeout 200 bash -c 'while :; do :; done'
 a=$!
 in_cgroup be/b timeout 200 bash -c 'while :; do :; done'
 b=$!
-build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
-dpid=$!
-wait_log /tmp/td.log "tidemarkd: running" 10 || { not_ok "daemon starts" "$(cat /tmp/td.log)"; tap_done; }
+daemon_start
+dpid=$daemon_pid
 ok "daemon starts"
 sleep 8
 r=$(curl -s http://127.0.0.1:9477/report)

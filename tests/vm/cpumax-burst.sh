@@ -78,9 +78,8 @@ read -r en_med en_max <<<"$(units noburst)"
 note "EEVDF: 30 ms units, median/max ms: with burst $eb_med/$eb_max, without $en_med/$en_max"
 
 log=/tmp/scx.log
-build/scx_tidemark --timeout-ms 5000 >"$log" 2>&1 &
-pid=$!
-wait_state enabled 10 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+sched_start --timeout-ms 5000
+pid=$sched_pid
 ok "scheduler loads"
 sleep 2 # a rescan: the limits are read
 read -r tb_med tb_max <<<"$(units burst)"

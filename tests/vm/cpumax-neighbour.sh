@@ -34,10 +34,8 @@ probe() { (echo $BASHPID >$cg/online/svc/cgroup.procs && exec $PROBE) >"$1" 2>&1
 nb_start
 probe /tmp/eevdf.json
 nb_stop
-log=/tmp/scx.log
-build/scx_tidemark --online /online >"$log" 2>&1 &
-pid=$!
-wait_state enabled 30 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+sched_start --online /online
+pid=$sched_pid
 ok "scheduler loads"
 probe /tmp/alone.json
 nb_start

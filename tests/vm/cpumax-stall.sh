@@ -17,9 +17,8 @@ echo "+cpu" >$cg/cgroup.subtree_control
 mkdir -p $cg/tiny
 echo "1000 100000" >$cg/tiny/cpu.max
 log=/tmp/scx.log
-build/scx_tidemark --timeout-ms 2000 >"$log" 2>&1 &
-pid=$!
-wait_state enabled 10 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+sched_start --timeout-ms 2000
+pid=$sched_pid
 ok "scheduler loads"
 use() { sed -n 's/^usage_usec //p' $cg/tiny/cpu.stat; }
 # started in a cgroup of its own without a limit and moved in once its 8

@@ -93,9 +93,8 @@ wait $h1 2>/dev/null
 
 # --- the same under tidemark (the pod ONLINE by the kubelet rules)
 log=/tmp/scx.log
-build/scx_tidemark --be /be --timeout-ms 5000 >"$log" 2>&1 &
-pid=$!
-wait_state enabled 10 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+sched_start --be /be --timeout-ms 5000
+pid=$sched_pid
 ok "scheduler loads"
 # the BE line out of the way: the limits are what is measured
 build/tidemarkctl set suppress_pct=100 >/dev/null

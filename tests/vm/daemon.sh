@@ -10,14 +10,10 @@
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
-echo "+cpu +memory" >$cg/cgroup.subtree_control
-mkdir -p $cg/online $cg/be
-echo "+cpu +memory" >$cg/be/cgroup.subtree_control
-mkdir -p $cg/be/hog $cg/be/small
+CG_CONTROLLERS="+cpu +memory" cg_make online be/hog be/small
 
-build/scx_tidemark --online /online --be /be >/tmp/scx.log 2>&1 &
-spid=$!
-wait_state enabled 20 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
+sched_start --online /online --be /be
+spid=$sched_pid
 ok "scheduler loads"
 
 mem_pct() { awk '/^MemTotal/{t=$2} /^MemAvailable/{a=$2} END{print int((t-a)*100/t)}' /proc/meminfo; }
@@ -58,9 +54,8 @@ class H(http.server.BaseHTTPRequestHandler):
 http.server.HTTPServer(("127.0.0.1", 9480), H).serve_forever()' &
 recv=$!
 config false 55
-build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
-dpid=$!
-wait_log /tmp/td.log "tidemarkd: running" 10 || { not_ok "daemon starts" "$(cat /tmp/td.log)"; tap_done; }
+daemon_start
+dpid=$daemon_pid
 ok "daemon starts"
 wait_log /tmp/td.log "action=set" 5
 expect_eq "daemon set the scheduler's suppress_pct" "55" "$(build/tidemarkctl show | sed -n 's/^suppress_pct=\([0-9]*\) .*/\1/p')"

@@ -24,9 +24,8 @@ echo "+cpu +memory" >$cg/$pod/cgroup.subtree_control
 echo 1 >$cg/$pod/cpu.weight
 
 # kubelet rules (auto): the pod is BE
-build/scx_tidemark --online /online >/tmp/scx.log 2>&1 &
-spid=$!
-wait_state enabled 20 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
+sched_start --online /online
+spid=$sched_pid
 ok "scheduler loads"
 
 # kubelet, restartPolicy Always: a container that died is started again in
@@ -57,9 +56,8 @@ cat >/tmp/td.json <<EOC
  "cgroups": {"be": ["/kubepods.slice/kubepods-besteffort.slice/*"], "online": ["/online"]},
  "report": {"listen": "127.0.0.1:9477"}}
 EOC
-build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
-dpid=$!
-wait_log /tmp/td.log "tidemarkd: running" 10 || { not_ok "daemon starts" "$(cat /tmp/td.log)"; tap_done; }
+daemon_start
+dpid=$daemon_pid
 ok "daemon starts"
 
 note "ONLINE at ~85%: the node stays above evict_pct 70 while the pod runs"

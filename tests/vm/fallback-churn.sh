@@ -37,9 +37,8 @@ cat >/tmp/td.json <<EOC
  "report": {"listen": "127.0.0.1:9477", "sample_s": 2}}
 EOC
 sched_start --online /online --be /be || tap_done
-build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
-dpid=$!
-wait_log /tmp/td.log "tidemarkd: running" 20 || { not_ok "daemon starts" "$(cat /tmp/td.log)"; tap_done; }
+daemon_start
+dpid=$daemon_pid
 ok "scheduler and daemon run"
 
 in_cgroup online/web stress-ng --temp-path /tmp --cpu 1 --cpu-method int64 --cpu-load 50 --timeout 600s >/dev/null 2>&1

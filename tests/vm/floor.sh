@@ -14,12 +14,10 @@
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
-echo "+cpu" >$cg/cgroup.subtree_control
-mkdir -p $cg/online $cg/be
+cg_make online be
 ncpu=$(nproc)
-build/scx_tidemark --online /online --be /be >/tmp/scx.log 2>&1 &
-spid=$!
-wait_state enabled 30 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
+sched_start --online /online --be /be
+spid=$sched_pid
 ok "scheduler loads"
 
 # mCPU of BE and ONLINE over 4 s, and the scheduler's counters over 5.5 s

@@ -15,9 +15,8 @@ cg=/sys/fs/cgroup
 pins=/sys/fs/bpf/tidemark
 mkdir -p $cg/be
 log=/tmp/scx.log
-build/scx_tidemark --be /be --suppress-pct 50 >"$log" 2>&1 &
-pid=$!
-wait_state enabled 20 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+sched_start --be /be --suppress-pct 50
+pid=$sched_pid
 ok "scheduler loads on 4 CPUs"
 
 hex() { python3 -c 'import struct,sys; print(struct.pack(sys.argv[1], *map(int, sys.argv[2:])).hex())' "$@"; }

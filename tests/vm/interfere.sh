@@ -16,13 +16,9 @@
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
-echo "+cpu +memory" >$cg/cgroup.subtree_control
-mkdir -p $cg/online $cg/be
-echo "+cpu +memory" >$cg/be/cgroup.subtree_control
-mkdir -p $cg/be/innocent $cg/be/antagonist
-build/scx_tidemark --online /online --be /be --stats 1 --json >/tmp/scx.log 2>&1 &
-spid=$!
-wait_state enabled 20 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
+CG_CONTROLLERS="+cpu +memory" cg_make online be/innocent be/antagonist
+sched_start --online /online --be /be --stats 1 --json
+spid=$sched_pid
 ok "scheduler loads"
 
 config() { # dry_run
@@ -63,9 +59,8 @@ ifield() {
 phase() { # dry_run
 	config "$1"
 	: >/tmp/td.log
-	build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
-	dpid=$!
-	wait_log /tmp/td.log "tidemarkd: running" 10 || { not_ok "daemon starts" "$(cat /tmp/td.log)"; tap_done; }
+	daemon_start
+	dpid=$daemon_pid
 	sleep 4
 	mark_a=$(wc -l </tmp/scx.log)
 	sleep 10	# baselines: 8 warm-up samples and some more

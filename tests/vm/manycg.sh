@@ -18,9 +18,8 @@ mkdir -p $cg/online $cg/be
 echo "+cpu +memory" >$cg/be/cgroup.subtree_control
 mkdir -p $cg/be/j{000..599} # one process: a fork and exec costs ~0.1 s here
 
-build/scx_tidemark --online /online --be /be >/tmp/scx.log 2>&1 &
-spid=$!
-wait_state enabled 20 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
+sched_start --online /online --be /be
+spid=$sched_pid
 
 mem_pct() { awk '/^MemTotal/{t=$2} /^MemAvailable/{a=$2} END{print int((t-a)*100/t)}' /proc/meminfo; }
 total_mib=$(awk '/^MemTotal/{print int($2/1024)}' /proc/meminfo)
@@ -43,9 +42,8 @@ cat >/tmp/td.json <<EOC
  "cgroups": {"be": ["/be/*"], "online": ["/online"]},
  "report": {"listen": "127.0.0.1:9477", "sample_s": 1}}
 EOC
-build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
-dpid=$!
-wait_log /tmp/td.log "tidemarkd: running" 20 || { not_ok "daemon starts" "$(cat /tmp/td.log)"; tap_done; }
+daemon_start
+dpid=$daemon_pid
 
 hog_mib=$((total_mib * (evict - base + 15) / 100))
 in_cgroup be/j590 stress-ng --temp-path /tmp --vm 1 --vm-bytes ${hog_mib}M --vm-keep --vm-populate --timeout 90s

@@ -56,9 +56,8 @@ check "a link in its place refused (exit $rc)" grep -q "is not a directory" "$lo
 rm -f $pins
 
 # none there: the loader makes its own
-build/scx_tidemark --be /be >"$log" 2>&1 &
-pid=$!
-wait_state enabled 30 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+sched_start --be /be
+pid=$sched_pid
 wait_log "$log" "loaded" 30
 expect_eq "the loader's pin directory: root's, 0700" "0 700" "$(stat -c '%u %a' $pins)"
 check "tidemarkctl reads it" build/tidemarkctl show

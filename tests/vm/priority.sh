@@ -19,9 +19,8 @@
 
 mkdir -p /sys/fs/cgroup/be /sys/fs/cgroup/online
 log=/tmp/scx.log
-build/scx_tidemark --be /be --online /online --stats 1 --json >"$log" 2>&1 &
-pid=$!
-wait_state enabled 10 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+sched_start --be /be --online /online --stats 1 --json
+pid=$sched_pid
 ok "scheduler loads"
 
 # Arrivals jittered by up to 2 ms (gaps stay >= 3 ms, longer than the 1 ms of

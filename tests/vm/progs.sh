@@ -27,9 +27,8 @@ print(" ".join("%s=%d/%.0fns" % (n, by[n]["calls"], by[n]["ns_per_call"]) for n 
 sys.exit(1 if bad else 0)
 PY
 }
-build/scx_tidemark --online /online --be /be >/tmp/scx.log 2>&1 &
-spid=$!
-wait_state enabled 20 || { not_ok "scheduler loads" "$(cat /tmp/scx.log)"; tap_done; }
+sched_start --online /online --be /be
+spid=$sched_pid
 in_cgroup online stress-ng --temp-path /tmp --cpu 2 --cpu-method int64 --cpu-load 30 --timeout 20s >/dev/null 2>&1
 load=$!
 j=$(build/tidemarkctl progs --seconds 2 --json)

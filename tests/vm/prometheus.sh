@@ -29,9 +29,8 @@ cat >/tmp/td.json <<EOC
  "cgroups": {"be": ["/be"], "online": ["/online"]},
  "report": {"listen": "127.0.0.1:9477", "sample_s": 1}}
 EOC
-build/tidemarkd --config /tmp/td.json 2>/tmp/td.log &
-dpid=$!
-wait_log /tmp/td.log "tidemarkd: running" 20 || { not_ok "daemon starts" "$(cat /tmp/td.log)"; tap_done; }
+daemon_start
+dpid=$daemon_pid
 # the alert rules of the monitoring pack, evaluated every second
 tests/lib/monitoring.py rules /tmp/rules.yaml || not_ok "the PrometheusRule's groups read"
 cat >/tmp/prom.yml <<EOC

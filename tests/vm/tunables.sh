@@ -14,9 +14,8 @@
 cg=/sys/fs/cgroup
 mkdir -p $cg/online/web $cg/be
 log=/tmp/scx.log
-build/scx_tidemark --timeout-ms 5000 --online /online/web --be /be --rescan-ms 200 >"$log" 2>&1 &
-pid=$!
-wait_state enabled 10 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+sched_start --timeout-ms 5000 --online /online/web --be /be --rescan-ms 200
+pid=$sched_pid
 ok "scheduler loads (started by another process than the tools)"
 seq0=$(cat /sys/kernel/sched_ext/enable_seq)
 

@@ -20,8 +20,7 @@
 
 S=10
 cg=/sys/fs/cgroup
-echo "+cpu" >$cg/cgroup.subtree_control
-mkdir -p $cg/online $cg/be
+cg_make online be
 sched_start --online /online --be /be --suppress-pct 65
 ok "scheduler loads"
 sleep 3

@@ -9,15 +9,11 @@
 . "$(dirname "$0")/../lib/vmlib.sh"
 
 cg=/sys/fs/cgroup
-echo +cpu >$cg/cgroup.subtree_control
-mkdir -p $cg/svc/a $cg/svc/b
-echo +cpu >$cg/svc/cgroup.subtree_control
+cg_make svc/a svc/b
 echo 100 >$cg/svc/a/cpu.weight
 echo 300 >$cg/svc/b/cpu.weight
-log=/tmp/scx.log
-build/scx_tidemark --online /svc >"$log" 2>&1 &
-pid=$!
-wait_state enabled 10 || { not_ok "scheduler loads" "$(cat $log)"; tap_done; }
+sched_start --online /svc
+pid=$sched_pid
 ok "scheduler loads"
 
 # each of busy.py's two windows: a and b within 4 points of A and B (the
