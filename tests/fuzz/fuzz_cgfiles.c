@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <unistd.h>
 #include "fuzz.h"
+#include "../unit/fakecg.h"
 #include "interference_signals.h"
 #include "tmlib.h"
 
@@ -14,15 +15,8 @@ static char dir[64];
 
 static void put(const char *name, const uint8_t *data, size_t size)
 {
-	char p[128];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	f = fopen(p, "w");
-	if (!f)
+	if (fakecg_put_bytes(dir, "", name, data, size))
 		abort();
-	fwrite(data, 1, size, f);
-	fclose(f);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -35,8 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int r;
 
 	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/tm-fuzz-cg.XXXXXX");
-		if (!mkdtemp(dir))
+		if (fakecg_root(dir, sizeof(dir)))
 			abort();
 		put("cpu.max", (const uint8_t *)"max 100000\n", 11);
 	}

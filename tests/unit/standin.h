@@ -12,6 +12,7 @@
 #include <string.h>
 #include "config.h"
 #include "daemon.h"
+#include "fakecg.h"
 
 /* Make the root (@root of @len bytes gets its path) and the daemon, its
  * configuration's "cgroups" section @cgroups (JSON). 0, or -1 said. */
@@ -19,8 +20,7 @@ static inline int standin_daemon(struct tm_daemon *d, char *root, size_t len, co
 {
 	char json[1024], err[256];
 
-	snprintf(root, len, "/tmp/tm-standin.XXXXXX");
-	if (!mkdtemp(root))
+	if (fakecg_root(root, len))
 		return -1;
 	memset(d, 0, sizeof(*d));
 	pthread_mutex_init(&d->lock, NULL);
@@ -37,10 +37,6 @@ static inline int standin_daemon(struct tm_daemon *d, char *root, size_t len, co
 
 static inline void standin_remove(const char *root)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	if (system(cmd))
-		fprintf(stderr, "cannot remove %s\n", root);
+	fakecg_remove(root);
 }
 #endif

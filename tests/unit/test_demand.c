@@ -11,30 +11,7 @@
 #include <unistd.h>
 #include "kselftest_harness.h"
 #include "demand.h"
-
-static void put(const char *root, const char *rel, const char *file, const char *text)
-{
-	char p[4096];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s%s", root, rel);
-	mkdir(p, 0755);
-	snprintf(p, sizeof(p), "%s%s/%s", root, rel, file);
-	f = fopen(p, "w");
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
-static void rmtree(const char *root)
-{
-	char cmd[4200];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd))
-		return;
-}
+#include "fakecg.h"
 
 FIXTURE(tree)
 {
@@ -43,13 +20,12 @@ FIXTURE(tree)
 
 FIXTURE_SETUP(tree)
 {
-	strcpy(self->root, "/tmp/tm-place-XXXXXX");
-	ASSERT_NE(NULL, mkdtemp(self->root));
+	ASSERT_EQ(0, fakecg_root(self->root, sizeof(self->root)));
 }
 
 FIXTURE_TEARDOWN(tree)
 {
-	rmtree(self->root);
+	fakecg_remove(self->root);
 }
 
 TEST(home_rules_parse_and_refuse_bad_input)
@@ -89,16 +65,16 @@ TEST_F(tree, demand_sources_in_order)
 	struct tm_unit u = {.id = 1, .path = "/svc"};
 	enum tm_demand_src src;
 
-	put(self->root, "/svc", "cpu.max", "250000 100000\n");
-	put(self->root, "/svc", "cpuset.cpus", "0-2\n");
+	fakecg_put(self->root, "/svc", "cpu.max", "250000 100000\n");
+	fakecg_put(self->root, "/svc", "cpuset.cpus", "0-2\n");
 	EXPECT_EQ(2500U, tm_unit_demand(&u, self->root, &rule, 60, 1000000, &src));
 	EXPECT_EQ(TM_DEMAND_CPU_MAX, (int)src);
 
-	put(self->root, "/svc", "cpu.max", "max 100000\n");
+	fakecg_put(self->root, "/svc", "cpu.max", "max 100000\n");
 	EXPECT_EQ(3000U, tm_unit_demand(&u, self->root, &rule, 60, 2000000, &src));
 	EXPECT_EQ(TM_DEMAND_CPUSET, (int)src);
 
-	put(self->root, "/svc", "cpuset.cpus", "\n"); /* not set: inherits */
+	fakecg_put(self->root, "/svc", "cpuset.cpus", "\n"); /* not set: inherits */
 	EXPECT_EQ(1500U, tm_unit_demand(&u, self->root, &rule, 60, 3000000, &src));
 	EXPECT_EQ(TM_DEMAND_RULE, (int)src);
 
@@ -113,26 +89,27 @@ TEST_F(tree, measured_peak_counts_cpu_wait_and_ages_out)
 	struct tm_unit u = {.id = 1, .path = "/svc"};
 	enum tm_demand_src src;
 
-	put(self->root, "/svc", "cpu.max", "max 100000\n");
-	put(self->root, "/svc", "cpu.stat", "usage_usec 0\nuser_usec 0\n");
-	put(self->root, "/svc", "cpu.pressure",
-	    "some avg10=50.00 avg60=10.00 avg300=0.00 total=1\nfull avg10=0.00 avg60=0.00 "
-	    "avg300=0.00 total=0\n");
+	fakecg_put(self->root, "/svc", "cpu.max", "max 100000\n");
+	fakecg_put(self->root, "/svc", "cpu.stat", "usage_usec 0\nuser_usec 0\n");
+	fakecg_put(self->root, "/svc", "cpu.pressure",
+		   "some avg10=50.00 avg60=10.00 avg300=0.00 total=1\nfull avg10=0.00 avg60=0.00 "
+		   "avg300=0.00 total=0\n");
 	/* first reading: no rate yet */
 	EXPECT_EQ((uint32_t)TM_DEMAND_UNKNOWN_MCPU,
 		  tm_unit_demand(&u, self->root, NULL, 60, 1000000, &src));
 	/* 1.5 CPUs used over 1 s, and tasks waited half of the time: +0.5 CPU */
-	put(self->root, "/svc", "cpu.stat", "usage_usec 1500000\n");
+	fakecg_put(self->root, "/svc", "cpu.stat", "usage_usec 1500000\n");
 	EXPECT_EQ(2000U, tm_unit_demand(&u, self->root, NULL, 60, 2000000, &src));
 	EXPECT_EQ(TM_DEMAND_PEAK, (int)src);
 	/* a quieter second: the peak of the window stays */
-	put(self->root, "/svc", "cpu.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\n");
-	put(self->root, "/svc", "cpu.stat", "usage_usec 2000000\n");
+	fakecg_put(self->root, "/svc", "cpu.pressure",
+		   "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\n");
+	fakecg_put(self->root, "/svc", "cpu.stat", "usage_usec 2000000\n");
 	EXPECT_EQ(2000U, tm_unit_demand(&u, self->root, NULL, 60, 3000000, &src));
 	/* 70 s later (window 60 s) the old peak has aged out: 70 ms over 70 s */
-	put(self->root, "/svc", "cpu.stat", "usage_usec 2070000\n");
+	fakecg_put(self->root, "/svc", "cpu.stat", "usage_usec 2070000\n");
 	EXPECT_EQ(1U, tm_unit_demand(&u, self->root, NULL, 60, 3000000 + 70000000, &src));
-	put(self->root, "/svc", "cpu.stat", "usage_usec 2170000\n");
+	fakecg_put(self->root, "/svc", "cpu.stat", "usage_usec 2170000\n");
 	EXPECT_EQ(100U, tm_unit_demand(&u, self->root, NULL, 60, 3000000 + 71000000, &src));
 }
 
@@ -189,11 +166,11 @@ TEST_F(tree, units_homes_and_hysteresis)
 	pl.cfg.slack_pct = 20;
 	pl.cfg.peak_window_s = 60;
 	ASSERT_EQ(0, tm_home_rule_add(&pl.cfg, "/kubepods/*=soft,500", err, sizeof(err)));
-	put(self->root, "/online", "cgroup.procs", "");
-	put(self->root, "/online/a", "cpu.max", "300000 100000\n");
-	put(self->root, "/online/b", "cpu.max", "300000 100000\n");
-	put(self->root, "/kubepods", "cpu.max", "max 100000\n");
-	put(self->root, "/kubepods/pod1", "cpu.max", "max 100000\n");
+	fakecg_put(self->root, "/online", "cgroup.procs", "");
+	fakecg_put(self->root, "/online/a", "cpu.max", "300000 100000\n");
+	fakecg_put(self->root, "/online/b", "cpu.max", "300000 100000\n");
+	fakecg_put(self->root, "/kubepods", "cpu.max", "max 100000\n");
+	fakecg_put(self->root, "/kubepods/pod1", "cpu.max", "max 100000\n");
 
 	ASSERT_EQ(3, tm_placer_update(&pl, self->root, &rs, cls, 5, paths, 9, 1000000));
 	ASSERT_EQ(3U, pl.n);
@@ -216,7 +193,7 @@ TEST_F(tree, units_homes_and_hysteresis)
 	/* a small change of demand moves nothing */
 	uint64_t ha = unit(&pl, 10)->home;
 
-	put(self->root, "/online/a", "cpu.max", "320000 100000\n");
+	fakecg_put(self->root, "/online/a", "cpu.max", "320000 100000\n");
 	EXPECT_EQ(0, tm_placer_update(&pl, self->root, &rs, cls, 5, paths, 9, 2000000));
 	EXPECT_EQ(ha, unit(&pl, 10)->home);
 

@@ -22,23 +22,12 @@ static struct tm_daemon d;
 static int setup(void)
 {
 	const char *cg[] = {"/be", "/be/a", "/be/b", "/be/c", "/be/d"};
-	char p[256];
 
 	if (standin_daemon(&d, root, sizeof(root), "{\"be\":[\"/be/*\"]}"))
 		return -1;
-	for (size_t i = 0; i < sizeof(cg) / sizeof(cg[0]); i++) {
-		FILE *f;
-
-		snprintf(p, sizeof(p), "%s%s", root, cg[i]);
-		mkdir(p, 0755);
-		if (i == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s%s/cgroup.kill", root, cg[i]);
-		f = fopen(p, "w");
-		if (!f)
+	for (size_t i = 1; i < sizeof(cg) / sizeof(cg[0]); i++)
+		if (fakecg_put(root, cg[i], "cgroup.kill", ""))
 			return -1;
-		fclose(f);
-	}
 	return 0;
 }
 

@@ -12,23 +12,18 @@
 #include "actuate.h"
 #include "report.h"
 #include "standin.h"
+#include "fakecg.h"
 
 static char root[64];
 static struct tm_daemon d;
 
 static void put(const char *rel, unsigned long long us)
 {
-	char p[256];
-	FILE *f;
+	char v[64];
 
-	snprintf(p, sizeof(p), "%s%s", root, rel);
-	mkdir(p, 0755);
-	snprintf(p, sizeof(p), "%s%s/cpu.stat", root, rel);
-	f = fopen(p, "w");
-	if (f) {
-		fprintf(f, "usage_usec %llu\nuser_usec 0\n", us);
-		fclose(f);
-	}
+	snprintf(v, sizeof(v), "usage_usec %llu\nuser_usec 0\n", us);
+	if (fakecg_put(root, rel, "cpu.stat", v))
+		fprintf(stderr, "cannot write %s%s/cpu.stat\n", root, rel);
 }
 
 static const struct tm_be_use *find(const struct tm_be_use *v, int n, const char *path)

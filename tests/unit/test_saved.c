@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "kselftest_harness.h"
+#include "fakecg.h"
 #include "actuate.h"
 #include "config.h"
 #include "tmlib.h"
@@ -20,53 +21,13 @@
 static char root[64];
 static struct tm_daemon d;
 
-static void put(const char *rel, const char *val)
-{
-	char p[256];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s%s", root, rel);
-	f = fopen(p, "w");
-	if (f) {
-		fputs(val, f);
-		fclose(f);
-	}
-}
-
-static const char *get(const char *rel)
-{
-	static char buf[64];
-	char p[256];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s%s", root, rel);
-	buf[0] = 0;
-	f = fopen(p, "r");
-	if (f) {
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = 0;
-		fclose(f);
-	}
-	buf[strcspn(buf, "\n")] = 0;
-	return buf;
-}
-
 FIXTURE(saved){};
 
 FIXTURE_SETUP(saved)
 {
-	char p[128];
-
-	snprintf(root, sizeof(root), "/tmp/tm-saved.XXXXXX");
-	ASSERT_NE(NULL, mkdtemp(root));
-	snprintf(p, sizeof(p), "%s/be", root);
-	ASSERT_EQ(0, mkdir(p, 0755));
-	snprintf(p, sizeof(p), "%s/be/mem", root);
-	ASSERT_EQ(0, mkdir(p, 0755));
-	snprintf(p, sizeof(p), "%s/be/c20", root);
-	ASSERT_EQ(0, mkdir(p, 0755));
-	put("/be/mem/memory.high", "max\n");
-	put("/be/c20/memory.high", "max\n");
+	ASSERT_EQ(0, fakecg_root(root, sizeof(root)));
+	ASSERT_EQ(0, fakecg_put(root, "/be/mem", "memory.high", "max\n"));
+	ASSERT_EQ(0, fakecg_put(root, "/be/c20", "memory.high", "max\n"));
 	memset(&d, 0, sizeof(d));
 	pthread_mutex_init(&d.lock, NULL);
 	d.cgroup_root = root;
@@ -75,11 +36,7 @@ FIXTURE_SETUP(saved)
 
 FIXTURE_TEARDOWN(saved)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	if (system(cmd))
-		fprintf(stderr, "cannot remove %s\n", root);
+	fakecg_remove(root);
 }
 
 TEST_F(saved, a_gone_cgroup_is_counted_as_gone_not_restored)
@@ -89,7 +46,7 @@ TEST_F(saved, a_gone_cgroup_is_counted_as_gone_not_restored)
 
 	ASSERT_EQ(0, tm_cg_write_saved(&d, "memory_eviction", "/be/c20", "memory.high", "4096"));
 	ASSERT_EQ(0, tm_cg_write_saved(&d, "memory_eviction", "/be/mem", "memory.high", "8192"));
-	EXPECT_STREQ("8192", get("/be/mem/memory.high"));
+	EXPECT_STREQ("8192", fakecg_get(root, "/be/mem", "memory.high"));
 	/* a later tidemarkd: the records from disk; the short-lived cgroup gone */
 	ASSERT_EQ(0, tm_saved_load(&d, err, sizeof(err)));
 	ASSERT_EQ(2, tm_saved_count("memory_eviction"));
@@ -99,7 +56,7 @@ TEST_F(saved, a_gone_cgroup_is_counted_as_gone_not_restored)
 	ASSERT_EQ(0, rmdir(p));
 	EXPECT_EQ(1, tm_cg_restore(&d, "memory_eviction", NULL, &gone));
 	EXPECT_EQ(1, gone);
-	EXPECT_STREQ("max", get("/be/mem/memory.high"));
+	EXPECT_STREQ("max", fakecg_get(root, "/be/mem", "memory.high"));
 	EXPECT_EQ(0, tm_saved_count("memory_eviction"));
 	/* and none on disk either */
 	ASSERT_EQ(0, tm_saved_load(&d, err, sizeof(err)));
@@ -113,9 +70,9 @@ TEST_F(saved, only_the_owner_s_records_are_restored)
 	ASSERT_EQ(0, tm_cg_write_saved(&d, "fallback", "/be/mem", "memory.high", "100"));
 	EXPECT_EQ(0, tm_cg_restore(&d, "memory_eviction", NULL, &gone));
 	EXPECT_EQ(0, gone);
-	EXPECT_STREQ("100", get("/be/mem/memory.high"));
+	EXPECT_STREQ("100", fakecg_get(root, "/be/mem", "memory.high"));
 	EXPECT_EQ(1, tm_cg_restore(&d, "fallback", "/be/mem", NULL));
-	EXPECT_STREQ("max", get("/be/mem/memory.high"));
+	EXPECT_STREQ("max", fakecg_get(root, "/be/mem", "memory.high"));
 }
 
 /* Last saved, first restored: the fallback saves cpu.weight before
@@ -129,12 +86,12 @@ TEST_F(saved, the_last_value_saved_is_the_first_restored)
 	ssize_t len;
 	int fd;
 
-	put("/be/mem/cpu.weight", "50\n");
-	put("/be/mem/cpu.idle", "0\n");
+	fakecg_put(root, "/be/mem", "cpu.weight", "50\n");
+	fakecg_put(root, "/be/mem", "cpu.idle", "0\n");
 	ASSERT_EQ(0, tm_cg_record(&d, "fallback", "/be/mem", "cpu.weight"));
 	ASSERT_EQ(0, tm_cg_record(&d, "fallback", "/be/mem", "cpu.idle"));
 	ASSERT_EQ(0, tm_saved_sync(&d));
-	put("/be/mem/cpu.idle", "1\n");
+	fakecg_put(root, "/be/mem", "cpu.idle", "1\n");
 	fd = inotify_init1(IN_NONBLOCK);
 	ASSERT_LE(0, fd);
 	snprintf(p, sizeof(p), "%s/be/mem", root);
@@ -153,8 +110,8 @@ TEST_F(saved, the_last_value_saved_is_the_first_restored)
 	}
 	close(fd);
 	EXPECT_STREQ("cpu.idle cpu.weight ", order);
-	EXPECT_STREQ("0", get("/be/mem/cpu.idle"));
-	EXPECT_STREQ("50", get("/be/mem/cpu.weight"));
+	EXPECT_STREQ("0", fakecg_get(root, "/be/mem", "cpu.idle"));
+	EXPECT_STREQ("50", fakecg_get(root, "/be/mem", "cpu.weight"));
 }
 
 /* Records written by tidemark 0.6.0, whose strategies had other names
@@ -164,20 +121,20 @@ TEST_F(saved, records_of_the_old_names_are_taken_by_the_renamed_strategies)
 	char err[256];
 	int gone = -1;
 
-	put("/be/mem/memory.high", "4096\n");
-	put("/saved.json",
-	    "{\"version\":1,\"saved\":["
-	    "{\"owner\":\"memevict\",\"cgroup\":\"/be/mem\",\"file\":\"memory.high\","
-	    "\"value\":\"max\"},"
-	    "{\"owner\":\"fallback\",\"cgroup\":\"/be/c20\",\"file\":\"memory.high\","
-	    "\"value\":\"max\"}]}\n");
+	fakecg_put(root, "/be/mem", "memory.high", "4096\n");
+	fakecg_put(root, "", "saved.json",
+		   "{\"version\":1,\"saved\":["
+		   "{\"owner\":\"memevict\",\"cgroup\":\"/be/mem\",\"file\":\"memory.high\","
+		   "\"value\":\"max\"},"
+		   "{\"owner\":\"fallback\",\"cgroup\":\"/be/c20\",\"file\":\"memory.high\","
+		   "\"value\":\"max\"}]}\n");
 	ASSERT_EQ(0, tm_saved_load(&d, err, sizeof(err)));
 	EXPECT_EQ(1, tm_saved_count("memory_eviction"));
 	EXPECT_EQ(0, tm_saved_count("memevict"));
 	EXPECT_EQ(1, tm_saved_count("fallback"));
 	EXPECT_EQ(1, tm_cg_restore(&d, "memory_eviction", NULL, &gone));
 	EXPECT_EQ(0, gone);
-	EXPECT_STREQ("max", get("/be/mem/memory.high"));
+	EXPECT_STREQ("max", fakecg_get(root, "/be/mem", "memory.high"));
 }
 
 TEST_HARNESS_MAIN
