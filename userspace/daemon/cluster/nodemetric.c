@@ -399,8 +399,19 @@ static void track_add(struct track *t, uint32_t cap, uint64_t now_us, uint64_t c
 		t->n++;
 }
 
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
+}
+
+/* Each pod's counter is stamped with the time it was read, not the scan's
+ * start: a scan held up midway (a busy node) would otherwise credit the
+ * delay to the pods read after it, a rate spike in their peak. */
 static void sample_dir(const char *root, const char *rel, const char *kube_qos, uint32_t cap,
-		       uint64_t now_us, int pol)
+		       int pol)
 {
 	char dir[PATH_MAX], uid[40], sub[TM_CFG_PATH_MAX];
 	struct dirent *e;
@@ -412,6 +423,7 @@ static void sample_dir(const char *root, const char *rel, const char *kube_qos, 
 		struct track *t;
 		char pdir[PATH_MAX];
 		__u64 cpu = 0;
+		uint64_t at;
 
 		/* one directory name: the pod's UID if it is a pod's */
 		if (e->d_type != DT_DIR || tm_pod_uid(e->d_name, uid, sizeof(uid)) != 1)
@@ -420,13 +432,14 @@ static void sample_dir(const char *root, const char *rel, const char *kube_qos, 
 		    tm_cg_path(pdir, sizeof(pdir), root, sub, NULL) ||
 		    tm_cg_read_u64(pdir, "cpu.stat", "usage_usec", &cpu))
 			continue;
+		at = mono_us();
 		t = track_get(sub);
 		if (!t)
 			continue;
 		snprintf(t->uid, sizeof(t->uid), "%s", uid);
 		snprintf(t->kube_qos, sizeof(t->kube_qos), "%s", kube_qos);
 		t->gen = metric.gen;
-		track_add(t, cap, now_us, cpu, cg_mem(pdir, pol));
+		track_add(t, cap, at, cpu, cg_mem(pdir, pol));
 	}
 	closedir(dd);
 }
@@ -465,7 +478,7 @@ void tm_nm_sample(struct tm_daemon *d, uint64_t now_us, double node_mcpu)
 	cap = metric.pol.aggregate_s / (d->cfg.report.sample_s ? d->cfg.report.sample_s : 1) + 2;
 	cap = cap > TRACK_RING ? TRACK_RING : cap;
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		sample_dir(d->cgroup_root, dirs[i].rel, dirs[i].qos, cap, now_us, metric.pol.mem);
+		sample_dir(d->cgroup_root, dirs[i].rel, dirs[i].qos, cap, metric.pol.mem);
 	/* ONLINE cgroups outside the kubelet's tree: host applications (the
 	 * report's sample just read them; d->cg is this thread's) */
 	for (int i = 0; i < d->nr_cg; i++) {
