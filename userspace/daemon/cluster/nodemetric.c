@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "actuate.h"
+#include "audit.h"
 #include "buf.h"
 #include "daemon.h"
 #include "nodemetric.h"
@@ -399,14 +400,6 @@ static void track_add(struct track *t, uint32_t cap, uint64_t now_us, uint64_t c
 		t->n++;
 }
 
-static uint64_t mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
-}
-
 /* Each pod's counter is stamped with the time it was read, not the scan's
  * start: a scan held up midway (a busy node) would otherwise credit the
  * delay to the pods read after it, a rate spike in their peak. */
@@ -432,7 +425,7 @@ static void sample_dir(const char *root, const char *rel, const char *kube_qos, 
 		    tm_cg_path(pdir, sizeof(pdir), root, sub, NULL) ||
 		    tm_cg_read_u64(pdir, "cpu.stat", "usage_usec", &cpu))
 			continue;
-		at = mono_us();
+		at = tm_now_ms() * 1000;
 		t = track_get(sub);
 		if (!t)
 			continue;
