@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# plan: 17
+# plan: 18
 # The VM tests' meters refuse missing input instead of reading it as 0:
 # tests/lib/bpfmap.py tells "absent" (exit 1 for lookup, 0 for absent) from
 # any error (exit 2: no such pin, bad key), on a real map pinned in a bpffs
@@ -122,6 +122,9 @@ expect_eq "crdcheck: a valid NodeMetric passes, nothing pruned" "exit 0" "$(crdr
 expect_eq "crdcheck: a quantity that is not one, named by path" \
 	"error: status.nodeMetric.nodeUsage.resources.cpu: '1.2 cores' does not match ^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$|exit 1" \
 	"$(crdrun q 'd["status"]["nodeMetric"]["nodeUsage"]["resources"]["cpu"] = "1.2 cores"' | tr '\n' '|' | sed 's/|$//')"
+expect_eq "crdcheck: a quantity that is neither an integer nor a string" \
+	"error: status.podsMetric[0].podUsage.resources.cpu: must be an integer or a string, not 0.25|exit 1" \
+	"$(crdrun f 'd["status"]["podsMetric"][0]["podUsage"]["resources"]["cpu"] = 0.25' | tr '\n' '|' | sed 's/|$//')"
 expect_eq "crdcheck: a wrong type, an int64 as a string" \
 	"error: spec.metricCollectPolicy.reportIntervalSeconds: must be an integer, not \"60\"|exit 1" \
 	"$(crdrun t 'd["spec"]["metricCollectPolicy"]["reportIntervalSeconds"] = "60"' | tr '\n' '|' | sed 's/|$//')"
