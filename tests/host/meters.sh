@@ -86,7 +86,9 @@ cgdir=$mnt/tm-meters-$$
 mkdir "$cgdir"
 timeout 10 tests/lib/cgsample.py --interval 0.1 --stop "$tmp/stop3" x="$rel/tm-meters-$$" >"$tmp/s3" 2>"$tmp/e3" &
 pid=$!
-sleep 0.6
+# removed once it has sampled, not after a fixed time: beside a kernel
+# build its python took longer than 0.6 s to start, and no sample was due
+for _ in $(seq 200); do [ -s "$tmp/s3" ] && break; sleep 0.05; done
 rmdir "$cgdir" && cgdir=""
 wait $pid
 r=$?
