@@ -338,8 +338,9 @@ static int window_fn(void *map, int *key, struct window *w)
 			      : 0;
 	be_floor_left = tm_be_floor_owed(cap, t->suppress_pct, hi, be_floor_ns);
 	floor_on = be_floor_left > 0;
-	/* ONLINE+SYSTEM of the last period predicts the next one */
-	allow = tm_be_allowance(cap, t->suppress_pct, hi, be_floor_ns);
+	/* ONLINE+SYSTEM of the last period predicts the next one; the floor
+	 * is served by its own grants (be_floor_left), not by the budget */
+	allow = tm_be_allowance(cap, t->suppress_pct, hi, 0);
 	left = be_budget;
 	limited = left <= 0 && scx_bpf_dsq_nr_queued(TM_DSQ_BE);
 	if (limited)
