@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# plan: 8
+# plan: 9
 # tests/lib/busywin.py --hold on a fake tracefs: the trace is recorded, then
 # not parsed until SIGUSR1 (the bench sends it once the measured service is
 # done, so that the parse does not compete with it); a SIGUSR1 that comes
@@ -83,5 +83,10 @@ for _ in $(seq 200); do kill -0 $p 2>/dev/null || break; sleep 0.05; done
 check "without --hold: done with no signal" bash -c "! kill -0 $p 2>/dev/null"
 wait $p
 check "without --hold: the same reading ($(mean "$dir/out3")%)" test "$(mean "$dir/out3")" = "$want"
+
+# 4. --series: each window's shares, the node's and each name's, in order
+python3 "$dir/run.py" "$dir" "$(dirname "$0")/../lib" --seconds 0.1 --series "$dir/ser" >"$dir/out4" 2>"$dir/err4"
+ser=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["window_ms"], d["node"], d["other"])' "$dir/ser" 2>&1)
+expect_eq "--series: both windows busy on one CPU, owned by no named cgroup" "5.0 [$want, $want] [$want, $want]" "$ser"
 pids=""
 tap_done

@@ -2,7 +2,7 @@
 # Node busy per short window, measured from outside the scheduler.
 #
 #   tests/lib/busywin.py --seconds S [--delay S] [--window-ms W] [--line PCT]
-#                        [--cgroup NAME=PATH ...] [--hold]
+#                        [--cgroup NAME=PATH ...] [--hold] [--series FILE]
 #
 # The kernel's sched:sched_switch trace event gives, per CPU, when something
 # other than the idle task ran; cut into windows of W ms (default 5), each
@@ -15,6 +15,9 @@
 #    NAME: {"mean", "p99"}, ..., "other": {...}, "other_top": the five
 #    commands that took most of "other" (their mean share), "lost_events",
 #    with --line: "over_line_2": share of windows more than 2 points above}
+# --series FILE: every window's shares too, for a test that judges windows
+# picked by what ran in them: {"window_ms", "node": [...], NAME: [...], ...,
+# "other": [...]}, one percent per window, in order.
 # Percent of the node's capacity, two decimals. One python process for the
 # whole run (forks are dear under TCG); the trace is read after the run.
 # With --hold, it is read only once the process gets SIGUSR1: parsing a
@@ -60,6 +63,7 @@ def main():
     ap.add_argument("--line", type=float)
     ap.add_argument("--cgroup", action="append", default=[])
     ap.add_argument("--hold", action="store_true")
+    ap.add_argument("--series")
     a = ap.parse_args()
     if a.seconds <= 0 or a.window_ms <= 0:
         print("busywin.py: --seconds and --window-ms must be positive", file=sys.stderr)
@@ -152,6 +156,12 @@ def main():
         res["line"] = a.line
         res["over_line_2"] = round(sum(1 for x in node if x > a.line + 2) / nwin, 4)
     res["lost_events"] = lost
+    if a.series:
+        ser = {"window_ms": a.window_ms, "node": [round(x, 2) for x in node]}
+        for n in names:
+            ser[n] = [round(x / cap, 2) for x in busy[n]]
+        with open(a.series, "w") as f:
+            json.dump(ser, f)
     print(json.dumps(res))
     return 0
 
