@@ -124,7 +124,8 @@ cg_usage() { # VAR cg (path under /sys/fs/cgroup)
 	return 1
 }
 nap() { # S
-	[ -p /tmp/tm-nap ] || mkfifo /tmp/tm-nap
+	# two naps at once (a test's own and a background loop's) race here
+	[ -p /tmp/tm-nap ] || mkfifo /tmp/tm-nap 2>/dev/null || [ -p /tmp/tm-nap ]
 	read -rt "$1" _ <>/tmp/tm-nap
 	return 0
 }
