@@ -63,6 +63,41 @@ TEST_F(saved, a_gone_cgroup_is_counted_as_gone_not_restored)
 	EXPECT_EQ(0, tm_saved_count("memory_eviction"));
 }
 
+/* A write that fails for another reason than a gone cgroup keeps the
+ * record for the next restore, and says so: it was kept silently once,
+ * and that is how a restore-order bug hid. */
+TEST_F(saved, a_failed_write_is_kept_and_logged)
+{
+	char err[256], p[128], log[512] = "";
+	int gone = -1, saved_fd, n;
+	FILE *f = tmpfile();
+
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(0, tm_cg_write_saved(&d, "memory_eviction", "/be/mem", "memory.high", "8192"));
+	ASSERT_EQ(0, tm_saved_load(&d, err, sizeof(err)));
+	/* the file cannot be written (a directory in its place): not ENOENT */
+	snprintf(p, sizeof(p), "%s/be/mem/memory.high", root);
+	ASSERT_EQ(0, unlink(p));
+	ASSERT_EQ(0, mkdir(p, 0755));
+	fflush(stderr);
+	saved_fd = dup(2);
+	ASSERT_LE(0, saved_fd);
+	ASSERT_EQ(2, dup2(fileno(f), 2));
+	n = tm_cg_restore(&d, "memory_eviction", NULL, &gone);
+	fflush(stderr);
+	dup2(saved_fd, 2);
+	close(saved_fd);
+	rewind(f);
+	log[fread(log, 1, sizeof(log) - 1, f)] = 0;
+	fclose(f);
+	EXPECT_EQ(0, n);
+	EXPECT_EQ(0, gone);
+	EXPECT_EQ(1, tm_saved_count("memory_eviction"));
+	EXPECT_NE(NULL, strstr(log, "/be/mem memory.high not restored to max"));
+	EXPECT_NE(NULL, strstr(log, "(kept)"));
+	ASSERT_EQ(0, rmdir(p));
+}
+
 TEST_F(saved, only_the_owner_s_records_are_restored)
 {
 	int gone = -1;

@@ -161,7 +161,11 @@ int tm_cg_restore(struct tm_daemon *d, const char *owner, const char *rel, int *
 			       r->file);
 			drop[i] = true;
 			g++;
-		} /* else the cgroup is still there: kept, tried again next time */
+		} else {
+			/* the cgroup is still there: kept, tried again next time */
+			tm_log(TM_LOG_WARNING, "tidemarkd: %s %s not restored to %s: %s (kept)\n",
+			       r->rel, r->file, r->orig, strerror(errno));
+		}
 	}
 	for (int i = 0; i < nr_saved; i++)
 		if (!drop[i])
