@@ -50,7 +50,7 @@ out=$(build/tidemarkctl cap /be/a/sub 300)
 cg_make be/a/sub
 echo "100000 100000" >$cg/be/a/sub/cpu.max
 check "/be/a/sub alone capped at 300 mCPU ($out), its cpu.max 1 CPU" \
-	test "$(grep -c '(1 cgroups)' <<<"$out")|$(cat $cg/be/a/sub/cpu.max)" = "1|100000 100000"
+	test "$(grep -c '(1 cgroup)' <<<"$out")|$(cat $cg/be/a/sub/cpu.max)" = "1|100000 100000"
 tests/lib/busy.py --delay 0.5 --windows 2 --seconds 2 --cgroup a=/be/a --cgroup b=/be/b >/tmp/w1q
 while read -r l; do note "capped under cpu.max 1 CPU: $l"; done </tmp/w1q
 a=$(awk '{s+=$6} END{print int(s/NR)}' /tmp/w1q)

@@ -284,9 +284,9 @@ static int cmd_cap(int argc, char **argv)
 		return 1;
 	}
 	if (v)
-		printf("%s: capped at %lu mCPU (%d cgroups)\n", argv[0], v, n);
+		printf("%s: capped at %lu mCPU (%d cgroup%s)\n", argv[0], v, n, n == 1 ? "" : "s");
 	else
-		printf("%s: cap removed (%d cgroups)\n", argv[0], n);
+		printf("%s: cap removed (%d cgroup%s)\n", argv[0], n, n == 1 ? "" : "s");
 	return 0;
 }
 
