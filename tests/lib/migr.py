@@ -2,7 +2,7 @@
 # Where the threads of some cgroups run, measured from outside the scheduler.
 #
 #   tests/lib/migr.py --seconds S --domains LIST [--delay S] [--cgroup NAME=PATH ...]
-#                     [--ready FILE --go FILE]
+#                     [--ready FILE --go FILE] [--done FILE]
 #
 # --domains: the cache domains as CPU lists separated by '/', e.g.
 #            "0-3/4-7/8-11/12-15".
@@ -16,7 +16,10 @@
 # "samples": {domain: n}}}. --ready/--go: set up (python started, the
 # trace buffer sized), make the --ready file, and only then wait for the --go
 # file before --delay: started beside a hog on every vCPU, that setup took
-# 20-50 s on 16 vCPUs of a 2-core host. One python process for the whole run: under
+# 20-50 s on 16 vCPUs of a 2-core host. --done: made once the window is
+# over (the trace stopped, the samples taken), before the trace is read: the
+# caller can stop its load then, and the reading takes seconds, not the
+# 13-21 s it took beside a hog on every vCPU. One python process for the whole run: under
 # TCG, forks are expensive and would disturb what is measured.
 import argparse
 import json
@@ -45,6 +48,7 @@ def main():
     ap.add_argument("--cgroup", action="append", default=[])
     ap.add_argument("--ready")
     ap.add_argument("--go")
+    ap.add_argument("--done")
     a = ap.parse_args()
     if bool(a.ready) != bool(a.go):
         print("migr.py: --ready and --go go together", file=sys.stderr)
@@ -82,6 +86,8 @@ def main():
                     samples[n][d] = samples[n].get(d, 0) + 1
         time.sleep(0.1)
     stop(tr, ["sched/sched_migrate_task"])
+    if a.done:
+        open(a.done, "w").close()
 
     owner = {t: n for n, ts in tids.items() for t in ts}
     res = {n: {"threads": len(tids[n]), "migrations": 0, "xdom": 0,

@@ -64,16 +64,18 @@ stop_load() {
 	wait $pa $pb "${hogs[@]}" 2>/dev/null
 }
 
-# migr.py set up while the node is idle, then the load, then its window
+# migr.py set up while the node is idle, then the load, then its window.
+# Returns when the window is over (migr.py's --done), migr.py still reading
+# the trace as $migr_pid: the caller stops the load before it waits for it.
 measure() { # out
-	local m
-	rm -f /tmp/migr.ready /tmp/migr.go
-	tests/lib/migr.py --ready /tmp/migr.ready --go /tmp/migr.go --delay 3 --seconds 10 \
+	rm -f /tmp/migr.ready /tmp/migr.go /tmp/migr.done
+	tests/lib/migr.py --ready /tmp/migr.ready --go /tmp/migr.go --done /tmp/migr.done \
+		--delay 3 --seconds 10 \
 		--domains "$DOMAINS" --cgroup a=/online/a --cgroup b=/online/b --cgroup c=/online/c \
 		--cgroup be=/be >"$1" &
-	m=$!
+	migr_pid=$!
 	for _ in $(seq 600); do
-		[ -e /tmp/migr.ready ] || ! kill -0 $m 2>/dev/null && break
+		[ -e /tmp/migr.ready ] || ! kill -0 $migr_pid 2>/dev/null && break
 		sleep 0.1
 	done
 	start_load
@@ -84,7 +86,12 @@ measure() { # out
 	load_up 120 || not_ok "ONLINE's threads start within 120 s" \
 		"$(wc -l $cg/online/a/cgroup.threads $cg/online/b/cgroup.threads $cg/online/c/cgroup.threads)"
 	touch /tmp/migr.go
-	wait $m
+	# the window: 3 s of delay and 10 s; polled without a fork (a sleep
+	# started under this load takes seconds to return)
+	for _ in $(seq 1200); do
+		[ -e /tmp/migr.done ] || ! kill -0 $migr_pid 2>/dev/null && break
+		nap 0.1
+	done
 }
 
 err=$(build/scx_tidemark --online /online/a --be /be --home /be=strict 2>&1 >/dev/null)
@@ -100,6 +107,7 @@ measure /tmp/eevdf.json
 note "BE hogs running: $(wc -l <$cg/be/cgroup.procs) processes"
 
 stop_load
+wait $migr_pid
 note "eevdf: $(cat /tmp/eevdf.json)"
 
 log=/tmp/scx.log
@@ -129,6 +137,7 @@ kill $pinned 2>/dev/null
 wait $pinned 2>/dev/null
 sleep 1.5
 stop_load
+wait $migr_pid
 kill -INT $pid
 wait $pid
 expect_eq "loader exits 0" 0 "$?"
