@@ -64,6 +64,15 @@ stop_load() {
 	wait $pa $pb "${hogs[@]}" 2>/dev/null
 }
 
+# Until migr.py makes FILE or ends, at most S seconds; polled without a
+# fork (a sleep started under the load takes seconds to return).
+migr_wait() { # file s
+	for _ in $(seq $(($2 * 10))); do
+		[ -e "$1" ] || ! kill -0 $migr_pid 2>/dev/null && return 0
+		nap 0.1
+	done
+}
+
 # migr.py set up while the node is idle, then the load, then its window.
 # Returns when the window is over (migr.py's --done), migr.py still reading
 # the trace as $migr_pid: the caller stops the load before it waits for it.
@@ -74,10 +83,7 @@ measure() { # out
 		--domains "$DOMAINS" --cgroup a=/online/a --cgroup b=/online/b --cgroup c=/online/c \
 		--cgroup be=/be >"$1" &
 	migr_pid=$!
-	for _ in $(seq 600); do
-		[ -e /tmp/migr.ready ] || ! kill -0 $migr_pid 2>/dev/null && break
-		sleep 0.1
-	done
+	migr_wait /tmp/migr.ready 60
 	start_load
 	# ONLINE's threads up before the window: under tidemark a's
 	# probe once showed 1 thread of its 11 through the whole window (a
@@ -86,12 +92,10 @@ measure() { # out
 	load_up 120 || not_ok "ONLINE's threads start within 120 s" \
 		"$(wc -l $cg/online/a/cgroup.threads $cg/online/b/cgroup.threads $cg/online/c/cgroup.threads)"
 	touch /tmp/migr.go
-	# the window: 3 s of delay and 10 s; polled without a fork (a sleep
-	# started under this load takes seconds to return)
-	for _ in $(seq 1200); do
-		[ -e /tmp/migr.done ] || ! kill -0 $migr_pid 2>/dev/null && break
-		nap 0.1
-	done
+	# the window: 3 s of delay and 10 s. A window cut short by the load's
+	# end would judge fewer samples: no result then, not a pass
+	migr_wait /tmp/migr.done 120
+	[ -e /tmp/migr.done ] || not_ok "migr.py's window ends within 120 s" "$(ls /tmp/migr.*)"
 }
 
 err=$(build/scx_tidemark --online /online/a --be /be --home /be=strict 2>&1 >/dev/null)
