@@ -53,7 +53,7 @@ else
 $(error CLUSTER must be 1 (the default: the whole daemon) or 0 (node-only), not '$(CLUSTER)')
 endif
 
-BINS := $(BUILD)/scx_tidemark $(TIDEMARKD) $(BUILD)/tidemarkctl $(BUILD)/tm-probe
+BINS := $(BUILD)/scx_tidemark $(TIDEMARKD) $(BUILD)/tidemarkctl $(BUILD)/tm-probe $(BUILD)/tm-svc
 
 .SECONDARY:
 
@@ -210,6 +210,11 @@ verifier: all $(BUILD)/tm-insns kernel
 
 # The ONLINE latency probe used by tests, the demo and benchmarks.
 $(BUILD)/tm-probe: tools/probe/tm-probe.c
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $< -lpthread
+
+# The multi-threaded request service (a dispatcher and a worker pool).
+$(BUILD)/tm-svc: tools/probe/tm-svc.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $< -lpthread
 
