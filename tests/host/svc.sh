@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# plan: 12
+# plan: 13
 # tm-svc on the host: every arrival accounted for, the served rate, the
 # client's timeout sheds what the pool cannot serve, bad input refused.
 # shellcheck source=../lib/lib.sh
@@ -26,6 +26,11 @@ check "a light load is all served ($srv of $off)" test "$srv" -ge 495
 check "the served rate is served over the window ($rate/s)" \
 	python3 -c "import sys; sys.exit(abs($rate - $srv) > 0.01)"
 expect_eq "one request latency per served request" "$srv" "$(get "$out" request_us n)"
+# the run's span on CLOCK_MONOTONIC (a meter cuts it out by them): the
+# arrivals' grid, the --seconds asked, ending before the process did
+now=$(python3 -c 'import time; print(time.clock_gettime(time.CLOCK_MONOTONIC))')
+check "the run's span on CLOCK_MONOTONIC: 1 s of arrivals, ended before now" \
+	python3 -c "import sys; s, e = $(get "$out" start_s), $(get "$out" end_s); sys.exit(not (abs(e - s - 1) < 1e-3 and 0 < e <= $now))"
 # every request costs one dispatcher wakeup for its arrival or its reply at least
 check "dispatcher wakeups counted ($(get "$out" dispatcher_wakeup_us n))" \
 	test "$(get "$out" dispatcher_wakeup_us n)" -ge "$srv"

@@ -26,6 +26,8 @@
  *   dispatcher_wakeup: per dispatcher wakeup, from its oldest pending event
  *                      (an arrival due or a reply posted) to it running;
  *   worker_wakeup:     from the hand-off to a sleeping worker running.
+ * start_s, end_s: the first arrival's grid time and the last's, seconds of
+ * CLOCK_MONOTONIC, so that a meter on that clock can cut out the run.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -445,10 +447,11 @@ int main(int argc, char **argv)
 		printf("{\"offered\":%u,\"issued\":%" PRIu64 ",\"served\":%" PRIu64
 		       ",\"shed\":%" PRIu64 ",\"late\":%" PRIu64 ",\"seconds\":%.3f"
 		       ",\"target_rate\":%.1f,\"served_rate\":%.2f,\"workers\":%d,\"work_us\":%.0f"
-		       ",\"footprint_kb\":%zu,\"timeout_ms\":%.0f,\"jitter_us\":%.0f",
+		       ",\"footprint_kb\":%zu,\"timeout_ms\":%.0f,\"jitter_us\":%.0f"
+		       ",\"start_s\":%.6f,\"end_s\":%.6f",
 		       nreq, t.issued, t.served, t.shed, t.late, o.seconds, o.rate,
 		       t.served / o.seconds, o.workers, o.work_ns / 1e3, o.footprint >> 10,
-		       o.timeout_ns / 1e6, o.jitter_ns / 1e3);
+		       o.timeout_ns / 1e6, o.jitter_ns / 1e3, t.start / 1e9, t.end / 1e9);
 		print_lat("request_us", &request_lat, true);
 		print_lat("dispatcher_wakeup_us", &disp_wake, true);
 		print_lat("worker_wakeup_us", &worker_wake, true);
