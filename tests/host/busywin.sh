@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# plan: 9
+# plan: 11
 # tests/lib/busywin.py --hold on a fake tracefs: the trace is recorded, then
 # not parsed until SIGUSR1 (the bench sends it once the measured service is
 # done, so that the parse does not compete with it); a SIGUSR1 that comes
@@ -88,5 +88,13 @@ check "without --hold: the same reading ($(mean "$dir/out3")%)" test "$(mean "$d
 python3 "$dir/run.py" "$dir" "$(dirname "$0")/../lib" --seconds 0.1 --series "$dir/ser" >"$dir/out4" 2>"$dir/err4"
 ser=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["window_ms"], d["node"], d["other"])' "$dir/ser" 2>&1)
 expect_eq "--series: both windows busy on one CPU, owned by no named cgroup" "5.0 [$want, $want] [$want, $want]" "$ser"
+
+# 5. --clock mono: the trace on CLOCK_MONOTONIC, the first window's start
+# given on that clock; the clock put back to the default once read
+python3 "$dir/run.py" "$dir" "$(dirname "$0")/../lib" --seconds 0.1 --clock mono --series "$dir/ser5" \
+	>"$dir/out5" 2>"$dir/err5"
+expect_eq "--clock mono: the trace clock set, the run's start on it, in both outputs" "mono 1.0 1.0" \
+	"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["clock"], json.load(open(sys.argv[1]))["start_s"], json.load(open(sys.argv[2]))["start_s"])' "$dir/out5" "$dir/ser5" 2>&1)"
+expect_eq "--clock mono: the default clock back once the trace is read" local "$(cat "$dir/trace_clock")"
 pids=""
 tap_done

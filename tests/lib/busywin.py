@@ -3,6 +3,7 @@
 #
 #   tests/lib/busywin.py --seconds S [--delay S] [--window-ms W] [--line PCT]
 #                        [--cgroup NAME=PATH ...] [--hold] [--series FILE]
+#                        [--clock mono]
 #
 # The kernel's sched:sched_switch trace event gives, per CPU, when something
 # other than the idle task ran; cut into windows of W ms (default 5), each
@@ -18,6 +19,9 @@
 # --series FILE: every window's shares too, for a test that judges windows
 # picked by what ran in them: {"window_ms", "node": [...], NAME: [...], ...,
 # "other": [...]}, one percent per window, in order.
+# --clock mono: the trace on CLOCK_MONOTONIC, and "start_s" (the first
+# window's start, that clock's seconds) in both, so that windows can be
+# matched to a load that reports its own span on that clock (tm-svc).
 # Percent of the node's capacity, two decimals. One python process for the
 # whole run (forks are dear under TCG); the trace is read after the run.
 # With --hold, it is read only once the process gets SIGUSR1: parsing a
@@ -35,7 +39,7 @@ import json  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
 
-from tracefs import events, find, record  # noqa: E402
+from tracefs import events, find, record, wr  # noqa: E402
 
 HOLD_MAX_S = 3600
 
@@ -64,6 +68,7 @@ def main():
     ap.add_argument("--cgroup", action="append", default=[])
     ap.add_argument("--hold", action="store_true")
     ap.add_argument("--series")
+    ap.add_argument("--clock", choices=("local", "mono"), default="local")
     a = ap.parse_args()
     if a.seconds <= 0 or a.window_ms <= 0:
         print("busywin.py: --seconds and --window-ms must be positive", file=sys.stderr)
@@ -80,7 +85,7 @@ def main():
         print("busywin.py: no sched_switch trace event (tracefs not mounted?)", file=sys.stderr)
         return 2
     ncpu = os.sysconf("SC_NPROCESSORS_ONLN")
-    owner = record(tr, EVENTS, a.seconds, cgs, a.delay)
+    owner = record(tr, EVENTS, a.seconds, cgs, a.delay, a.clock)
     if a.hold and signal.sigtimedwait({signal.SIGUSR1}, HOLD_MAX_S) is None:
         print(f"busywin.py: --hold: no SIGUSR1 in {HOLD_MAX_S} s", file=sys.stderr)
         return 1
@@ -91,6 +96,8 @@ def main():
     runs, cur, first, comm = [], {}, {}, {}
     t0 = t1 = None
     evs, lost = events(tr)
+    if a.clock != "local":
+        wr(tr + "/trace_clock", "local")
     for cpu, ts, _, kv in evs:
         try:
             prev, nxt = int(kv["prev_pid"]), int(kv["next_pid"])
@@ -142,6 +149,8 @@ def main():
     cap = w * ncpu / 100.0
     node = [sum(busy[n][i] for n in names) / cap for i in range(nwin)]
     res = {"window_ms": a.window_ms, "windows": nwin, "cpus": ncpu, "node": summary(node)}
+    if a.clock != "local":
+        res.update(clock=a.clock, start_s=t0)
     # the same over 100 ms windows (whole groups of the short ones): the
     # scale a line is held at, where a 5 ms window is one burst or none
     k = max(1, round(100 / a.window_ms))
@@ -158,6 +167,8 @@ def main():
     res["lost_events"] = lost
     if a.series:
         ser = {"window_ms": a.window_ms, "node": [round(x, 2) for x in node]}
+        if a.clock != "local":
+            ser.update(clock=a.clock, start_s=t0)
         for n in names:
             ser[n] = [round(x / cap, 2) for x in busy[n]]
         with open(a.series, "w") as f:

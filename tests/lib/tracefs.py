@@ -29,10 +29,12 @@ def size(tr, buffer_kb=16384):
     wr(tr + "/buffer_size_kb", str(buffer_kb))
 
 
-def start(tr, events, buffer_kb=16384, on=True):
+def start(tr, events, buffer_kb=16384, on=True, clock="local"):
     """An empty buffer of @buffer_kb per CPU, @events on, tracing on (with
-    @on false, left off: the events are then armed but record nothing)."""
+    @on false, left off: the events are then armed but record nothing),
+    time stamped by @clock (a trace_clock: "mono" is CLOCK_MONOTONIC)."""
     size(tr, buffer_kb)
+    wr(tr + "/trace_clock", clock)
     wr(tr + "/trace", "")
     for e in events:
         wr(f"{tr}/events/{e}/enable", "1")
@@ -67,7 +69,7 @@ def threads_of(cg):
         return set()
 
 
-def record(tr, events, seconds, cgs, delay=0.0):
+def record(tr, events, seconds, cgs, delay=0.0, clock="local"):
     """After @delay s, trace @events for @seconds while naming the threads of
     each cgroup in @cgs ({name: path}, read every 200 ms); {tid: name}.
     The buffer is sized and emptied and the events switched on before the
@@ -75,8 +77,8 @@ def record(tr, events, seconds, cgs, delay=0.0):
     switched. Done at the delay's end (16 MB per CPU allocated, the events
     switched on, under the load), they held a bursty service up, and the
     first windows measured caught it catching up: ONLINE 90-98% busy for up
-    to 300 ms, a point of bursty.sh's node mean."""
-    start(tr, events, on=False)
+    to 300 ms, a point of bursty.sh's node mean. @clock as for start()."""
+    start(tr, events, on=False, clock=clock)
     if delay:
         time.sleep(delay)
     wr(tr + "/tracing_on", "1")
