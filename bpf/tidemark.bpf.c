@@ -562,7 +562,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 			if (smt_on())
 				__atomic_exchange_n(&c->class, TM_CLASS_BE, __ATOMIC_SEQ_CST);
 			if (be_budget_left()) {
-				charge(c, TM_CLASS_BE, now);
+				charge(c, prev, TM_CLASS_BE, now);
 				be_grant_return(c);
 				be_grant_start(prev, c, be_regular_grant(), false, now);
 				bw_renew(prev, c->be_until);
@@ -572,7 +572,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 				/* budget spent: it may still run what the floor owes */
 				if (!floor_owed() || !(g = floor_grant_take()))
 					return;
-				charge(c, TM_CLASS_BE, now);
+				charge(c, prev, TM_CLASS_BE, now);
 				be_grant_return(c);
 				be_grant_start(prev, c, g, true, now);
 				bw_renew(prev, c->be_until);
@@ -664,6 +664,7 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 		cls = TM_CLASS_SYSTEM;
 	if (c) {
 		c->started = now;
+		c->run_sum = p->se.sum_exec_runtime;
 		c->online_next = 0;
 		if (smt_on() && (cls == TM_CLASS_ONLINE || cls == TM_CLASS_BE)) {
 			/* an exchange, so that this and a sibling starting at the
@@ -752,7 +753,7 @@ void BPF_STRUCT_OPS(tidemark_stopping, struct task_struct *p, bool runnable)
 			   : used,
 		   runnable);
 	if (c) {
-		charge(c, cls, now);
+		charge(c, p, cls, now);
 		if (cls == TM_CLASS_BE) {
 			be_grant_return(c);
 			grant_timer_cancel();
@@ -782,7 +783,7 @@ void BPF_STRUCT_OPS(tidemark_tick, struct task_struct *p)
 	if (!tctx)
 		return;
 	if (c && tctx->class < TM_NR_CLASSES)
-		charge(c, tctx->class, now);
+		charge(c, p, tctx->class, now);
 	if (bw_on()) {
 		u32 me = bpf_get_smp_processor_id();
 

@@ -21,7 +21,7 @@
  * independently, so an upgrade can pair an old reader with a new
  * scheduler). Bump it whenever a pinned map's key or value changes.
  */
-#define TM_ABI_VERSION 10
+#define TM_ABI_VERSION 11
 
 /* Value of the pinned "abi" map (one entry), written by the scheduler. */
 struct tm_abi {
@@ -377,6 +377,7 @@ _Static_assert(sizeof(struct tm_cpu_stats) ==
  * preempt, and by the loader for the per-domain load. */
 struct tm_cpu_ctx {
 	__u64 started;		     /* when the current task started running or was charged */
+	__u64 run_sum;		     /* its se.sum_exec_runtime then */
 	__u64 run_ns[TM_NR_CLASSES]; /* cumulative runtime per class */
 	__u64 grant_left;	     /* BE: reserved runtime not yet charged, ns */
 	__u64 be_until;		     /* BE: when the grant runs out */
@@ -386,7 +387,7 @@ struct tm_cpu_ctx {
 	__u8 online_next;	     /* an ONLINE task was sent here and has not started yet */
 	__u8 pad[2];
 };
-_Static_assert(sizeof(struct tm_cpu_ctx) == 8 * (4 + TM_NR_CLASSES) + 8, "tm_cpu_ctx layout");
+_Static_assert(sizeof(struct tm_cpu_ctx) == 8 * (5 + TM_NR_CLASSES) + 8, "tm_cpu_ctx layout");
 
 /* Run-queue wait of the ONLINE tasks of one cgroup (the task's own cgroup). */
 struct tm_cg_wait {
