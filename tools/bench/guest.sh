@@ -17,6 +17,11 @@
 # alone used in the same round): the best an agent with the cgroup knobs
 # of EEVDF can do on this service, holding the line on average.
 #
+# The bursty mode then runs the same setups under a request service of
+# another shape (tm-svc: a dispatcher and a pool of one worker per CPU,
+# each request two wakeups, dispatcher -> worker -> dispatcher), judged
+# by cpu.stat and by 100 ms windows cut to the service's own span.
+#
 # preempt (run by run.sh on 2 vCPUs): the kernel's preemption model, switched
 # at run time (CONFIG_PREEMPT_DYNAMIC, /sys/kernel/debug/sched/preempt)
 # between the kernel's default and full in interleaved rounds, and put back
@@ -408,8 +413,10 @@ no_be() { [ "$1" = alone ] || [ "$1" = split-alone ]; }
 # One round of the bursty service next to BE (none for alone): the probe's
 # latencies, the cgroups' cpu.stat, node busy per 5 ms window from outside.
 bursty_run() { # setup round
-	local s=$1 round=$2 rate=$((RATE_PER_CPU * n)) p bw t0 t1 o0 o1 b0 b1 r0 r1
+	local s=$1 round=$2 rate=$((RATE_PER_CPU * n)) p bw t0 t1 o0 o1 b0 b1 r0 r1 keep_series="" ser=""
 	setup "$s" || { fail_row "$s" "bursty round $round" "$fail_why"; teardown; return; }
+	# tidemark's use over time, for the report's picture of the line
+	[ "$s" = tidemark ] && keep_series=1
 	# started before the load: a fresh python next to BE hogs can take
 	# seconds to start under a scheduler that does not favour it. It
 	# parses its trace only after the probe (--hold, SIGUSR1 below):
@@ -417,8 +424,10 @@ bursty_run() { # setup round
 	# service's last requests, and more so under tidemark, where it is a
 	# SYSTEM task in the ONLINE queue (tidemark p99 26.7 and 7.6 ms
 	# against 6.4 and 6.1 ms held, 2 vCPUs, one boot).
+	rm -f $tmp/bursty.series
 	python3 tests/lib/busywin.py --hold --seconds $((SECONDS_RUN - 1)) --delay 2 --line $SUPPRESS \
-		--cgroup online=$ONL --cgroup be=$BEG >$tmp/bw.json 2>$tmp/bw.err &
+		${keep_series:+--series $tmp/bursty.series} --cgroup online=$ONL --cgroup be=$BEG \
+		>$tmp/bw.json 2>$tmp/bw.err &
 	local bwp=$!
 	sleep 0.5
 	no_be "$s" || be_start $((SECONDS_RUN + 3)) cpu
@@ -435,15 +444,83 @@ bursty_run() { # setup round
 		wait $be_pid 2>/dev/null
 	fi
 	bw=$(cat $tmp/bw.json)
+	# the 5 ms windows in 100 ms ones
+	[ -n "$keep_series" ] && [ -s $tmp/bursty.series ] &&
+		ser=$(python3 tests/lib/cutwin.py --group 20 --keep $tmp/bursty.series - 2>/dev/null |
+			python3 -c 'import json,sys; print(",\"series\":" + json.dumps(json.load(sys.stdin)["series"]))')
 	finish "$s" "bursty round $round" "${p:+$bw}" \
 		"no result (probe: ${p:-none}; busywin: $(cat $tmp/bw.err))" || return
 	# cpu.stat shares in 0.1% of the node
 	local on_pm=$(((o1 - o0) * 1000 / ((t1 - t0) * n)))
 	[ "$s" = alone ] && ALONE_ON_PM=$on_pm
-	emit "{\"kind\":\"bursty\",\"setup\":\"$s\",\"round\":$round,\"cpus\":$n,\"line\":$SUPPRESS,\"probe\":$p,\"windows\":$bw,\"online_pm\":$on_pm,\"be_pm\":$(((b1 - b0) * 1000 / ((t1 - t0) * n))),\"node_pm\":$(((r1 - r0) * 1000 / ((t1 - t0) * n))),\"be_ops\":$(no_be "$s" && echo 0 || be_ops)$split_json$(perf_json)}"
+	emit "{\"kind\":\"bursty\",\"setup\":\"$s\",\"round\":$round,\"cpus\":$n,\"line\":$SUPPRESS,\"probe\":$p,\"windows\":$bw,\"online_pm\":$on_pm,\"be_pm\":$(((b1 - b0) * 1000 / ((t1 - t0) * n))),\"node_pm\":$(((r1 - r0) * 1000 / ((t1 - t0) * n))),\"be_ops\":$(no_be "$s" && echo 0 || be_ops)$ser$split_json$(perf_json)}"
 	# busywin.py's own json.dumps: "node" and its "mean" lead (no python
 	# started for a log line: a start costs about a second under TCG)
 	log "bursty $s round $round: node $(sed -n 's/.*"node": {"mean": \([0-9.]*\).*/\1/p' <<<"$bw")% of $n CPUs"
+}
+
+# cpu.stat's usage_usec of cgroup $1 with bash builtins: read in the middle
+# of a measured run, where a fork would be counted in its windows
+usage_b() { # cgroup
+	local k v
+	while read -r k v; do
+		[ "$k" = usage_usec ] && echo "$v" && return 0
+	done <"$cg$1/cpu.stat"
+	return 1
+}
+
+# One round of the request service next to BE (none for alone): tm-svc, a
+# dispatcher handing 1 ms requests to a pool of one worker per CPU, every
+# reply back through the dispatcher, so that each request is two wakeups.
+# Node use by the cgroups' cpu.stat over the run (less its first second and
+# last half) and by 100 ms sched_switch windows cut to the service's own
+# span (busywin.py --clock mono, cutwin.py); the scheduler's own counters
+# over the same time for tidemark.
+svc_run() { # setup round
+	local s=$1 round=$2 rate=$((RATE_PER_CPU * n)) v cut t0 t1 o0 o1 b0 b1 svp bwp stp="" st=null
+	setup "$s" || { fail_row "$s" "svc round $round" "$fail_why"; teardown; return; }
+	rm -f $tmp/svc.json $tmp/svc.series $tmp/st.json
+	python3 tests/lib/busywin.py --hold --seconds $((SECONDS_RUN + 3)) --window-ms 100 --clock mono \
+		--series $tmp/svc.series --cgroup online=$ONL --cgroup be=$BEG >/dev/null 2>$tmp/bw.err &
+	bwp=$!
+	no_be "$s" || be_start $((SECONDS_RUN + 6)) cpu
+	# python's imports take a second or more under TCG: the trace is on first
+	sleep 2
+	(echo $BASHPID >$cg$ONL/cgroup.procs &&
+		exec $(online_cmd) build/tm-svc --rate $rate --work-us 1000 --footprint-kb 256 \
+			--jitter-us $((500000 / rate)) --seconds "$SECONDS_RUN" --json) >$tmp/svc.json 2>$tmp/svc.err &
+	svp=$!
+	# the scheduler's counters over SECONDS_RUN - 3 s: the tool started in
+	# the first second, which no window counts (started at 1 s in, under
+	# TCG, it made a window 99.8% busy, 32 points of it SYSTEM), and done
+	# before the arrivals end even if it takes a second to start
+	sleep 0.2
+	if [ "$s" = tidemark ]; then
+		build/tidemarkctl stats --interval $((SECONDS_RUN - 3)) --once --json >$tmp/st.json 2>/dev/null &
+		stp=$!
+	fi
+	sleep 0.8
+	t0=$EPOCHREALTIME o0=$(usage_b $ONL) b0=$(usage_b $BEG)
+	sleep $((SECONDS_RUN - 2)).5
+	t1=$EPOCHREALTIME o1=$(usage_b $ONL) b1=$(usage_b $BEG)
+	wait $svp
+	[ -n "$stp" ] && wait $stp && [ -s $tmp/st.json ] && st=$(cat $tmp/st.json)
+	kill -USR1 $bwp 2>/dev/null
+	wait $bwp
+	if ! no_be "$s"; then
+		kill $be_pid 2>/dev/null
+		wait $be_pid 2>/dev/null
+	fi
+	v=$(cat $tmp/svc.json 2>/dev/null)
+	cut=$(python3 tests/lib/cutwin.py --line $SUPPRESS --min 50 ${stp:+--keep} $tmp/svc.series $tmp/svc.json \
+		2>$tmp/cut.err)
+	finish "$s" "svc round $round" "${v:+$cut}" \
+		"no result (tm-svc: ${v:-none} $(cat $tmp/svc.err); windows: $(cat $tmp/cut.err $tmp/bw.err))" || return
+	# cpu.stat shares in 0.1% of the node, over t0-t1 (microseconds)
+	local us=$(((${t1/./} - ${t0/./}) * n))
+	[ "$s" = alone ] && ALONE_ON_PM=$(((o1 - o0) * 1000 / us))
+	emit "{\"kind\":\"svc\",\"setup\":\"$s\",\"round\":$round,\"cpus\":$n,\"line\":$SUPPRESS,\"svc\":$v,\"windows\":$cut,\"online_pm\":$(((o1 - o0) * 1000 / us)),\"be_pm\":$(((b1 - b0) * 1000 / us)),\"stats\":$st$split_json$(perf_json)}"
+	log "svc $s round $round: done"
 }
 
 # hackbench without BE under setup $1, in round $2; emits a row of kind $3.
@@ -532,6 +609,9 @@ if [ "$mode" = bursty ]; then
 	for round in $(seq "$ROUNDS"); do
 		for s in alone $SETUPS; do
 			bursty_run "$s" "$round"
+		done
+		for s in alone $SETUPS; do
+			svc_run "$s" "$round"
 		done
 	done
 	log "done"

@@ -278,6 +278,158 @@ def bursty_section(w, rows, host=False):
     return targets, losses
 
 
+def svc_section(w, rows, host=False):
+    """The request service (tm-svc) on several CPUs: one table per machine
+    size; returns the target lines and the losses to a peer."""
+    runs = [r for r in rows if r["kind"] == "svc"]
+    targets, losses = [], []
+    unit = "CPUs" if host else "vCPUs"
+    for cpus in sorted({r["cpus"] for r in runs}):
+        rs = [r for r in runs if r["cpus"] == cpus]
+        line = rs[0]["line"]
+        setups = list(dict.fromkeys(r["setup"] for r in rs))
+        by = {s: [r for r in rs if r["setup"] == s] for s in setups}
+        rate = rs[0]["svc"]["target_rate"]
+        nr = len(by.get("alone", [])) or len(rs) // max(len(setups), 1)
+        w("## A request service on %d %sCPUs, BE saturating" % (cpus, "" if host else "v"))
+        w("")
+        w("ONLINE: `tm-svc`, one dispatcher handing 1 ms requests (a 256 KiB footprint per worker) to a pool of"
+          " %d workers at %.0f requests/s, each reply back through the dispatcher: two wakeups per request."
+          " BE: %d `stress-ng --cpu` hogs. %d round%s, the setups interleaved %s." % (
+              cpus, rate, cpus + 1, nr, "" if nr == 1 else "s", "on this machine" if host else "in one VM (icount)"))
+        w("Node use: ONLINE and BE by their cgroups' `cpu.stat` over the run (less its first second and last"
+          " half), plus the rest (kthreads, SYSTEM) from the kernel's `sched_switch` events; the windows are"
+          " 100 ms of that trace cut to the service's own span (`tests/lib/cutwin.py`). BE's share of its room"
+          " = BE / (line - ONLINE - rest), by `cpu.stat`. Served: replies within the client's 100 ms timeout"
+          " per second. Median of the rounds, the range in brackets.")
+        w("")
+        w("| setup | node % (cpu.stat) | node % (trace) | p95 window % | ONLINE % | BE % | BE / room |"
+          " served req/s | request p50 us | request p99 us | p50 / p99 vs alone | wakeup p99 us, dispatcher"
+          " / worker |")
+        w("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        summ = {}
+        for s in setups:
+            x = by[s]
+            rest = [r["windows"]["other"]["mean"] for r in x]
+            on = [r["online_pm"] / 10 for r in x]
+            be = [r["be_pm"] / 10 for r in x]
+            node = [o + b + t for o, b, t in zip(on, be, rest)]
+            share = [100 * b / max(line - o - t, 0.1) for o, b, t in zip(on, be, rest)]
+            v = dict(node=med(node), node_max=max(node), node_l=node, p95_max=max(
+                r["windows"]["node"]["p95"] for r in x), share=med(share), share_min=min(share), be=med(be),
+                served_l=[r["svc"]["served_rate"] for r in x], p50=med([r["svc"]["request_us"]["p50"] for r in x]),
+                p99=med([r["svc"]["request_us"]["p99"] for r in x]))
+            v["served"] = med(v["served_l"])
+            summ[s] = v
+        base = summ.get("alone")
+        for s in setups:
+            x, v = by[s], summ[s]
+            w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |" % (
+                s, spread(v["node_l"]), spread([r["windows"]["node"]["mean"] for r in x]),
+                spread([r["windows"]["node"]["p95"] for r in x]), spread([r["online_pm"] / 10 for r in x]),
+                spread([r["be_pm"] / 10 for r in x]),
+                "" if s in REFS else "line not held" if v["node_max"] > line + 2 else "%.0f%%" % v["share"],
+                spread(v["served_l"]), spread([r["svc"]["request_us"]["p50"] for r in x], "%.0f"),
+                spread([r["svc"]["request_us"]["p99"] for r in x], "%.0f"),
+                "%.2fx / %.2fx" % (ratio(v["p50"], base["p50"]), ratio(v["p99"], base["p99"])) if base else "-",
+                spread([r["svc"]["dispatcher_wakeup_us"]["p99"] for r in x], "%.0f"),
+                spread([r["svc"]["worker_wakeup_us"]["p99"] for r in x], "%.0f")))
+        w("")
+        tm = summ.get("tidemark")
+        if not tm:
+            continue
+        held = [(s, v) for s, v in summ.items() if s not in REFS + ("tidemark",) and v["node_max"] <= line + 2]
+        best = min(held, key=lambda sv: sv[1]["p99"]) if held else None
+        tmr = by["tidemark"]
+        ok = tm["node_max"] <= line + 2
+        targets.append("- %d %s, request service: node use by cpu.stat within the line +2 in every round (%s%%"
+                       " against %d%%): %s." % (cpus, unit, "/".join("%.1f" % v for v in tm["node_l"]), line,
+                                                 "met" if ok else "**missed**"))
+        targets.append("- %d %s, request service: p95 of 100 ms windows within the line +5 in every round (%.1f%%"
+                       " at most): %s." % (cpus, unit, tm["p95_max"], "met" if tm["p95_max"] <= line + 5 else
+                                           "**missed**"))
+        targets.append("- %d %s, request service: BE at >= %d%% of its room in every round: %s%%, %s." % (
+            cpus, unit, TARGET_BE * 100, pct_vs(tm["share_min"], TARGET_BE * 100),
+            "not judged, the line was not held" if not ok else
+            "met" if tm["share_min"] >= TARGET_BE * 100 else "**missed**"))
+        st = [r["stats"] for r in tmr if r.get("stats")]
+        if st:
+            targets.append("- %d %s, request service: the scheduler counts ONLINE as cpu.stat does: %s" % (
+                cpus, unit, ", ".join("%.1f%% against %.1f%%" % (a["cpu"]["online"]["pct"], r["online_pm"] / 10)
+                                      for a, r in zip(st, [r for r in tmr if r.get("stats")]))) + ".")
+        if not base:
+            targets.append("- %d %s, request service: served rate and latency against alone: not judged, no"
+                           " alone round." % (cpus, unit))
+            continue
+        # every round against the alone of the same round
+        rounds = {r["round"]: r for r in by.get("alone", [])}
+        sr = [(r["svc"]["served_rate"], rounds[r["round"]]["svc"]["served_rate"]) for r in tmr
+              if r["round"] in rounds]
+        targets.append("- %d %s, request service: served within 1%% of alone in every round (%s): %s." % (
+            cpus, unit, ", ".join("%.1f of %.1f" % x for x in sr),
+            "met" if sr and all(a >= 0.99 * b for a, b in sr) else "**missed**"))
+        if base["served"] < 0.97 * rate or base["p50"] > 5000:
+            targets.append("- %d %s, request service: latency against alone: not judged, alone itself fell"
+                           " behind (%.0f requests/s of %.0f, p50 %.0f us)." % (
+                               cpus, unit, base["served"], rate, base["p50"]))
+            continue
+        for key in ("p50", "p99"):
+            per = [ratio(r["svc"]["request_us"][key], rounds[r["round"]]["svc"]["request_us"][key])
+                   for r in tmr if r["round"] in rounds]
+            targets.append("- %d %s, request service: request %s within 1.1x alone in every round: %s, %s%s." % (
+                cpus, unit, key, "/".join("%.2fx" % x for x in per),
+                "met" if per and max(per) <= 1.1 else "**missed**",
+                "" if not best else "; best peer holding the line %s %.2fx" % (
+                    best[0], ratio(best[1][key], base[key]))))
+            if best and best[1][key] < tm[key] * 0.95:
+                losses.append("- %d %s, request service: %s has a lower request %s (%.0f us vs tidemark's %.0f)"
+                              " and holds the line too (%.1f%%)." % (
+                                  cpus, unit, best[0], key, best[1][key], tm[key], best[1]["node"]))
+    return targets, losses
+
+
+SHAPES = (("bursty", "bursty service (tm-probe)"), ("svc", "request service (tm-svc)"))
+
+
+def line_pictures(w, rows, prefix, ref):
+    """For each ONLINE shape and machine size, tidemark's node use over its
+    first round with windows kept, ONLINE, BE and the rest stacked against
+    the line: PREFIX-line-KIND-N.dat (t_s online be rest) and .gp (line,
+    title) for tools/bench/line.gp, drawn by run.sh as PREFIX-line-KIND-N.png,
+    referred to from REF's directory (where the latency picture is).
+    Nothing for a shape with no kept windows."""
+    made = []
+    for kind, name in SHAPES:
+        for cpus in sorted({r["cpus"] for r in rows if r["kind"] == kind}):
+            r = next((r for r in rows if r["kind"] == kind and r["cpus"] == cpus and r["setup"] == "tidemark" and
+                      (r.get("series") or r["windows"].get("series"))), None)
+            if not r:
+                continue
+            ser = r.get("series") or r["windows"]["series"]
+            tag = "line-%s-%d" % (kind, cpus)
+            with open("%s-%s.dat" % (prefix, tag), "w") as f:
+                f.write("# t_s online_pct be_pct rest_pct (%g ms windows)\n" % ser["window_ms"])
+                for t, o, b, x in zip(ser["t_s"], ser["online"], ser["be"], ser["other"]):
+                    f.write("%.3f %.2f %.2f %.2f\n" % (t, o, b, x))
+            node = [o + b + x for o, b, x in zip(ser["online"], ser["be"], ser["other"])]
+            with open("%s-%s.gp" % (prefix, tag), "w") as f:
+                f.write("line = %d\ntitle = \"tidemark, %s on %d vCPUs next to BE, round %d: %g ms windows from"
+                        " sched_switch\"\n" % (r["line"], name, cpus, r["round"], ser["window_ms"]))
+            img = os.path.join(os.path.dirname(ref), "%s-%s.png" % (os.path.basename(prefix), tag))
+            made.append((img, name, cpus, r["line"], len(node), sum(node) / len(node),
+                         max(node)))
+    if not made:
+        return
+    w("## Node use over time against the line")
+    w("")
+    for img, name, cpus, line, n, mean, mx in made:
+        w("%s on %d vCPUs, tidemark's first round: %d windows, node %.1f%% on average, %.1f%% at most (the"
+          " line %d%%)." % (name[0].upper() + name[1:], cpus, n, mean, mx, line))
+        w("")
+        w("![node use over time, %s, %d vCPUs](%s)" % (name, cpus, img))
+        w("")
+
+
 def preempt_section(w, rows, host=False):
     """The preemption models in one boot (guest.sh preempt); returns the
     target lines."""
@@ -667,6 +819,10 @@ def main():
                                        "%+.1f%%" % (100 * (tc[k] / tc["notrace_ns"] - 1))))
         w("")
     bursty_targets, bursty_losses = bursty_section(w, rows, host)
+    svc_targets, svc_losses = svc_section(w, rows, host)
+    line_pictures(w, rows, os.path.join(os.path.dirname(path), mode), plot_ref)
+    bursty_targets += svc_targets
+    bursty_losses += svc_losses
     bursty_targets += preempt_section(w, rows, host)
     # targets
     w("## Against the targets")

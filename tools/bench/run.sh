@@ -37,6 +37,12 @@ plots() { # prefix latency.png tradeoff.png
 	gnuplot -e "datafile='$1-latency.dat'; outfile='$2'" tools/bench/latency.gp
 	gnuplot -e "datafile='$1-tradeoff.dat'; params='$1-tradeoff.gp'; outfile='$3'" tools/bench/tradeoff.gp
 	rm -f "$1"-{latency,tradeoff}.dat "$1-tradeoff.gp"
+	local d
+	for d in "$1"-line-*.dat; do
+		[ -e "$d" ] || continue
+		gnuplot -e "datafile='$d'; params='${d%.dat}.gp'; outfile='${d%.dat}.png'" tools/bench/line.gp
+		rm -f "$d" "${d%.dat}.gp"
+	done
 }
 # The rows of the bursty and preempt runs kept beside their own: what did
 # not go as run (guest.sh's fail_row and retries)
@@ -92,7 +98,7 @@ if [ "$mode" = host ]; then
 	TM_BENCH_HOST=1 TM_SHARE=$work tools/bench/guest.sh "$what" || fail "the $what run failed"
 	mv "$work/results.jsonl" "$work/main.jsonl"
 	TM_BENCH_HOST=1 TM_SHARE=$work tools/bench/guest.sh bursty || fail "the bursty run failed"
-	grep '"kind": *"bursty"\|"kind":"bursty"\|'"$NOT_RUN" "$work/results.jsonl" >>"$work/main.jsonl" || true
+	grep '"kind": *"bursty"\|"kind":"bursty"\|"kind":"svc"\|'"$NOT_RUN" "$work/results.jsonl" >>"$work/main.jsonl" || true
 	# full: the preemption model too (switched at run time and put back)
 	if [ "$what" = full ]; then
 		TM_BENCH_HOST=1 TM_SHARE=$work tools/bench/guest.sh preempt || fail "the preemption-model run failed"
@@ -143,7 +149,7 @@ for c in 2 4; do
 	tools/vm/run --cpus "$c" --icount --mem 2048 --timeout 3600 --share "$share/b$c" -- \
 		env BENCH_ROUNDS=$rounds BENCH_RATE_PER_CPU=$rate tools/bench/guest.sh bursty ||
 		{ echo "bench: the bursty run on $c vCPUs failed" >&2; exit 1; }
-	grep '"kind": *"bursty"\|"kind":"bursty"\|'"$NOT_RUN" "$share/b$c/results.jsonl" >>"$share/results.jsonl" || true
+	grep '"kind": *"bursty"\|"kind":"bursty"\|"kind":"svc"\|'"$NOT_RUN" "$share/b$c/results.jsonl" >>"$share/results.jsonl" || true
 done
 # The preemption model (default against full, switched at run time in one
 # boot): 2 vCPUs, so a wakeup may land on the CPU where BE is in the kernel.
