@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# plan: 10
+# plan: 11
 # tools/bench/report.py's request-service section on synthetic rows: node
 # use by cpu.stat plus the trace's rest, judged in every round against the
 # line; BE's share of its room; the served rate and p50/p99 of each round
@@ -29,6 +29,10 @@ for r in (1, 2):
     rows.append({"kind": "svc", "setup": "eevdf-idle", "round": r, "cpus": 2, "line": 65,
                  "svc": svc(398.0, 1500, 9000), "windows": win(98, 99), "online_pm": 320, "be_pm": 660,
                  "stats": None})
+    for sp, (p50s, p99s) in (("split-alone", (1400, 5000)), ("split", (1540, 6000))):
+        rows.append({"kind": "svc", "setup": sp, "round": r, "cpus": 2, "line": 65, "svc": svc(400.0, p50s, p99s),
+                     "windows": win(50, 60), "online_pm": 300, "be_pm": 190 if sp == "split" else 0,
+                     "stats": None})
     tw = win(64, 68)
     if r == 1:
         # kept windows, for the picture: three of 100 ms
@@ -55,6 +59,8 @@ check "served within 1% of the same round's alone: met" \
 	grep -qF -- "served within 1% of alone in every round (400.0 of 400.0, 399.0 of 400.0): met." "$dir/a.md"
 check "the scheduler's count beside cpu.stat's" \
 	grep -qF -- "the scheduler counts ONLINE as cpu.stat does: 39.7% against 40.0%, 39.7% against 40.0%." "$dir/a.md"
+check "what BE on other CPUs costs ONLINE: split against split-alone" \
+	grep -qF -- "- 2 vCPUs, request service: BE on CPUs ONLINE does not use (split) costs ONLINE p50 1.10x and p99 1.20x of the same service alone on the same CPUs (split-alone), served 400.0 of 400.0 requests/s." "$dir/a.md"
 check "the picture: tidemark's first round's windows, ONLINE, BE and the rest, for line.gp" \
 	bash -c "[ \"\$(sed -n 2,4p '$dir/bursty-line-svc-2.dat' | tr '\n' ' ')\" = '0.000 40.00 23.00 1.00 0.100 41.00 23.00 1.00 0.200 42.00 23.00 1.00 ' ] &&
 		grep -qF 'line = 65' '$dir/bursty-line-svc-2.gp'"

@@ -373,6 +373,14 @@ def svc_section(w, rows, host=False):
                            " behind (%.0f requests/s of %.0f, p50 %.0f us)." % (
                                cpus, unit, base["served"], rate, base["p50"]))
             continue
+        # where the emulator is the limit: BE on CPUs ONLINE does not use
+        # (split) against the same ONLINE half alone (split-alone)
+        sa, sb = summ.get("split-alone"), summ.get("split")
+        if sa and sb:
+            targets.append("- %d %s, request service: BE on CPUs ONLINE does not use (split) costs ONLINE p50"
+                           " %.2fx and p99 %.2fx of the same service alone on the same CPUs (split-alone), served"
+                           " %.1f of %.1f requests/s." % (cpus, unit, ratio(sb["p50"], sa["p50"]),
+                                                          ratio(sb["p99"], sa["p99"]), sb["served"], sa["served"]))
         for key in ("p50", "p99"):
             per = [ratio(r["svc"]["request_us"][key], rounds[r["round"]]["svc"]["request_us"][key])
                    for r in tmr if r["round"] in rounds]
