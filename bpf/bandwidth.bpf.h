@@ -24,22 +24,28 @@
 #define __TM_BANDWIDTH_BPF_H
 
 /* The limited ancestors of @p's cgroup (itself first), looked up again when
- * its cgroup or the set of limited cgroups changed. */
-static void bw_refresh(struct task_struct *p, struct task_ctx *tctx)
+ * its cgroup or the set of limited cgroups changed. (Global, as those
+ * below: its walk up the cgroups verified once per program.) */
+__noinline int bw_refresh(struct task_struct *p __arg_trusted, struct task_ctx *tctx)
 {
 	struct cgroup *cg = task_cgroup(p);
 	u64 cgid;
 	int level;
-	u32 i, n = 0;
+	u32 i, n;
 
+	if (!tctx)
+		return 0;
 	if (!cg) {
 		tctx->bw_n = 0;
-		return;
+		return 0;
 	}
 	cgid = cgroup_id_of(cg);
 	if (tctx->bw_gen == bw_gen && tctx->bw_cgid == cgid)
-		return;
+		return 0;
 	level = BPF_CORE_READ(cg, level);
+	/* from 0, but a 0 the verifier does not know: with the count exact
+	 * the loop's states differed at every count and never converged */
+	n = unknown_zero;
 	bpf_for (i, 0, TM_MAX_CGROUP_DEPTH) {
 		struct cgroup *anc = NULL;
 		int l = level - (int)i;
@@ -60,6 +66,7 @@ static void bw_refresh(struct task_struct *p, struct task_ctx *tctx)
 	tctx->bw_n = n;
 	tctx->bw_gen = bw_gen;
 	tctx->bw_cgid = cgid;
+	return 0;
 }
 
 /*
@@ -369,7 +376,7 @@ static void bw_release(u64 id, u64 now)
 	bpf_for_each (scx_dsq, p, TM_DSQ_BW_BASE | id, 0) {
 		struct task_ctx *tctx = task_ctx(p);
 		u32 cls = task_class(p, tctx);
-		u64 thr = bw_held(p, now), vtime;
+		u64 thr = bw_held(p, now), vtime = 0;
 
 		if (thr && thr != id) {
 			tm_move(BPF_FOR_EACH_ITER, p, TM_DSQ_BW_BASE | thr);
@@ -380,20 +387,10 @@ static void bw_release(u64 id, u64 now)
 		if (cls == TM_CLASS_BE) {
 			tm_move(BPF_FOR_EACH_ITER, p, TM_DSQ_BE);
 		} else {
-			/* credit from the most advanced running task, less
-			 * than enqueue gives a sleeper (from the least advanced
-			 * waiting one): a task its limit held did not sleep */
-			vtime = tm_vtime_wakeup(p->scx.dsq_vtime, vtime_now, slice_ns,
-						eff_weight(p, tctx));
-			if (cls == TM_CLASS_ONLINE && tctx && tctx->home) {
-				tctx->q_home = tctx->home;
-				tm_move_vtime(BPF_FOR_EACH_ITER, p,
-					      domq_take(home_first(tctx->home), tctx->soft), vtime);
-			} else {
-				if (tctx)
-					tctx->q_home = 0;
-				tm_move_vtime(BPF_FOR_EACH_ITER, p, TM_DSQ_HI, vtime);
-			}
+			/* a task its limit held did not sleep (requeue_dsq) */
+			u64 dsq = requeue_dsq(p, tctx, &vtime);
+
+			tm_move_vtime(BPF_FOR_EACH_ITER, p, dsq, vtime);
 		}
 		bw_kick_for(p, cls);
 	}

@@ -46,9 +46,11 @@ static __always_inline bool claim_be_cpu(struct task_struct *p, u32 cpu)
 /*
  * Claim a CPU running BE among those @p may use (@allowed: its p->cpus_ptr,
  * read once by the caller: see tidemark_enqueue) within @home (0: any), this
- * CPU first (no IPI needed). The caller kicks it. -1 if none.
+ * CPU first (no IPI needed). The caller kicks it. -1 if none. Global: its
+ * loop over the CPUs is verified once per program, not at each call site.
  */
-static s32 claim_be_in(struct task_struct *p, const struct cpumask *allowed, u64 home)
+__noinline s32 claim_be_in(struct task_struct *p __arg_trusted,
+			   const struct cpumask *allowed __arg_trusted, u64 home)
 {
 	u32 i, self = bpf_get_smp_processor_id();
 

@@ -35,8 +35,10 @@ static u32 resolve_class(struct cgroup *cg)
 	return cls && *cls < TM_NR_CLASSES ? *cls : TM_CLASS_SYSTEM;
 }
 
-/* The task's class, resolved again when its cgroup or the rules changed. */
-static u32 task_class(struct task_struct *p, struct task_ctx *tctx)
+/* The task's class, resolved again when its cgroup or the rules changed.
+ * Global: the walk up the cgroups and the home's reach, verified once per
+ * program rather than at each of its call sites. */
+__noinline u32 task_class(struct task_struct *p __arg_trusted, struct task_ctx *tctx)
 {
 	struct cgroup *cg;
 	u64 cgid;
@@ -64,6 +66,26 @@ static u32 task_class(struct task_struct *p, struct task_ctx *tctx)
 }
 
 /*
+ * The queue an ONLINE/SYSTEM task taken out of another goes to (its home's
+ * domain queue, else the shared one, noted in q_home), its vtime credited
+ * from the most advanced running task into *@vt: less than enqueue gives a
+ * sleeper, the task did not sleep. Global: verified once, not in each loop.
+ */
+__noinline u64 requeue_dsq(struct task_struct *p __arg_trusted, struct task_ctx *tctx, u64 *vt)
+{
+	if (vt)
+		*vt = tm_vtime_wakeup(p->scx.dsq_vtime, vtime_now, slice_ns, eff_weight(p, tctx));
+	if (!tctx)
+		return TM_DSQ_HI;
+	if (tctx->class == TM_CLASS_ONLINE && tctx->home) {
+		tctx->q_home = tctx->home;
+		return domq_take(home_first(tctx->home), tctx->soft);
+	}
+	tctx->q_home = 0;
+	return TM_DSQ_HI;
+}
+
+/*
  * After a class change, tasks already queued as BE may be ONLINE or SYSTEM
  * now: move them to the HI queue at once instead of leaving them throttled.
  * Tasks that became BE are caught at their next tick or enqueue.
@@ -78,20 +100,12 @@ static void requeue_reclassified(void)
 	be_scan_gen = gen;
 	bpf_for_each (scx_dsq, p, TM_DSQ_BE, 0) {
 		struct task_ctx *tctx = task_ctx(p);
-		u64 vtime;
+		u64 vtime = 0, dsq;
 
 		if (task_class(p, tctx) == TM_CLASS_BE)
 			continue;
-		vtime = tm_vtime_wakeup(p->scx.dsq_vtime, vtime_now, slice_ns, eff_weight(p, tctx));
-		if (tctx && tctx->class == TM_CLASS_ONLINE && tctx->home) {
-			tctx->q_home = tctx->home;
-			tm_move_vtime(BPF_FOR_EACH_ITER, p,
-				      domq_take(home_first(tctx->home), tctx->soft), vtime);
-		} else if (tctx) {
-			tctx->q_home = 0;
-			tm_move_vtime(BPF_FOR_EACH_ITER, p, TM_DSQ_HI, vtime);
-		} else
-			tm_move_vtime(BPF_FOR_EACH_ITER, p, TM_DSQ_HI, vtime);
+		dsq = requeue_dsq(p, tctx, &vtime);
+		tm_move_vtime(BPF_FOR_EACH_ITER, p, dsq, vtime);
 	}
 }
 

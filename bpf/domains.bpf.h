@@ -72,10 +72,14 @@ static __always_inline u32 home_first(u64 home)
  * caller: see tidemark_enqueue), claimed (its idle bit cleared); -1 if none.
  * @allowed NULL: any CPU of @doms.
  */
-static s32 pick_idle_in(const struct cpumask *allowed, u64 doms)
+__noinline s32 pick_idle_in(const struct cpumask *allowed __arg_trusted __arg_nullable, u64 doms)
 {
+	s32 found = -1;
 	u32 d;
 
+	/* global, verified once per program and apart from its callers' RCU
+	 * sections: the domains' masks are read under its own */
+	bpf_rcu_read_lock();
 	bpf_for (d, 0, nr_doms) {
 		struct bpf_cpumask *m, *tmp;
 		s32 cpu;
@@ -95,16 +99,19 @@ static s32 pick_idle_in(const struct cpumask *allowed, u64 doms)
 			 */
 			tmp = tmp_mask();
 			if (!tmp)
-				return -1;
+				break;
 			bpf_cpumask_and(tmp, (const struct cpumask *)m, allowed);
 			cpu = smt_pick_idle((const struct cpumask *)tmp);
 		} else {
 			cpu = smt_pick_idle((const struct cpumask *)m);
 		}
-		if (cpu >= 0)
-			return cpu;
+		if (cpu >= 0) {
+			found = cpu;
+			break;
+		}
 	}
-	return -1;
+	bpf_rcu_read_unlock();
+	return found;
 }
 
 /* Domains without ONLINE homes, where BE should go first. */
@@ -152,6 +159,9 @@ static void resolve_home(struct task_struct *p, struct cgroup *cg, struct task_c
 	h = cg_nearest(cg, &homes);
 	if (!h || !h->doms)
 		return;
+	/* its callers are global functions, verified apart from any RCU
+	 * section theirs hold, and bw_update's is sleepable */
+	bpf_rcu_read_lock();
 	bpf_for (i, 0, nr_doms) {
 		struct bpf_cpumask *m;
 
@@ -161,6 +171,7 @@ static void resolve_home(struct task_struct *p, struct cgroup *cg, struct task_c
 		if (m && bpf_cpumask_intersects((const struct cpumask *)m, p->cpus_ptr))
 			reach |= 1ULL << i;
 	}
+	bpf_rcu_read_unlock();
 	if (!reach) {
 		stat_inc(TM_STAT_HOME_UNREACHABLE);
 		return;
@@ -193,23 +204,26 @@ struct hi_queues {
 	u32 n;
 };
 
-static __always_inline void hi_queues_of(u32 d, struct hi_queues *q)
+__noinline int hi_queues_of(u32 d, struct hi_queues *q)
 {
 	u64 ids[3] = {TM_DSQ_HI, 0, 0}, vt;
-	u32 i, j, nids = 1;
+	u32 i, j, n = 0, nids = 1;
 
+	/* global (verified once): its orderings did not fan dispatch out */
+	if (!q)
+		return 0;
 	if (nr_doms && d < nr_doms) {
 		if (domq_has(domq_strict, d))
 			ids[nids++] = tm_dom_dsq(d, false);
 		if (domq_has(domq_soft, d))
 			ids[nids++] = tm_dom_dsq(d, true);
 	}
-	q->n = 0;
 	for (i = 0; i < 3; i++) {
 		if (i >= nids || !head_vtime(ids[i], &vt))
 			continue;
-		/* insertion: at most three */
-		for (j = q->n; j > 0 && j < 3 && time_before(vt, q->vt[j - 1]); j--) {
+		/* insertion: at most three (counted here, not in *@q, which
+		 * the verifier does not bound) */
+		for (j = n; j > 0 && j < 3 && time_before(vt, q->vt[j - 1]); j--) {
 			q->vt[j] = q->vt[j - 1];
 			q->dsq[j] = q->dsq[j - 1];
 		}
@@ -217,8 +231,10 @@ static __always_inline void hi_queues_of(u32 d, struct hi_queues *q)
 			q->vt[j] = vt;
 			q->dsq[j] = ids[i];
 		}
-		q->n++;
+		n++;
 	}
+	q->n = n;
+	return 0;
 }
 
 /* No ONLINE/SYSTEM task waits in a queue a CPU of domain @d serves. */

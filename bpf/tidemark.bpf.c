@@ -89,9 +89,10 @@ char _license[] SEC("license") = "GPL";
 /*
  * A soft-homed task that has waited home_wait_ns for its home may run on
  * this CPU of domain @d: the oldest head of another domain's soft queue,
- * checked against its CPU limits too (bandwidth.bpf.h).
+ * checked against its CPU limits too (bandwidth.bpf.h). Global: its loops
+ * are verified once, not for each way dispatch reaches it.
  */
-static bool steal_soft(u32 d)
+__noinline int steal_soft(u32 d)
 {
 	u64 now = bpf_ktime_get_ns();
 	u32 e;
@@ -445,7 +446,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct tm_cpu_ctx *c = cpu_ctx(cpu);
 	struct cpu_run *r = cpu_run_of(cpu);
-	struct hi_queues q;
+	struct hi_queues q = {};
 	u64 vmin;
 	u32 d = dom_of(cpu), i;
 	bool be_queued, smt_held, floor_kick = false;
@@ -649,13 +650,38 @@ static __always_inline void cg_wait_add(s32 cpu, struct cg_wait_pend *q, u64 cgi
 	q->n++;
 }
 
+/*
+ * A task of class @cls starts running on @cpu after waiting @wait ns: its
+ * class's wait histogram, and ONLINE's per-cgroup pending waits (@cgid).
+ * Global, verified once: the bucket's bit search branches six ways, and
+ * inlined every one of its outcomes went on through the rest of running.
+ * 1: @cpu's pending waits were aged here.
+ */
+__noinline int wait_note(u32 cls, u64 wait, u64 cgid, s32 cpu, u64 now)
+{
+	struct tm_cpu_stats *s = my_stats();
+	struct cg_wait_pend *q;
+	u32 b = tm_hist_bucket(wait);
+
+	if (!s || cls >= TM_NR_CLASSES || b >= TM_HIST_BUCKETS)
+		return 0;
+	s->wait_hist[cls][b]++;
+	s->wait_sum_ns[cls] += wait;
+	if (cls != TM_CLASS_ONLINE)
+		return 0;
+	q = cg_wait_pend_of(cpu);
+	if (!q)
+		return 0;
+	cg_wait_add(cpu, q, cgid, b, wait, now);
+	return 1;
+}
+
 void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct task_ctx *tctx = task_ctx(p);
 	struct tm_cpu_ctx *c = cpu_ctx(cpu);
 	struct cpu_run *r;
-	struct tm_cpu_stats *s;
 	u64 now = bpf_ktime_get_ns();
 	u32 cls = tctx ? tctx->class : TM_CLASS_SYSTEM;
 	struct cg_wait_pend *q = cg_wait_pend_of(cpu);
@@ -678,18 +704,9 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 	}
 	if (tctx) {
 		/* one wait per enqueue: a resumed task did not wait */
-		s = my_stats();
-		if (s && tctx->enq_at && time_before(tctx->enq_at, now)) {
-			u64 wait = now - tctx->enq_at;
-			u32 b = tm_hist_bucket(wait);
-
-			s->wait_hist[cls][b]++;
-			s->wait_sum_ns[cls] += wait;
-			if (cls == TM_CLASS_ONLINE && q) {
-				cg_wait_add(cpu, q, tctx->cgid, b, wait, now);
-				q = NULL; /* its age checked there */
-			}
-		}
+		if (tctx->enq_at && time_before(tctx->enq_at, now) &&
+		    wait_note(cls, now - tctx->enq_at, tctx->cgid, cpu, now))
+			q = NULL; /* its age checked there */
 		trace_run(p,
 			  tctx->enq_at && time_before(tctx->enq_at, now) ? now - tctx->enq_at : 0);
 		tctx->enq_at = 0;

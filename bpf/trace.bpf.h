@@ -50,17 +50,18 @@ static __always_inline void trace_refresh(u64 now)
 }
 
 /* One event; @p: the task concerned (its class and cgroup as last
- * resolved), NULL for an event about @cpu alone. Out of line: five
- * arguments at most, and nothing of it in the callers' hot paths. */
-static __noinline __attribute__((unused)) void trace_ev(u32 kind, s32 cpu, s64 arg,
-							struct task_struct *p, u32 aux)
+ * resolved), NULL for an event about @cpu alone. Global functions, out of
+ * line and verified once: five arguments at most, and nothing of them in
+ * the callers' hot paths or in their verification. */
+__noinline int trace_ev(u32 kind, s32 cpu, s64 arg,
+			struct task_struct *p __arg_trusted __arg_nullable, u32 aux)
 {
 	struct tm_trace_ev *ev = bpf_ringbuf_reserve(&trace, sizeof(*ev), 0);
 	struct task_ctx *tctx;
 
 	if (!ev) {
 		stat_inc(TM_STAT_TRACE_LOST);
-		return;
+		return 0;
 	}
 	ev->ts_ns = bpf_ktime_get_ns();
 	ev->arg = arg;
@@ -83,17 +84,18 @@ static __noinline __attribute__((unused)) void trace_ev(u32 kind, s32 cpu, s64 a
 	/* no wakeup: the reader drains every 50 ms, and a wakeup per event
 	 * would make the reader's own runs most of what it traces */
 	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
+	return 0;
 }
 
 /* @p starts running after waiting @wait ns (out of line: nothing of it is
  * evaluated when the trace is off). */
-static __noinline __attribute__((unused)) void trace_run_ev(struct task_struct *p, u64 wait)
+__noinline int trace_run_ev(struct task_struct *p __arg_trusted, u64 wait)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
 
 	if ((u32)cpu < TM_MAX_CPUS)
 		trace_seen[cpu] = trace_gen;
-	trace_ev(TM_TR_RUN, cpu, wait, p, 0);
+	return trace_ev(TM_TR_RUN, cpu, wait, p, 0);
 }
 #define trace_run(p, wait)                     \
 	do {                                   \
@@ -102,14 +104,14 @@ static __noinline __attribute__((unused)) void trace_run_ev(struct task_struct *
 	} while (0)
 
 /* At a tick: what ran on this CPU when the trace began, once (aux 1). */
-static __noinline __attribute__((unused)) void trace_tick_ev(struct task_struct *p)
+__noinline int trace_tick_ev(struct task_struct *p __arg_trusted)
 {
 	u32 cpu = bpf_get_smp_processor_id();
 
 	if (cpu >= TM_MAX_CPUS || trace_seen[cpu] == trace_gen)
-		return;
+		return 0;
 	trace_seen[cpu] = trace_gen;
-	trace_ev(TM_TR_RUN, cpu, 0, p, 1);
+	return trace_ev(TM_TR_RUN, cpu, 0, p, 1);
 }
 #define trace_tick(p)                     \
 	do {                              \
@@ -126,14 +128,13 @@ static __noinline __attribute__((unused)) void trace_tick_ev(struct task_struct 
 /* A window ended: its inputs and outputs, for tuning (tidemarkctl trace):
  * arg the next budget, cgid the running error (both signed), aux and pid
  * what ONLINE+SYSTEM and BE used in it, in us. */
-static __noinline __attribute__((unused)) void trace_window_ev(s64 budget, s64 over, u64 hi_ns,
-							       u64 be_ns)
+__noinline int trace_window_ev(s64 budget, s64 over, u64 hi_ns, u64 be_ns)
 {
 	struct tm_trace_ev *ev = bpf_ringbuf_reserve(&trace, sizeof(*ev), 0);
 
 	if (!ev) {
 		stat_inc(TM_STAT_TRACE_LOST);
-		return;
+		return 0;
 	}
 	ev->ts_ns = bpf_ktime_get_ns();
 	ev->arg = budget;
@@ -145,6 +146,7 @@ static __noinline __attribute__((unused)) void trace_window_ev(s64 budget, s64 o
 	ev->pid = be_ns / 1000;
 	ev->comm[0] = 0;
 	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
+	return 0;
 }
 
 #define trace_window(budget, over, hi, be)                     \
