@@ -251,12 +251,12 @@ struct {
 	__uint(max_entries, TM_MAX_BW);
 } cg_bw SEC(".maps");
 
-/* Entries in cg_bw: 0 keeps every bandwidth path off the hot path. */
 /* Never written: 0 at run time, and to the verifier a value it cannot
  * know (a loop counted from it converges instead of being walked once per
  * count; the bounds the loop checks still hold). Not static, so that the
  * compiler cannot fold it to 0 either. */
 u32 unknown_zero;
+/* Entries in cg_bw: 0 keeps every bandwidth path off the hot path. */
 static s32 bw_nr;
 /* Bumped when cg_bw gains or loses an entry: tasks look up their limited
  * ancestors again. */
