@@ -183,35 +183,16 @@ static __always_inline void bw_arm(struct tm_cg_bw *bw, u64 now)
 	bpf_timer_start(&bw->timer, bw->period_ns, 0);
 }
 
-/*
- * @p starts running on this CPU: reserve its grant from each limited
- * ancestor and end the run when it is used up (@p->scx.slice and the CPU's
- * grant timer, unless a BE grant ending at @be_until ends it first).
- */
-__noinline int bw_start_limited(struct task_struct *p __arg_trusted, u64 now, u64 be_until)
+/* The least runtime left among @tctx's limited levels, @left at most.
+ * (Global, as bw_reserve: each loop verified once, not once per way out of
+ * the loop before it.) */
+__noinline s64 bw_least_left(struct task_ctx *tctx, s64 left)
 {
-	u32 me = bpf_get_smp_processor_id(), i, n;
-	u64 bw_slice = slice_ns < TM_BW_SLICE_NS ? slice_ns : TM_BW_SLICE_NS;
-	s64 left = (s64)bw_slice;
-	struct task_ctx *tctx;
-	struct bw_cpu *bc;
-	u64 g;
+	u32 i, n;
 
-	if (me >= TM_MAX_CPUS)
-		return 0;
-	bc = &bw_cpus[me];
-	bc->n = 0;
-	if (!bw_on() || (p->flags & PF_EXITING))
-		return 0;
-	/* looked up only with a limit set: most runs have none */
-	tctx = task_ctx(p);
 	if (!tctx)
-		return 0;
-	tctx->thr_since = 0;
-	bw_refresh(p, tctx);
+		return left;
 	n = tctx->bw_n;
-	if (!n)
-		return 0;
 	bpf_for (i, 0, TM_BW_LEVELS) {
 		struct tm_cg_bw *bw;
 		u64 id;
@@ -223,7 +204,18 @@ __noinline int bw_start_limited(struct task_struct *p __arg_trusted, u64 now, u6
 		if (bw && bw->eff_ns && bw->runtime_ns < left)
 			left = bw->runtime_ns;
 	}
-	g = tm_bw_grant(left, bw_slice);
+	return left;
+}
+
+/* Reserve the grant @g from each of @tctx's limited levels, noted in @bc
+ * for bw_stop_limited. Returns how many levels were noted. */
+__noinline int bw_reserve(struct task_ctx *tctx, struct bw_cpu *bc, u64 g, u64 now)
+{
+	u32 i, n;
+
+	if (!tctx || !bc)
+		return 0;
+	n = tctx->bw_n;
 	bpf_for (i, 0, TM_BW_LEVELS) {
 		struct tm_cg_bw *bw;
 		u64 id;
@@ -238,6 +230,41 @@ __noinline int bw_start_limited(struct task_struct *p __arg_trusted, u64 now, u6
 		__sync_fetch_and_sub(&bw->runtime_ns, g);
 		bw_arm(bw, now);
 	}
+	return n < TM_BW_LEVELS ? n : TM_BW_LEVELS;
+}
+
+/*
+ * @p starts running on this CPU: reserve its grant from each limited
+ * ancestor and end the run when it is used up (@p->scx.slice and the CPU's
+ * grant timer, unless a BE grant ending at @be_until ends it first).
+ */
+__noinline int bw_start_limited(struct task_struct *p __arg_trusted, u64 now, u64 be_until)
+{
+	u32 me = bpf_get_smp_processor_id();
+	u64 bw_slice = slice_ns < TM_BW_SLICE_NS ? slice_ns : TM_BW_SLICE_NS;
+	struct task_ctx *tctx;
+	struct bw_cpu *bc;
+	u64 g;
+	int n;
+
+	if (me >= TM_MAX_CPUS)
+		return 0;
+	bc = &bw_cpus[me];
+	bc->n = 0;
+	if (!bw_on() || (p->flags & PF_EXITING))
+		return 0;
+	/* looked up only with a limit set: most runs have none */
+	tctx = task_ctx(p);
+	if (!tctx)
+		return 0;
+	tctx->thr_since = 0;
+	bw_refresh(p, tctx);
+	if (!tctx->bw_n)
+		return 0;
+	g = tm_bw_grant(bw_least_left(tctx, (s64)bw_slice), bw_slice);
+	n = bw_reserve(tctx, bc, g, now);
+	if (n <= 0)
+		return 0;
 	bc->n = n;
 	bc->grant = g;
 	bc->started = now;

@@ -240,16 +240,17 @@ static __always_inline u64 floor_lead_ns(void)
  * windows 5 ms), dispatch seldom fell in the last grant of a window and BE
  * got 0.2% of one CPU against a floor of 10%. So preempt as many CPUs
  * running ONLINE or SYSTEM as the floor needs grants (idle ones were kicked
- * when the window began), from a rotating start.
+ * when the window began), from a rotating start. (Global: window_fn calls
+ * it twice.)
  */
-static void floor_deadline(void)
+__noinline int floor_deadline(void)
 {
 	static u32 next_cpu;
 	u32 i, n, want;
 	s64 owed = be_floor_left;
 
 	if (!floor_owed() || owed <= 0)
-		return;
+		return 0;
 	want = scx_bpf_dsq_nr_queued(TM_DSQ_BE);
 	n = (u32)(((u64)owed + be_grant_ns - 1) / be_grant_ns);
 	if (n < want)
@@ -272,12 +273,22 @@ static void floor_deadline(void)
 		next_cpu = cpu + 1;
 		want--;
 	}
+	return 0;
+}
+
+/* What class @cls ran since the last window, of its @used so far. */
+static __always_inline u64 class_delta(struct window *w, const int cls, u64 used)
+{
+	u64 d = used > w->last_run_ns[cls] ? used - w->last_run_ns[cls] : 0;
+
+	w->last_run_ns[cls] = used;
+	return d;
 }
 
 static int window_fn(void *map, int *key, struct window *w)
 {
 	struct tm_tunables *t;
-	u64 now = bpf_ktime_get_ns(), used[TM_NR_CLASSES] = {}, hi, allow, cap, dt, be_used,
+	u64 now = bpf_ktime_get_ns(), u_sys = 0, u_on = 0, u_be = 0, hi, allow, cap, dt, be_used,
 	    head_wait, lead;
 	bool limited, be_running = false;
 	u32 zero = 0, i, kicks;
@@ -301,31 +312,34 @@ static int window_fn(void *map, int *key, struct window *w)
 	trace_refresh(now);
 	stat_inc(TM_STAT_WINDOWS);
 
+	/* per class in scalars, not an array indexed by class: a variable
+	 * stack index made the verifier walk the sums once per class */
 	bpf_for (i, 0, nr_cpus) {
 		struct tm_cpu_ctx *c = cpu_ctx(i);
-		u32 k;
+		u64 run;
 
 		if (!c)
 			continue;
-		for (k = 0; k < TM_NR_CLASSES; k++)
-			used[k] += c->run_ns[k];
+		u_sys += c->run_ns[TM_CLASS_SYSTEM];
+		u_on += c->run_ns[TM_CLASS_ONLINE];
+		u_be += c->run_ns[TM_CLASS_BE];
 		/* include the running task's share so far (racy, bounded) */
-		k = c->class;
-		be_running |= k == TM_CLASS_BE;
-		if (k < TM_NR_CLASSES && time_before(c->started, now))
-			used[k] += now - c->started;
+		run = time_before(c->started, now) ? now - c->started : 0;
+		switch (c->class) {
+		case TM_CLASS_SYSTEM:
+			u_sys += run;
+			break;
+		case TM_CLASS_ONLINE:
+			u_on += run;
+			break;
+		case TM_CLASS_BE:
+			u_be += run;
+			be_running = true;
+			break;
+		}
 	}
-	hi = 0;
-	be_used = 0;
-	for (i = 0; i < TM_NR_CLASSES; i++) {
-		u64 d = used[i] > w->last_run_ns[i] ? used[i] - w->last_run_ns[i] : 0;
-
-		if (i != TM_CLASS_BE)
-			hi += d;
-		else
-			be_used = d;
-		w->last_run_ns[i] = used[i];
-	}
+	hi = class_delta(w, TM_CLASS_SYSTEM, u_sys) + class_delta(w, TM_CLASS_ONLINE, u_on);
+	be_used = class_delta(w, TM_CLASS_BE, u_be);
 	dt = w->last_at && time_before(w->last_at, now) ? now - w->last_at : window_ns;
 	w->last_at = now;
 	/*

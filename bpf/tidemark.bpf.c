@@ -650,6 +650,13 @@ static __always_inline void cg_wait_add(s32 cpu, struct cg_wait_pend *q, u64 cgi
 	q->n++;
 }
 
+/* The wait histogram's bucket of @wait_ns. Global: its bit search ends six
+ * ways deep, and its caller then went on once per bucket. */
+__noinline u32 wait_bucket(u64 wait_ns)
+{
+	return tm_hist_bucket(wait_ns);
+}
+
 /*
  * A task of class @cls starts running on @cpu after waiting @wait ns: its
  * class's wait histogram, and ONLINE's per-cgroup pending waits (@cgid).
@@ -661,7 +668,7 @@ __noinline int wait_note(u32 cls, u64 wait, u64 cgid, s32 cpu, u64 now)
 {
 	struct tm_cpu_stats *s = my_stats();
 	struct cg_wait_pend *q;
-	u32 b = tm_hist_bucket(wait);
+	u32 b = wait_bucket(wait);
 
 	if (!s || cls >= TM_NR_CLASSES || b >= TM_HIST_BUCKETS)
 		return 0;
