@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <time.h>
+#include <pthread.h>
 
 #include <scx/common.h>
 #include <systemd/sd-daemon.h>
@@ -74,6 +75,53 @@ static void record_instance(struct tidemark *skel)
 	bpf_map_update_elem(fd, &zero, &abi, BPF_ANY);
 }
 
+/*
+ * What this kernel's sched_ext offers, from its BTF. Read in a thread while
+ * the object is opened and the topology discovered: parsing vmlinux BTF and
+ * scanning it for each name is a tenth of a start in a small VM.
+ */
+struct tm_compat {
+	pthread_t thread;
+	bool started;
+	bool btf;      /* vmlinux BTF was read */
+	bool set_bw;   /* ops.cgroup_set_bandwidth exists (6.17) */
+	bool enq_last; /* SCX_OPS_ENQ_LAST: without it, no sched_ext */
+	u64 enq_last_flag;
+	u64 cg_weight_flag; /* SCX_OPS_HAS_CGROUP_WEIGHT, 0 when absent */
+};
+
+static void *compat_read(void *arg)
+{
+	struct tm_compat *c = arg;
+
+	/* loaded here, the compat helpers below never load (nor exit) */
+	if (!__COMPAT_vmlinux_btf)
+		__COMPAT_vmlinux_btf = btf__load_vmlinux_btf();
+	c->btf = __COMPAT_vmlinux_btf;
+	if (!c->btf)
+		return NULL;
+	c->set_bw = __COMPAT_struct_has_field("sched_ext_ops", "cgroup_set_bandwidth");
+	c->enq_last = __COMPAT_read_enum("scx_ops_flags", "SCX_OPS_ENQ_LAST", &c->enq_last_flag);
+	if (!__COMPAT_read_enum("scx_ops_flags", "SCX_OPS_HAS_CGROUP_WEIGHT", &c->cg_weight_flag))
+		c->cg_weight_flag = 0;
+	return NULL;
+}
+
+static void compat_start(struct tm_compat *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->started = !pthread_create(&c->thread, NULL, compat_read, c);
+	if (!c->started)
+		compat_read(c); /* no thread: read it here */
+}
+
+static void compat_wait(struct tm_compat *c)
+{
+	if (c->started)
+		pthread_join(c->thread, NULL);
+	c->started = false;
+}
+
 /* Loading or attaching failed: say what the node lacks, if anything. */
 static void preflight_report(void)
 {
@@ -107,10 +155,10 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 	__u64 next_rescan, now_ms;
 	time_t next_stats;
 	__s64 ecode = 0;
-	u64 flag = 0;
 	long hp;
 	__u32 zero = 0;
 	struct tm_tunables tun;
+	struct tm_compat compat;
 	char rt_err[512];
 	int err, n;
 
@@ -120,10 +168,12 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 		tm_log(TM_LOG_ERR, "scx_tidemark: out of memory\n");
 		return -ENOMEM;
 	}
+	compat_start(&compat);
 	skel = tidemark__open();
 	if (!skel) {
 		err = -errno;
 		tm_log(TM_LOG_ERR, "scx_tidemark: cannot open BPF object: %s\n", strerror(errno));
+		compat_wait(&compat);
 		preflight_report();
 		free(pr);
 		return err;
@@ -134,21 +184,6 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 	if (hp >= 0)
 		skel->struct_ops.tidemark_ops->hotplug_seq = hp;
 	skel->struct_ops.tidemark_ops->timeout_ms = o->timeout_ms;
-	/* 6.17 reports cpu.max writes; elsewhere the rescan reads them alone */
-	if (!__COMPAT_struct_has_field("sched_ext_ops", "cgroup_set_bandwidth"))
-		skel->struct_ops.tidemark_ops->cgroup_set_bandwidth = NULL;
-	/* a throttle needs the last task re-enqueued, or it would run on */
-	if (!__COMPAT_read_enum("scx_ops_flags", "SCX_OPS_ENQ_LAST", &flag)) {
-		tm_log(TM_LOG_ERR,
-		       "scx_tidemark: kernel BTF lacks SCX_OPS_ENQ_LAST (no sched_ext?)\n");
-		preflight_report();
-		err = -ENOTSUP;
-		goto out;
-	}
-	skel->struct_ops.tidemark_ops->flags |= flag;
-	/* cgroup cpu.weight is honoured: say so, or the kernel warns on writes */
-	if (__COMPAT_read_enum("scx_ops_flags", "SCX_OPS_HAS_CGROUP_WEIGHT", &flag))
-		skel->struct_ops.tidemark_ops->flags |= flag;
 	skel->rodata->nr_cpus = tm_nr_cpus_possible();
 	skel->rodata->cap_cpus = tm_nr_cpus();
 	/* a task held by a CPU limit longer than half the watchdog runs anyway */
@@ -181,6 +216,27 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 	}
 	/* a hotplug restart reads the topology again */
 	tm_setup_domains(skel, o, &tun, pr);
+	compat_wait(&compat);
+	if (!compat.btf) {
+		tm_log(TM_LOG_ERR, "scx_tidemark: cannot read the kernel's BTF "
+				   "(/sys/kernel/btf/vmlinux)\n");
+		preflight_report();
+		err = -ENOTSUP;
+		goto out;
+	}
+	/* 6.17 reports cpu.max writes; elsewhere the rescan reads them alone */
+	if (!compat.set_bw)
+		skel->struct_ops.tidemark_ops->cgroup_set_bandwidth = NULL;
+	/* a throttle needs the last task re-enqueued, or it would run on */
+	if (!compat.enq_last) {
+		tm_log(TM_LOG_ERR,
+		       "scx_tidemark: kernel BTF lacks SCX_OPS_ENQ_LAST (no sched_ext?)\n");
+		preflight_report();
+		err = -ENOTSUP;
+		goto out;
+	}
+	/* cgroup cpu.weight is honoured: say so, or the kernel warns on writes */
+	skel->struct_ops.tidemark_ops->flags |= compat.enq_last_flag | compat.cg_weight_flag;
 	UEI_SET_SIZE(skel, tidemark_ops, uei);
 
 	err = tidemark__load(skel);
@@ -275,6 +331,7 @@ static int run_once(const struct tm_opts *o, bool first, bool *restart, struct t
 	carry->have = *restart &&
 		      !bpf_map_lookup_elem(bpf_map__fd(skel->maps.tunables), &zero, &carry->tun);
 out:
+	compat_wait(&compat);
 	if (link) {
 		tm_unpin_maps();
 		bpf_link__destroy(link);
