@@ -392,9 +392,10 @@ __noinline int bw_kick_for(struct task_struct *p __arg_trusted, u32 cls)
 /*
  * Move every task waiting in the DSQ of @id back to its class's queue (or to
  * the DSQ of another ancestor still out). Tasks that the runtime cannot all
- * serve are held again when a CPU picks them (bw_move_to_local).
+ * serve are held again when a CPU picks them (bw_move_to_local). Global:
+ * bw_timer_fn calls it twice.
  */
-static void bw_release(u64 id, u64 now)
+__noinline int bw_release(u64 id, u64 now)
 {
 	struct task_struct *p;
 
@@ -422,6 +423,7 @@ static void bw_release(u64 id, u64 now)
 		bw_kick_for(p, cls);
 	}
 	bpf_rcu_read_unlock();
+	return 0;
 }
 
 /*
@@ -479,6 +481,27 @@ static int bw_timer_fn(void *map, u64 *key, struct tm_cg_bw *bw)
 	return 0;
 }
 
+/* A new "cg_bw" entry for cgroup @id: its DSQ first, then the entry and
+ * its timer. Global: bw_apply's ways through its checks each walked it. */
+__noinline int bw_entry_new(u64 id)
+{
+	struct tm_cg_bw zero = {}, *bw;
+	s32 err;
+
+	err = scx_bpf_create_dsq(TM_DSQ_BW_BASE | id, -1);
+	if (err && err != -EEXIST)
+		return err;
+	zero.period_ns = TM_BW_PERIOD_DFL_US * 1000ULL;
+	if (bpf_map_update_elem(&cg_bw, &id, &zero, BPF_NOEXIST) ||
+	    !(bw = bpf_map_lookup_elem(&cg_bw, &id)))
+		return -E2BIG;
+	bpf_timer_init(&bw->timer, &cg_bw, CLOCK_MONOTONIC);
+	bpf_timer_set_callback(&bw->timer, bw_timer_fn);
+	__sync_fetch_and_add(&bw_nr, 1);
+	__sync_fetch_and_add(&bw_gen, 1);
+	return 0;
+}
+
 /*
  * The only writer of "cg_bw" and "be_caps" from userspace: a cgroup's
  * cpu.max (the loader, every --rescan-ms) or cap (tidemarkd, tidemarkctl).
@@ -499,24 +522,17 @@ static s32 bw_apply(const struct tm_bw_req *r)
 		return -EINVAL;
 	bw = bpf_map_lookup_elem(&cg_bw, &id);
 	if (!bw) {
-		struct tm_cg_bw zero = {};
-
 		if (!((set & TM_BW_SET_MAX) && quota) && !((set & TM_BW_SET_CAP) && cap)) {
 			if (set & TM_BW_SET_CAP)
 				bpf_map_delete_elem(&be_caps, &id);
 			return 0;
 		}
-		err = scx_bpf_create_dsq(TM_DSQ_BW_BASE | id, -1);
-		if (err && err != -EEXIST)
+		err = bw_entry_new(id);
+		if (err)
 			return err;
-		zero.period_ns = TM_BW_PERIOD_DFL_US * 1000ULL;
-		if (bpf_map_update_elem(&cg_bw, &id, &zero, BPF_NOEXIST) ||
-		    !(bw = bpf_map_lookup_elem(&cg_bw, &id)))
+		bw = bpf_map_lookup_elem(&cg_bw, &id);
+		if (!bw)
 			return -E2BIG;
-		bpf_timer_init(&bw->timer, &cg_bw, CLOCK_MONOTONIC);
-		bpf_timer_set_callback(&bw->timer, bw_timer_fn);
-		__sync_fetch_and_add(&bw_nr, 1);
-		__sync_fetch_and_add(&bw_gen, 1);
 	}
 	if (set & TM_BW_SET_CAP) {
 		struct tm_be_cap c = {.cap_mcpu = cap, .owner = owner};

@@ -142,19 +142,23 @@ static __always_inline u64 floor_grant_take(void)
  * window (not out of the budget). Reserved first, so that other CPUs do not
  * run the same floor.
  */
-static bool be_floor_dispatch(struct tm_cpu_ctx *c, s32 cpu, u32 stat)
+__noinline int be_floor_dispatch(s32 cpu, u32 stat)
 {
+	struct tm_cpu_ctx *c = cpu_ctx(cpu);
+
+	if (!c)
+		return 0;
 	c->next_grant = floor_grant_take();
 	if (!c->next_grant)
-		return false;
+		return 0;
 	if (bw_move_to_local(TM_DSQ_BE, cpu)) {
 		stat_inc(stat);
 		trace_cpu(TM_TR_FLOOR, cpu, c->next_grant);
-		return true;
+		return 1;
 	}
 	__sync_fetch_and_add(&be_floor_left, c->next_grant);
 	c->next_grant = 0;
-	return false;
+	return 0;
 }
 
 /*
@@ -276,6 +280,50 @@ __noinline int floor_deadline(void)
 	return 0;
 }
 
+/* What each class ran so far, over all CPUs. */
+struct class_use {
+	u64 sys, online, be;
+	u64 be_running; /* a CPU runs BE now */
+};
+
+/*
+ * Sum @u over the CPUs, the running tasks' shares up to @now included.
+ * Global, with sums per class in scalars (not an array indexed by class):
+ * window_fn's rest was walked once per way out of this loop.
+ */
+__noinline int window_usage(u64 now, struct class_use *u)
+{
+	u32 i;
+
+	if (!u)
+		return 0;
+	bpf_for (i, 0, nr_cpus) {
+		struct tm_cpu_ctx *c = cpu_ctx(i);
+		u64 run;
+
+		if (!c)
+			continue;
+		u->sys += c->run_ns[TM_CLASS_SYSTEM];
+		u->online += c->run_ns[TM_CLASS_ONLINE];
+		u->be += c->run_ns[TM_CLASS_BE];
+		/* include the running task's share so far (racy, bounded) */
+		run = time_before(c->started, now) ? now - c->started : 0;
+		switch (c->class) {
+		case TM_CLASS_SYSTEM:
+			u->sys += run;
+			break;
+		case TM_CLASS_ONLINE:
+			u->online += run;
+			break;
+		case TM_CLASS_BE:
+			u->be += run;
+			u->be_running = 1;
+			break;
+		}
+	}
+	return 0;
+}
+
 /* What class @cls ran since the last window, of its @used so far. */
 static __always_inline u64 class_delta(struct window *w, const int cls, u64 used)
 {
@@ -288,9 +336,9 @@ static __always_inline u64 class_delta(struct window *w, const int cls, u64 used
 static int window_fn(void *map, int *key, struct window *w)
 {
 	struct tm_tunables *t;
-	u64 now = bpf_ktime_get_ns(), u_sys = 0, u_on = 0, u_be = 0, hi, allow, cap, dt, be_used,
-	    head_wait, lead;
-	bool limited, be_running = false;
+	u64 now = bpf_ktime_get_ns(), hi, allow, cap, dt, be_used, head_wait, lead;
+	struct class_use u = {};
+	bool limited, be_running;
 	u32 zero = 0, i, kicks;
 	s64 left;
 
@@ -312,34 +360,10 @@ static int window_fn(void *map, int *key, struct window *w)
 	trace_refresh(now);
 	stat_inc(TM_STAT_WINDOWS);
 
-	/* per class in scalars, not an array indexed by class: a variable
-	 * stack index made the verifier walk the sums once per class */
-	bpf_for (i, 0, nr_cpus) {
-		struct tm_cpu_ctx *c = cpu_ctx(i);
-		u64 run;
-
-		if (!c)
-			continue;
-		u_sys += c->run_ns[TM_CLASS_SYSTEM];
-		u_on += c->run_ns[TM_CLASS_ONLINE];
-		u_be += c->run_ns[TM_CLASS_BE];
-		/* include the running task's share so far (racy, bounded) */
-		run = time_before(c->started, now) ? now - c->started : 0;
-		switch (c->class) {
-		case TM_CLASS_SYSTEM:
-			u_sys += run;
-			break;
-		case TM_CLASS_ONLINE:
-			u_on += run;
-			break;
-		case TM_CLASS_BE:
-			u_be += run;
-			be_running = true;
-			break;
-		}
-	}
-	hi = class_delta(w, TM_CLASS_SYSTEM, u_sys) + class_delta(w, TM_CLASS_ONLINE, u_on);
-	be_used = class_delta(w, TM_CLASS_BE, u_be);
+	window_usage(now, &u);
+	hi = class_delta(w, TM_CLASS_SYSTEM, u.sys) + class_delta(w, TM_CLASS_ONLINE, u.online);
+	be_used = class_delta(w, TM_CLASS_BE, u.be);
+	be_running = u.be_running;
 	dt = w->last_at && time_before(w->last_at, now) ? now - w->last_at : window_ns;
 	w->last_at = now;
 	/*

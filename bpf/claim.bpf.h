@@ -30,9 +30,17 @@ static __always_inline bool claim_be_cpu_mask(struct task_struct *p, const struc
 	return true;
 }
 
+/* claim_be_cpu_mask as a call: global, so what follows a claim in enqueue
+ * is walked once, not once per way its checks end */
+__noinline int claim_be_one(struct task_struct *p __arg_trusted,
+			    const struct cpumask *allowed __arg_trusted, u32 cpu)
+{
+	return claim_be_cpu_mask(p, allowed, cpu);
+}
+
 static __always_inline bool claim_be_cpu_only(struct task_struct *p, u32 cpu)
 {
-	return claim_be_cpu_mask(p, p->cpus_ptr, cpu);
+	return claim_be_one(p, p->cpus_ptr, cpu);
 }
 
 static __always_inline bool claim_be_cpu(struct task_struct *p, u32 cpu)

@@ -90,13 +90,13 @@ __noinline u64 requeue_dsq(struct task_struct *p __arg_trusted, struct task_ctx 
  * now: move them to the HI queue at once instead of leaving them throttled.
  * Tasks that became BE are caught at their next tick or enqueue.
  */
-static void requeue_reclassified(void)
+__noinline int requeue_reclassified(void)
 {
 	struct task_struct *p;
 	u32 gen = class_gen;
 
 	if (be_scan_gen == gen)
-		return;
+		return 0;
 	be_scan_gen = gen;
 	bpf_for_each (scx_dsq, p, TM_DSQ_BE, 0) {
 		struct task_ctx *tctx = task_ctx(p);
@@ -107,6 +107,7 @@ static void requeue_reclassified(void)
 		dsq = requeue_dsq(p, tctx, &vtime);
 		tm_move_vtime(BPF_FOR_EACH_ITER, p, dsq, vtime);
 	}
+	return 0;
 }
 
 #endif /* __TM_CLASSES_BPF_H */

@@ -407,13 +407,21 @@ static __always_inline bool time_before(u64 a, u64 b)
 	return (s64)(a - b) < 0;
 }
 
+/* cpu_ctx's failure, out of line: inlined, its error call was walked with
+ * every lookup */
+__noinline int cpu_ctx_lost(s32 cpu)
+{
+	scx_bpf_error("cpu_ctxs lookup failed for CPU %d", cpu);
+	return 0;
+}
+
 static __always_inline struct tm_cpu_ctx *cpu_ctx(s32 cpu)
 {
 	u32 key = cpu;
 	struct tm_cpu_ctx *c = bpf_map_lookup_elem(&cpu_ctxs, &key);
 
 	if (!c)
-		scx_bpf_error("cpu_ctxs lookup failed for CPU %d", cpu);
+		cpu_ctx_lost(cpu);
 	return c;
 }
 

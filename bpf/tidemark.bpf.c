@@ -185,15 +185,14 @@ s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64
  * one has run wake_gran_ns and is further ahead (tm_wake_preempts). Its
  * dispatch then charges it and runs whoever is least advanced.
  */
-static __always_inline void wake_preempt(struct task_struct *p, const struct cpumask *allowed,
-					 struct task_ctx *tctx, s32 cpu, u64 vtime, u64 enq_flags)
+__noinline int wake_preempt_at(struct task_struct *p __arg_trusted, struct task_ctx *tctx, s32 cpu,
+			       u64 vtime)
 {
 	struct cpu_run *r = cpu_run_of(cpu);
 	u64 key;
 
-	if (!wake_gran_ns || !(enq_flags & SCX_ENQ_WAKEUP) || !r || !r->w ||
-	    !bpf_cpumask_test_cpu(cpu, allowed))
-		return;
+	if (!r || !r->w)
+		return 0;
 	key = tm_wake_key(vtime, eff_weight(p, tctx), wake_gran_ns);
 	if (!tm_wake_key_preempts(key, r->vt, r->at, r->w, bpf_ktime_get_ns(), wake_gran_ns)) {
 		/*
@@ -206,10 +205,30 @@ static __always_inline void wake_preempt(struct task_struct *p, const struct cpu
 			r->wkey = key;
 			r->wpend = 1;
 		}
-		return;
+		return 0;
 	}
 	stat_inc(TM_STAT_WAKE_PREEMPT);
 	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	return 1;
+}
+
+/* (The checks inline, the rest global: enqueue calls it from three places.) */
+static __always_inline void wake_preempt(struct task_struct *p, const struct cpumask *allowed,
+					 struct task_ctx *tctx, s32 cpu, u64 vtime, u64 enq_flags)
+{
+	if (wake_gran_ns && (enq_flags & SCX_ENQ_WAKEUP) && bpf_cpumask_test_cpu(cpu, allowed))
+		wake_preempt_at(p, tctx, cpu, vtime);
+}
+
+/*
+ * May a wakee that only @cpu may run go straight to its local queue (see
+ * tidemark_enqueue)? Global: each way through these tests went on through
+ * the rest of enqueue.
+ */
+__noinline int wake_local(u64 home, s32 cpu, u64 vtime)
+{
+	return !be_wait_due && !floor_owed() && (!home || tm_home_has(home, dom_of(cpu))) &&
+	       (!time_before(vtime_min, vtime) || hi_queues_empty(dom_of(cpu)));
 }
 
 void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
@@ -294,7 +313,7 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	 * BE is passed: had ONLINE/SYSTEM been waiting, the CPU would not run BE.
 	 */
 	cpu = scx_bpf_task_cpu(p);
-	if (tm_home_has(home, dom_of(cpu)) && claim_be_cpu_mask(p, allowed, cpu)) {
+	if (tm_home_has(home, dom_of(cpu)) && claim_be_one(p, allowed, cpu)) {
 		trace_task(TM_TR_ENQUEUE, p, cpu, 0, TM_TRQ_TAKE_BE);
 		tm_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags | SCX_ENQ_PREEMPT);
 		if (cls == TM_CLASS_ONLINE)
@@ -329,9 +348,8 @@ void BPF_STRUCT_OPS(tidemark_enqueue, struct task_struct *p, u64 enq_flags)
 	 * their local queue would never call (BE then starves until the
 	 * watchdog ejects the scheduler).
 	 */
-	local = (enq_flags & SCX_ENQ_WAKEUP) && p->nr_cpus_allowed == 1 && !be_wait_due &&
-		!floor_owed() && (!home || tm_home_has(home, dom_of(cpu))) &&
-		(!time_before(vtime_min, vtime) || hi_queues_empty(dom_of(cpu)));
+	local = (enq_flags & SCX_ENQ_WAKEUP) && p->nr_cpus_allowed == 1 &&
+		wake_local(home, cpu, vtime);
 	/* queued below what the last dispatch saw: the new least advanced */
 	if (time_before(vtime, vtime_min))
 		vtime_min = vtime;
@@ -442,6 +460,76 @@ static bool keep_hi_prev(struct task_struct *prev, struct task_ctx *ptx, const s
 	return keep;
 }
 
+/* The head BE task waited @head_wait, past max_be_wait_ns: run it on
+ * @cpu now, on a forced grant. Global, as be_floor_dispatch. */
+__noinline int be_forced_dispatch(s32 cpu, u64 head_wait)
+{
+	struct tm_cpu_ctx *c = cpu_ctx(cpu);
+
+	if (!c)
+		return 0;
+	c->next_grant = TM_BE_FORCED_NS < be_grant_ns ? TM_BE_FORCED_NS : be_grant_ns;
+	if (bw_move_to_local(TM_DSQ_BE, cpu)) {
+		stat_inc(TM_STAT_BE_FORCED);
+		trace_cpu(TM_TR_FORCED, cpu, head_wait);
+		return 1;
+	}
+	c->next_grant = 0;
+	return 0;
+}
+
+/*
+ * Nothing else may run on @cpu (in domain @d): @prev, still queued, goes on,
+ * BE on a new grant. Global: dispatch's ways to get here are many, and each
+ * walked all of this.
+ */
+__noinline int prev_goes_on(struct task_struct *prev __arg_trusted, s32 cpu, u32 d)
+{
+	struct tm_cpu_ctx *c = cpu_ctx(cpu);
+	struct task_ctx *tctx = task_ctx(prev);
+
+	if (!c)
+		return 0;
+	if (tctx && !tm_home_has(tctx->home, d))
+		return 0; /* re-enqueued (ENQ_LAST) towards its home */
+	/* a CPU limit holds it: re-enqueued (ENQ_LAST) and held there */
+	if (bw_on() && bw_held(prev, bpf_ktime_get_ns()))
+		return 0;
+	if (tctx && tctx->class == TM_CLASS_BE) {
+		u64 now = bpf_ktime_get_ns();
+
+		if (be_avoid_here(d) || smt_sib_online(cpu))
+			return 0;
+		/* BE goes on here: an expel that set NONE saw it
+		 * leave, and must see it again */
+		if (smt_on())
+			__atomic_exchange_n(&c->class, TM_CLASS_BE, __ATOMIC_SEQ_CST);
+		if (be_budget_left()) {
+			charge(c, prev, TM_CLASS_BE, now);
+			be_grant_return(c);
+			be_grant_start(prev, c, be_regular_grant(), false, now);
+			bw_renew(prev, c->be_until);
+		} else {
+			u64 g;
+
+			/* budget spent: it may still run what the floor owes */
+			if (!floor_owed() || !(g = floor_grant_take()))
+				return 0;
+			charge(c, prev, TM_CLASS_BE, now);
+			be_grant_return(c);
+			be_grant_start(prev, c, g, true, now);
+			bw_renew(prev, c->be_until);
+			stat_inc(TM_STAT_BE_FLOOR_IDLE);
+		}
+	} else {
+		/* ONLINE/SYSTEM behind a queued task it cannot be swapped with */
+		prev->scx.slice = slice_ns;
+		bw_renew(prev, 0);
+	}
+	stat_inc(TM_STAT_KEEP_RUNNING);
+	return 0;
+}
+
 void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct tm_cpu_ctx *c = cpu_ctx(cpu);
@@ -466,16 +554,8 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 		u64 head_wait = be_head_wait(bpf_ktime_get_ns());
 
 		/* Bounded wait first, then the floor: both beat ONLINE. */
-		if (head_wait >= max_be_wait_ns) {
-			c->next_grant =
-				TM_BE_FORCED_NS < be_grant_ns ? TM_BE_FORCED_NS : be_grant_ns;
-			if (bw_move_to_local(TM_DSQ_BE, cpu)) {
-				stat_inc(TM_STAT_BE_FORCED);
-				trace_cpu(TM_TR_FORCED, cpu, head_wait);
-				return;
-			}
-			c->next_grant = 0;
-		}
+		if (head_wait >= max_be_wait_ns && be_forced_dispatch(cpu, head_wait))
+			return;
 		/*
 		 * The floor goes ahead of ONLINE only at the end of a window
 		 * in which BE did not get it (the window timer preempts CPUs
@@ -487,7 +567,7 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 		if (floor_owed() &&
 		    (floor_kick || !time_before(bpf_ktime_get_ns() + be_floor_left, window_end)) &&
 		    (hi_prev_wants(prev) || !hi_queues_empty(d)) &&
-		    be_floor_dispatch(c, cpu, TM_STAT_BE_FLOOR))
+		    be_floor_dispatch(cpu, TM_STAT_BE_FLOOR))
 			return;
 	}
 	/*
@@ -542,50 +622,11 @@ void BPF_STRUCT_OPS(tidemark_dispatch, s32 cpu, struct task_struct *prev)
 	 * an ONLINE task (which preempts this run like any BE run).
 	 */
 	if (be_queued && !be_budget_left() && floor_owed() && !smt_held && !be_avoid_here(d) &&
-	    be_floor_dispatch(c, cpu, TM_STAT_BE_FLOOR_IDLE))
+	    be_floor_dispatch(cpu, TM_STAT_BE_FLOOR_IDLE))
 		return;
 	/* Nothing else may run: the previous task goes on, BE on a new grant. */
-	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
-		struct task_ctx *tctx = task_ctx(prev);
-
-		if (tctx && !tm_home_has(tctx->home, d))
-			return; /* re-enqueued (ENQ_LAST) towards its home */
-		/* a CPU limit holds it: re-enqueued (ENQ_LAST) and held there */
-		if (bw_on() && bw_held(prev, bpf_ktime_get_ns()))
-			return;
-		if (tctx && tctx->class == TM_CLASS_BE) {
-			u64 now = bpf_ktime_get_ns();
-
-			if (be_avoid_here(d) || smt_sib_online(cpu))
-				return;
-			/* BE goes on here: an expel that set NONE saw it
-			 * leave, and must see it again */
-			if (smt_on())
-				__atomic_exchange_n(&c->class, TM_CLASS_BE, __ATOMIC_SEQ_CST);
-			if (be_budget_left()) {
-				charge(c, prev, TM_CLASS_BE, now);
-				be_grant_return(c);
-				be_grant_start(prev, c, be_regular_grant(), false, now);
-				bw_renew(prev, c->be_until);
-			} else {
-				u64 g;
-
-				/* budget spent: it may still run what the floor owes */
-				if (!floor_owed() || !(g = floor_grant_take()))
-					return;
-				charge(c, prev, TM_CLASS_BE, now);
-				be_grant_return(c);
-				be_grant_start(prev, c, g, true, now);
-				bw_renew(prev, c->be_until);
-				stat_inc(TM_STAT_BE_FLOOR_IDLE);
-			}
-		} else {
-			/* ONLINE/SYSTEM behind a queued task it cannot be swapped with */
-			prev->scx.slice = slice_ns;
-			bw_renew(prev, 0);
-		}
-		stat_inc(TM_STAT_KEEP_RUNNING);
-	}
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED))
+		prev_goes_on(prev, cpu, d);
 }
 
 /*
@@ -650,11 +691,12 @@ static __always_inline void cg_wait_add(s32 cpu, struct cg_wait_pend *q, u64 cgi
 	q->n++;
 }
 
-/* The wait histogram's bucket of @wait_ns. Global: its bit search ends six
- * ways deep, and its caller then went on once per bucket. */
-__noinline u32 wait_bucket(u64 wait_ns)
+/* tm_hist_bucket's bit search, global: it ends 64 ways, and with the clamp
+ * in the same function each of them was walked to the end (the clamp's test
+ * of a known length makes the length precise, so none was pruned). */
+__noinline u32 wait_bitlen(u64 us)
 {
-	return tm_hist_bucket(wait_ns);
+	return tm_hist_bitlen(us);
 }
 
 /*
@@ -668,7 +710,7 @@ __noinline int wait_note(u32 cls, u64 wait, u64 cgid, s32 cpu, u64 now)
 {
 	struct tm_cpu_stats *s = my_stats();
 	struct cg_wait_pend *q;
-	u32 b = wait_bucket(wait);
+	u32 b = tm_hist_clamp(wait_bitlen(wait / 1000));
 
 	if (!s || cls >= TM_NR_CLASSES || b >= TM_HIST_BUCKETS)
 		return 0;
@@ -681,6 +723,30 @@ __noinline int wait_note(u32 cls, u64 wait, u64 cgid, s32 cpu, u64 now)
 		return 0;
 	cg_wait_add(cpu, q, cgid, b, wait, now);
 	return 1;
+}
+
+/*
+ * @p (@tctx, class @cls) starts running on @cpu: the wait it ends, and its
+ * run's start. 1: @cpu's pending waits were aged here. Global: running's
+ * ways to get here (class, SMT) each walked it.
+ */
+__noinline int run_starts(struct task_struct *p __arg_trusted, struct task_ctx *tctx, u32 cls,
+			  s32 cpu, u64 now)
+{
+	u64 wait;
+	int aged = 0;
+
+	if (!tctx)
+		return 0;
+	/* one wait per enqueue: a resumed task did not wait */
+	wait = tctx->enq_at && time_before(tctx->enq_at, now) ? now - tctx->enq_at : 0;
+	if (wait)
+		aged = wait_note(cls, wait, tctx->cgid, cpu, now);
+	trace_run(p, wait);
+	tctx->enq_at = 0;
+	tctx->ran_at = now;
+	tctx->run_sum = p->se.sum_exec_runtime;
+	return aged;
 }
 
 void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
@@ -709,17 +775,8 @@ void BPF_STRUCT_OPS(tidemark_running, struct task_struct *p)
 			c->class = cls;
 		}
 	}
-	if (tctx) {
-		/* one wait per enqueue: a resumed task did not wait */
-		if (tctx->enq_at && time_before(tctx->enq_at, now) &&
-		    wait_note(cls, now - tctx->enq_at, tctx->cgid, cpu, now))
-			q = NULL; /* its age checked there */
-		trace_run(p,
-			  tctx->enq_at && time_before(tctx->enq_at, now) ? now - tctx->enq_at : 0);
-		tctx->enq_at = 0;
-		tctx->ran_at = now;
-		tctx->run_sum = p->se.sum_exec_runtime;
-	}
+	if (tctx && run_starts(p, tctx, cls, cpu, now))
+		q = NULL; /* its age checked there */
 	cg_wait_age(cpu, q, now);
 	if (tctx && nr_doms) {
 		u32 d = dom_of(cpu);

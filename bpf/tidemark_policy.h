@@ -133,21 +133,30 @@ static inline bool tm_home_has(__u64 home, __u32 dom)
 #define TM_BE_FORCED_NS	     1000000ULL
 #define TM_BE_GRANT_SLACK_NS 20000ULL
 
-static inline __u32 tm_hist_bucket(__u64 wait_ns)
+/* The bit length of @us, by halves: it runs at every start of a task that
+ * waited, and a shift per bit (7 for a 100 us wait) showed. */
+static inline __u32 tm_hist_bitlen(__u64 us)
 {
-	__u64 us = wait_ns / 1000;
 	__u32 b = 0;
 
-	/* the bit length of us, by halves: it runs at every start of a task
-	 * that waited, and a shift per bit (7 for a 100 us wait) showed */
 	for (__u32 s = 32; s; s >>= 1) {
 		if (us >> s) {
 			b += s;
 			us >>= s;
 		}
 	}
-	b += (__u32)us;
+	return b + (__u32)us;
+}
+
+/* The wait histogram's bucket of a bit length: the last one takes the rest. */
+static inline __u32 tm_hist_clamp(__u32 b)
+{
 	return b < TM_HIST_BUCKETS - 1 ? b : TM_HIST_BUCKETS - 1;
+}
+
+static inline __u32 tm_hist_bucket(__u64 wait_ns)
+{
+	return tm_hist_clamp(tm_hist_bitlen(wait_ns / 1000));
 }
 
 /*
