@@ -138,6 +138,13 @@ __noinline u64 bw_held(struct task_struct *p __arg_trusted, u64 now)
 	return bw_throttler(p, task_ctx(p), now);
 }
 
+/* May @p run on @cpu now? Global: bw_pick's loop walks it several times,
+ * and each walk of p->cpus_ptr costs the verifier BTF name scans. */
+__noinline int task_may_run_on(struct task_struct *p __arg_trusted, s32 cpu)
+{
+	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr) && !migration_disabled(p);
+}
+
 /*
  * Move the first task of @dsq this CPU may run and no limit holds back to
  * the local queue; held tasks met on the way go to their ancestor's DSQ.
@@ -151,7 +158,7 @@ __noinline int bw_pick(u64 dsq, s32 cpu)
 		struct task_ctx *tctx;
 		u64 thr;
 
-		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr) || migration_disabled(p))
+		if (!task_may_run_on(p, cpu))
 			continue;
 		tctx = task_ctx(p);
 		thr = bw_held(p, now);
@@ -358,24 +365,25 @@ __noinline int bw_renew(struct task_struct *p __arg_trusted, u64 be_until)
 /* Wake a CPU for a task just moved back to the queue of its class. */
 static __always_inline void kick_for(struct task_struct *p, u32 cls)
 {
+	const struct cpumask *allowed = p->cpus_ptr; /* read once */
 	struct task_ctx *tctx = task_ctx(p);
 	s32 cpu;
 
 	if (cls == TM_CLASS_BE) {
 		if (!be_budget_left() && !floor_owed())
 			return;
-		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+		cpu = scx_bpf_pick_idle_cpu(allowed, 0);
 		if (cpu >= 0)
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
 	cpu = tctx && tctx->home ? pick_idle_in(NULL, tctx->home)
-				 : scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+				 : scx_bpf_pick_idle_cpu(allowed, 0);
 	if (cpu >= 0) {
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
-	cpu = claim_be_in(p, p->cpus_ptr, tctx ? tctx->home : 0);
+	cpu = claim_be_in(p, allowed, tctx ? tctx->home : 0);
 	if (cpu >= 0)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 }

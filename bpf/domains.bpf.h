@@ -148,6 +148,7 @@ static bool be_avoid_here(u32 d)
  */
 static void resolve_home(struct task_struct *p, struct cgroup *cg, struct task_ctx *tctx)
 {
+	const struct cpumask *allowed;
 	struct tm_home *h;
 	u64 reach = 0;
 	u32 i;
@@ -162,13 +163,14 @@ static void resolve_home(struct task_struct *p, struct cgroup *cg, struct task_c
 	/* its callers are global functions, verified apart from any RCU
 	 * section theirs hold, and bw_update's is sleepable */
 	bpf_rcu_read_lock();
+	allowed = p->cpus_ptr; /* read once, inside: see tidemark_enqueue */
 	bpf_for (i, 0, nr_doms) {
 		struct bpf_cpumask *m;
 
 		if (!(h->doms >> i & 1))
 			continue;
 		m = dom_cpus(i);
-		if (m && bpf_cpumask_intersects((const struct cpumask *)m, p->cpus_ptr))
+		if (m && bpf_cpumask_intersects((const struct cpumask *)m, allowed))
 			reach |= 1ULL << i;
 	}
 	bpf_rcu_read_unlock();

@@ -125,6 +125,9 @@ __noinline int steal_soft(u32 d)
 
 s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
+	/* read once: each walk of a pointer read from a task costs the
+	 * verifier BTF name scans (see tidemark_enqueue) */
+	const struct cpumask *allowed = p->cpus_ptr;
 	struct task_ctx *tctx = task_ctx(p);
 	bool is_idle = false;
 	s32 cpu;
@@ -135,16 +138,16 @@ s32 BPF_STRUCT_OPS(tidemark_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 		/* homed: an idle home CPU, its previous one first if its
 		 * whole core is idle (else an idle core is looked for) */
 		if (tm_home_has(tctx->home, dom_of(prev_cpu)) &&
-		    bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr) && smt_core_idle(prev_cpu) &&
+		    bpf_cpumask_test_cpu(prev_cpu, allowed) && smt_core_idle(prev_cpu) &&
 		    scx_bpf_test_and_clear_cpu_idle(prev_cpu))
 			cpu = prev_cpu;
 		else
-			cpu = pick_idle_in(p->cpus_ptr, tctx->home);
+			cpu = pick_idle_in(allowed, tctx->home);
 		if (cpu < 0)
 			return prev_cpu; /* enqueue finds it a home CPU */
 		is_idle = true;
 	} else if (cls == TM_CLASS_BE && be_avoid_homes && home_doms && be_budget_left() &&
-		   (cpu = pick_idle_in(p->cpus_ptr, doms_off_homes())) >= 0) {
+		   (cpu = pick_idle_in(allowed, doms_off_homes())) >= 0) {
 		/* BE: an idle CPU away from the ONLINE homes first */
 		is_idle = true;
 	} else {
