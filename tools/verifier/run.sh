@@ -56,6 +56,8 @@ print(f"| all | {tb} | {tn} | {tn - tb:+d} | {tt} |")
 print()
 print(f"Start to `enabled` in a 4-vCPU VM (TCG), {len(loads)} loads: "
       f"{', '.join(f'{v / 1000:.2f}' for v in loads)} s "
-      f"(median {statistics.median(loads) / 1000:.2f} s).")
+      f"(median {statistics.median(loads) / 1000:.2f} s), from the kernel log's timestamps: a")
+print("mark the starting process writes to /dev/kmsg before it runs the loader, and sched_ext's")
+print("\"enabled\" line (`tools/verifier/load-guest.sh`).")
 PY
 echo "verifier: docs/verifier.md"
