@@ -53,6 +53,11 @@ void tm_log_set_level(enum tm_log_level max)
 	max_level = max;
 }
 
+int tm_log_on(enum tm_log_level level)
+{
+	return level <= max_level;
+}
+
 enum tm_log_format tm_log_format(void)
 {
 	return format;

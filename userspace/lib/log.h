@@ -32,6 +32,8 @@ void tm_log_init(void);
 /* "error", "warning", "notice", "info" or "debug": -1 for anything else. */
 int tm_log_level_parse(const char *s);
 void tm_log_set_level(enum tm_log_level max);
+/* Whether a message at @level is kept: spares building one that is not. */
+int tm_log_on(enum tm_log_level level);
 enum tm_log_format tm_log_format(void);
 
 /* A message at @level (dropped above the level set); a trailing newline is

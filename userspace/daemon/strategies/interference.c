@@ -394,6 +394,27 @@ static const char *culprit_of(const struct tm_daemon *d, const struct sufferer *
 	return pick < 0 ? "" : who[pick]->path;
 }
 
+/*
+ * At debug level, each sample of a sufferer: every measured signal as
+ * value/baseline, '*' when an outlier. What a detection (or its absence)
+ * was decided on, and the sample count a test measures latency in.
+ */
+static void log_sample(const struct sufferer *v)
+{
+	char buf[400];
+	size_t n = 0;
+
+	if (!tm_log_on(TM_LOG_DEBUG))
+		return;
+	for (int s = 0; s < NSIG && n < sizeof(buf); s++)
+		if (!isnan(v->value[s]))
+			n += snprintf(buf + n, sizeof(buf) - n, " %s=%.1f/%.1f%s", signal_names[s],
+				      v->value[s], v->base[s].mean,
+				      v->out[s][st.k % RING] ? "*" : "");
+	tm_debug("tidemarkd: interference sample=%llu sufferer=%s interfered=%s%s",
+		 (unsigned long long)st.k, v->path, v->interfered ? "true" : "false", buf);
+}
+
 static bool set_cap(struct tm_daemon *d, const char *rel, uint32_t mcpu)
 {
 	return tm_be_cap(d, rel, mcpu);
@@ -589,6 +610,7 @@ static void tick(struct tm_daemon *d, uint64_t now)
 				}
 			}
 		}
+		log_sample(v);
 		any |= v->interfered;
 		if (v->interfered && !was) {
 			const char *c;
