@@ -56,8 +56,8 @@ sched_start() {
 # Start build/tidemarkd --config FILE (default /tmp/td.json) in the
 # background (stderr to /tmp/td.log, pid in $daemon_pid) and wait until it
 # says it runs: 0, or the test failed and ended (the log as the reason).
-daemon_start() { # [config]
-	build/tidemarkd --config "${1:-/tmp/td.json}" 2>/tmp/td.log &
+daemon_start() { # [config [option...]]
+	build/tidemarkd --config "${1:-/tmp/td.json}" "${@:2}" 2>/tmp/td.log &
 	# shellcheck disable=SC2034 # the test's: it kills and waits for it
 	daemon_pid=$!
 	wait_log /tmp/td.log "tidemarkd: running" 20 && return 0
