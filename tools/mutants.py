@@ -13,8 +13,10 @@
 #          in its file, its tests there) and exit.
 # --apply: write the mutant's file, mutated, to OUT (the tree untouched;
 #          tests/host/mutants.sh builds unit tests against it).
-# Exit 0 when every mutant run was killed, 1 when one survived or did not
-# build, 2 when the list itself is wrong.
+# A mutant whose BPF program the verifier rejects is not killed: every
+# test then fails at the scheduler's load, before any check of its claim.
+# Exit 0 when every mutant run was killed, 1 when one survived, did not
+# build or did not load, 2 when the list itself is wrong.
 import argparse
 import os
 import re
@@ -192,7 +194,13 @@ def main():
                 failed = [x[len("FAILED "):] for x in out.splitlines() if x.startswith("FAILED ")]
                 missing = [t for t in m["tests"].split() if t not in per]
                 passing = [t for t in m["tests"].split() if per.get(t) == "0"]
-                if missing:
+                rejected = re.search(r"prog '([^']+)': BPF program load failed", out)
+                if rejected:
+                    # the verifier refused the mutated program: the tests
+                    # failed at its load, and no check of the claim ran
+                    verdict, why = "does not load", "the verifier rejected prog '%s' (see %s)" % (
+                        rejected.group(1), os.path.relpath(log, TOP))
+                elif missing:
                     verdict, why = "no verdict", "no result from " + " ".join(missing)
                 elif passing:
                     verdict, why = "SURVIVED", "passed: " + " ".join(passing) + \
