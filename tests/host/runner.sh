@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# plan: 39
+# plan: 41
 # tests/run itself: it counts TAP lines, fails a program that exits non-zero
 # without a "not ok", and names in its summary why a VM ended without the
 # test's status (what tools/vm/run printed: its diagnosis, the first oops line
@@ -143,6 +143,9 @@ for q in q r; do
 	sed -i '2a # pool: builds what the other reads\n# pool group: pair' "$tree/tests/host/$q.sh"
 done
 sed -i '2a # alone: measures the whole host' "$tree/tests/host/g.sh"
+# beside the pool: 3 s, so that it overlaps every pooled item but the first
+fake tests/host/s.sh host "true"
+sed -i -e '2a # beside: waits on timers' -e 's/^sleep 1$/sleep 3/' "$tree/tests/host/s.sh"
 fake tests/vm/a.sh "--cpus 2 --icount" "true"
 fake tests/vm/b.sh "--cpus 4 --icount --timeout 60" 'echo "not ok 2 b broke"' 2
 fake tests/vm/c.sh "--cpus 2" "true"
@@ -150,7 +153,7 @@ fake tests/vm/d.sh "host" "true"
 sed -i '2a # pool: times nothing' "$tree/tests/vm/a.sh" "$tree/tests/vm/b.sh"
 sed -i '2a # pool: runs nothing it times' "$tree/tests/vm/d.sh"
 chmod +x "$tree"/tests/*/*.sh "$tree/tools/vm/run" "$tree/tools/kernel.sh"
-runtree() { (cd "$tree" && env "$@" tests/run tests/host/h.sh tests/host/g.sh tests/host/p.sh tests/host/q.sh tests/host/r.sh tests/vm/a.sh tests/vm/b.sh tests/vm/c.sh tests/vm/d.sh 2>&1); }
+runtree() { (cd "$tree" && env "$@" tests/run tests/host/h.sh tests/host/g.sh tests/host/s.sh tests/host/p.sh tests/host/q.sh tests/host/r.sh tests/vm/a.sh tests/vm/b.sh tests/vm/c.sh tests/vm/d.sh 2>&1); }
 at() { # start|end test
 	awk -v k="$1" -v n="tests/vm/$2.sh" '$1 == k && $2 == n { print $3 }' "$dir/events"
 }
@@ -169,7 +172,7 @@ ordered() { # desc t1 t2 [t3 t4 ...]: ok when each pair is in order
 : >"$dir/events"
 out=$(runtree env TIDEMARK_TEST_JOBS=2)
 rc=$?
-expect_eq "pool: the counts of tests run side by side" "9 passed, 1 failed, 0 skipped" "$(tail -n 1 <<<"$out")"
+expect_eq "pool: the counts of tests run side by side" "10 passed, 1 failed, 0 skipped" "$(tail -n 1 <<<"$out")"
 expect_eq "pool: a failure in the pool fails the run" 1 "$rc"
 check "pool: the failure is named" grep -qxF "FAILED tests/vm/b.sh: 2 b broke" <<<"$out"
 # the host programs first, beside the first pooled host program
@@ -185,6 +188,11 @@ ordered "pool: a VM test without a \"# pool:\" line after the pool, alone" \
 	"$(at end a)" "$(at start c)" "$(at end b)" "$(at start c)" "$(hat end h)" "$(at start c)"
 ordered "pool: a test with a \"# pool:\" line runs in the pool" \
 	"$(at start d)" "$(at start c)" "$(at end d)" "$(at start c)"
+# with two slots, h's item and p start at once while s runs: s took none
+ordered "pool: a \"# beside:\" host program beside the pool, in no slot" \
+	"$(hat end g)" "$(hat start s)" "$(hat start s)" "$(hat end h)" "$(hat start h)" "$(hat end s)" \
+	"$(hat start p)" "$(hat end h)" \
+	"$(hat end s)" "$(at start c)"
 # each pooled test's output in one piece: its header, its line, its tally
 if awk '/^== tests\/vm\/[ab].sh$/ { h = $2; n = 0; next } h { n++; if (n == 1 && $0 != "ok 1 ran") bad = 1
 	if (n == 1) next; if (index($0, "== " h ": ") != 1 && !(h == "tests/vm/b.sh" && $0 == "not ok 2 b broke")) bad = 1
@@ -198,10 +206,12 @@ fi
 : >"$dir/events"
 out=$(runtree env TIDEMARK_TEST_JOBS=2 FAKE_KERNEL=build)
 kat() { awk -v k="$1" '$1 == k && $2 == "kernel" { print $3 }' "$dir/events"; }
-expect_eq "kernel built: the same counts" "9 passed, 1 failed, 0 skipped" "$(tail -n 1 <<<"$out")"
+expect_eq "kernel built: the same counts" "10 passed, 1 failed, 0 skipped" "$(tail -n 1 <<<"$out")"
 ordered "kernel built: the host programs ran while it was built, one after another" \
 	"$(hat end h)" "$(kat end)" "$(hat end h)" "$(hat start p)" "$(hat end p)" "$(hat start q)" \
 	"$(hat end r)" "$(kat end)"
+ordered "kernel built: a \"# beside:\" host program beside the build, done before the \"# alone:\" one" \
+	"$(hat start s)" "$(hat end h)" "$(hat end s)" "$(hat start g)"
 ordered "kernel built: the \"# alone:\" host program and the VM tests after it" \
 	"$(kat end)" "$(hat start g)" "$(kat end)" "$(at start a)" "$(kat end)" "$(at start d)"
 check "kernel built: said, with its time" grep -qE "^== the test kernel: /k/new \([0-9]+ s\)$" <<<"$out"
@@ -209,7 +219,7 @@ check "kernel built: said, with its time" grep -qE "^== the test kernel: /k/new 
 out=$(runtree env TIDEMARK_TEST_JOBS=2 FAKE_KERNEL=fail)
 rc=$?
 expect_eq "kernel build failed: the host programs counted, each VM test failed once" \
-	"1|5 passed, 4 failed, 0 skipped" "$rc|$(tail -n 1 <<<"$out")"
+	"1|6 passed, 4 failed, 0 skipped" "$rc|$(tail -n 1 <<<"$out")"
 check "kernel build failed: no VM test ran" bash -c "! grep -q 'tests/vm/' '$dir/events'"
 check "kernel build failed: each VM test named, and why" \
 	grep -qxF "FAILED tests/vm/c.sh: not run, the test kernel did not build (tools/kernel.sh, above)" <<<"$out"
