@@ -55,8 +55,10 @@ q() {
 		http://127.0.0.1:9090/api/v1/query |
 		python3 -c '
 import json, sys
-t = sys.stdin.read()  # empty while Prometheus starts
-r = json.loads(t) if t.strip() else {}
+try:  # empty, or not JSON, while Prometheus starts
+    r = json.loads(sys.stdin.read())
+except ValueError:
+    r = {}
 v = r.get("data", {}).get("result", [])
 print(v[0]["value"][1] if v else "")'
 }
