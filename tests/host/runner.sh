@@ -143,7 +143,7 @@ for q in q r; do
 	sed -i '2a # pool: builds what the other reads\n# pool group: pair' "$tree/tests/host/$q.sh"
 done
 sed -i '2a # alone: measures the whole host' "$tree/tests/host/g.sh"
-# beside the pool: 3 s, so that it overlaps every pooled item but the first
+# beside the pool: 3 s, still running when the first pooled items start and end
 fake tests/host/s.sh host "true"
 sed -i -e '2a # beside: waits on timers' -e 's/^sleep 1$/sleep 3/' "$tree/tests/host/s.sh"
 fake tests/vm/a.sh "--cpus 2 --icount" "true"
